@@ -1,0 +1,79 @@
+import path from 'node:path';
+
+/** Every environment variable the service reads, parsed once at start-up. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  clickhouse: {
+    url: string | null;
+    user: string;
+    password: string;
+    database: string;
+    cluster: string | null;
+  };
+  bootstrapKey: string | null;
+  systemKey: string | null;
+  logLevel: string;
+  jsonBodyLimit: string;
+  otlpMaxBytes: number;
+  traceSettleMs: number;
+  traceMaxWaitMs: number;
+  ingestMaxInflightBytes: number;
+  ingestFlushMs: number;
+  ingestBatchRows: number;
+  queryTimeoutSeconds: number;
+  monitorLearningMinTraces: number;
+  pricesRefreshUrl: string | null;
+  linearApiUrl: string;
+  codeHostApiUrl: string;
+  secretKey: string | null;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+  return value;
+}
+
+function str(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const database = env.CLICKHOUSE_DATABASE || 'lookout';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
+  return {
+    port: int(env, 'PORT', 8080),
+    host: env.HOST || '0.0.0.0',
+    dataDir: path.resolve(env.DATA_DIR || './.data'),
+    databaseUrl: str(env, 'DATABASE_URL'),
+    clickhouse: {
+      url: str(env, 'CLICKHOUSE_URL'),
+      user: env.CLICKHOUSE_USER || 'default',
+      password: env.CLICKHOUSE_PASSWORD || '',
+      database,
+      cluster: str(env, 'CLICKHOUSE_CLUSTER'),
+    },
+    bootstrapKey: str(env, 'LOOKOUT_BOOTSTRAP_KEY'),
+    systemKey: str(env, 'LOOKOUT_SYSTEM_KEY'),
+    logLevel: env.LOG_LEVEL || 'info',
+    jsonBodyLimit: env.JSON_BODY_LIMIT || '1mb',
+    otlpMaxBytes: int(env, 'OTLP_MAX_BYTES', 20 * 1024 * 1024),
+    traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
+    traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
+    ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
+    ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
+    ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
+    queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
+    monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
+    pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),
+    linearApiUrl: env.LINEAR_API_URL || 'https://api.linear.app/graphql',
+    codeHostApiUrl: env.CODE_HOST_API_URL || 'https://api.github.com',
+    secretKey: str(env, 'LOOKOUT_SECRET_KEY'),
+  };
+}

@@ -1,0 +1,44 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { HttpError } from './errors.js';
+
+/** Unknown routes: 404 `not_found`, in the same body shape as every other error. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ detail: `No route for ${req.method} ${req.path}`, code: 'not_found' });
+};
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+}
+
+/**
+ * Writes `{detail, code}` for every failure. Body-parser failures keep their 4xx status (malformed
+ * JSON is the client's fault, never a 500); anything unexpected is logged in full and answered
+ * with a generic 500 so no stack trace reaches a client.
+ */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (err instanceof HttpError) {
+    res.set(err.headers).status(err.status).json({ detail: err.detail, code: err.code });
+    return;
+  }
+  const parserError = err as BodyParserError;
+  if (parserError.type === 'entity.parse.failed') {
+    res.status(400).json({ detail: 'Malformed JSON body', code: 'validation_error' });
+    return;
+  }
+  if (parserError.type === 'entity.too.large') {
+    res.status(413).json({ detail: 'Request body is too large', code: 'payload_too_large' });
+    return;
+  }
+  if (parserError.expose && parserError.status && parserError.status >= 400 && parserError.status < 500) {
+    res.status(parserError.status).json({ detail: String((err as Error).message), code: 'validation_error' });
+    return;
+  }
+  req.log?.error({ err }, 'unhandled error');
+  res.status(500).json({ detail: 'Internal server error', code: 'internal_error' });
+};

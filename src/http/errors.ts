@@ -1,0 +1,44 @@
+/**
+ * The error classes every layer throws. One middleware (error-handler.ts) turns them into
+ * `{detail, code}` bodies; the codes are the stable ones of DESIGN.md "Errors".
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export class ValidationError extends HttpError {
+  constructor(detail: string) {
+    super(400, 'validation_error', detail);
+  }
+}
+
+export class UnauthorizedError extends HttpError {
+  constructor(detail = 'Missing, unknown or revoked API key') {
+    super(401, 'unauthorized', detail, { 'WWW-Authenticate': 'Bearer' });
+  }
+}
+
+export class ForbiddenError extends HttpError {
+  constructor(detail = 'This API key does not have the scope this route needs') {
+    super(403, 'forbidden', detail);
+  }
+}
+
+export class NotFoundError extends HttpError {
+  constructor(detail = 'Not found') {
+    super(404, 'not_found', detail);
+  }
+}
+
+export class ConflictError extends HttpError {
+  constructor(detail: string, code = 'conflict') {
+    super(409, code, detail);
+  }
+}

@@ -1,0 +1,108 @@
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino, type Logger } from 'pino';
+import type { AppDeps } from './app-deps.js';
+import { createApp } from './app.js';
+import { bootstrapTenant } from './bootstrap.js';
+import type { Config } from './config.js';
+import type { LookoutModule } from './module.js';
+import { modules as allModules } from './modules.js';
+import { OpenApiDocument } from './http/openapi.js';
+import { openClickHouse } from './stores/clickhouse.js';
+import { migrateClickHouse, migratePostgres } from './stores/migrations.js';
+import { openPostgres } from './stores/postgres.js';
+
+/** The repository root, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
+export const projectRoot = (() => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..') : path.resolve(here, '..');
+})();
+
+export interface RunningService {
+  deps: AppDeps;
+  server: http.Server;
+  port: number;
+  url: string;
+  /** Set when this start created the `default` tenant. */
+  bootstrap: { tenantId: string; adminKey: string; generated: boolean } | null;
+  stop(): Promise<void>;
+}
+
+export interface StoresAndDeps {
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/** Opens both stores and applies their migrations: what the service and the admin CLI share. */
+export async function openStores(config: Config, logger: Logger): Promise<StoresAndDeps> {
+  const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let ch;
+  try {
+    ch = await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir });
+  } catch (error) {
+    await pg.close();
+    throw error;
+  }
+  try {
+    await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
+    await migrateClickHouse(ch, path.join(projectRoot, 'clickhouse'));
+  } catch (error) {
+    await ch.close();
+    await pg.close();
+    throw error;
+  }
+  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
+  return {
+    deps,
+    async close() {
+      await ch.close();
+      await pg.close();
+    },
+  };
+}
+
+/**
+ * Starts the whole service: stores, migrations, bootstrap, modules, HTTP. stop() is the graceful
+ * shutdown: stop accepting, let in-flight requests finish, stop modules in reverse (the ingest writer
+ * flushes and settles), then close both stores.
+ */
+export async function startService(config: Config, options: { logger?: Logger; modules?: LookoutModule[] } = {}): Promise<RunningService> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const modules = options.modules ?? allModules;
+  const stores = await openStores(config, logger);
+  const { deps } = stores;
+  const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
+  for (const module of modules) await module.init?.(deps);
+  const app = createApp(deps, modules);
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  for (const module of modules) await module.start?.(deps);
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // In-flight requests get a grace period; connections still busy after it are cut.
+      const timer = setTimeout(() => server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(timer);
+      for (const module of [...modules].reverse()) {
+        try {
+          await module.stop?.(deps);
+        } catch (error) {
+          logger.error({ err: error, module: module.name }, 'module stop failed');
+        }
+      }
+      await stores.close();
+    })());
+
+  return { deps, server, port, url: `http://127.0.0.1:${port}`, bootstrap, stop };
+}

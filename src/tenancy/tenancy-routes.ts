@@ -1,0 +1,124 @@
+import crypto from 'node:crypto';
+import { Router, type Request } from 'express';
+import type { AppDeps } from '../app-deps.js';
+import { defineRoute } from '../http/route.js';
+import { NotFoundError, UnauthorizedError, ValidationError } from '../http/errors.js';
+import { bearerToken } from '../http/auth.js';
+import { errorResponse } from '../http/openapi.js';
+import { findProject } from '../workspace/projects/project-store.js';
+import { SCOPES, type Scope } from './keys.js';
+import { createApiKey, createUser, listApiKeys, listUsers, provisionTenant, revokeApiKey, userExists } from './tenancy-store.js';
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = crypto.createHash('sha256').update(given).digest();
+  const b = crypto.createHash('sha256').update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+}
+
+export function tenancyRoutes(deps: AppDeps): Router {
+  const router = Router();
+  const User = deps.openapi.addSchema('User', {
+    type: 'object', required: ['id', 'name', 'email', 'created_at'],
+    properties: { id: { type: 'string' }, name: { type: 'string' }, email: { type: ['string', 'null'] }, created_at: { type: 'string' } },
+  });
+  const ApiKey = deps.openapi.addSchema('ApiKey', {
+    type: 'object',
+    required: ['id', 'name', 'scope', 'project_id', 'user_id', 'created_at', 'last_used_at', 'revoked_at'],
+    properties: {
+      id: { type: 'string' }, name: { type: 'string' }, scope: { enum: [...SCOPES] },
+      project_id: { type: ['string', 'null'] }, user_id: { type: ['string', 'null'] },
+      created_at: { type: 'string' }, last_used_at: { type: ['string', 'null'] }, revoked_at: { type: ['string', 'null'] },
+    },
+  });
+
+  defineRoute<{ name: string; email?: string | null }>(router, deps, {
+    method: 'post', path: '/users', tag: 'tenancy', scope: 'admin', summary: 'Create a user of the tenant',
+    body: {
+      type: 'object', additionalProperties: false, required: ['name'],
+      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, email: { type: ['string', 'null'], format: 'email', maxLength: 320 } },
+    },
+    responses: { 201: { description: 'Created', schema: User } },
+    handler: async ({ tenantId, body }) => {
+      if (!body.name.trim()) throw new ValidationError('name: must not be blank');
+      try {
+        return { status: 201, body: await createUser(deps.sql, tenantId, body.name.trim(), body.email ?? null) };
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505') throw new ValidationError('email: a user with this email exists');
+        throw error;
+      }
+    },
+  });
+
+  defineRoute(router, deps, {
+    method: 'get', path: '/users', tag: 'tenancy', scope: 'admin', summary: 'List the users of the tenant',
+    responses: { 200: { description: 'Users', schema: { type: 'object', properties: { users: { type: 'array', items: User } } } } },
+    handler: async ({ tenantId }) => ({ users: await listUsers(deps.sql, tenantId) }),
+  });
+
+  defineRoute<{ name: string; scope: Scope; project_id?: string | null; user_id?: string | null }>(router, deps, {
+    method: 'post', path: '/api-keys', tag: 'tenancy', scope: 'admin',
+    summary: 'Create an API key; the secret `key` is returned only here',
+    body: {
+      type: 'object', additionalProperties: false, required: ['name', 'scope'],
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 200 },
+        scope: { enum: [...SCOPES] },
+        project_id: { type: ['string', 'null'] },
+        user_id: { type: ['string', 'null'] },
+      },
+    },
+    responses: { 201: { description: 'Created (with the secret key)', schema: { allOf: [ApiKey, { type: 'object', properties: { key: { type: 'string' } } }] } } },
+    handler: async ({ tenantId, body, principal }) => {
+      const projectId = body.project_id ?? principal.projectId ?? null;
+      // A project-limited admin key can only mint keys for its own project.
+      if (principal.projectId && projectId !== principal.projectId) throw new ValidationError('project_id: outside this key');
+      if (projectId && !(await findProject(deps.sql, tenantId, projectId))) throw new ValidationError('project_id: unknown project');
+      const userId = body.user_id ?? principal.userId;
+      if (body.user_id && !(await userExists(deps.sql, tenantId, body.user_id).catch(() => false))) {
+        throw new ValidationError('user_id: unknown user');
+      }
+      const key = await createApiKey(deps.sql, tenantId, { name: body.name, scope: body.scope, projectId, userId });
+      const { last_used_at: _u, revoked_at: _r, ...shown } = key;
+      return { status: 201, body: shown };
+    },
+  });
+
+  defineRoute(router, deps, {
+    method: 'get', path: '/api-keys', tag: 'tenancy', scope: 'admin', summary: 'List API keys (never their secrets)',
+    responses: { 200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: ApiKey } } } } },
+    handler: async ({ tenantId }) => ({ api_keys: await listApiKeys(deps.sql, tenantId) }),
+  });
+
+  defineRoute(router, deps, {
+    method: 'delete', path: '/api-keys/{key_id}', tag: 'tenancy', scope: 'admin', summary: 'Revoke an API key',
+    responses: { 204: { description: 'Revoked' } },
+    handler: async ({ tenantId, params }) => {
+      const revoked = /^[0-9a-f-]{36}$/i.test(params.key_id) && (await revokeApiKey(deps.sql, tenantId, params.key_id));
+      if (!revoked) throw new NotFoundError('API key not found');
+      return { status: 204 };
+    },
+  });
+
+  // Operator route: takes the system credential, not a tenant key; absent entirely when LOOKOUT_SYSTEM_KEY is unset.
+  deps.openapi.addOperation('/tenants', 'post', {
+    summary: 'Create a tenant with its admin user and admin key (operator credential LOOKOUT_SYSTEM_KEY)',
+    tags: ['operator'],
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string' } } } } } },
+    responses: { 201: { description: 'Created' }, '4XX': errorResponse },
+  });
+  router.post('/tenants', async (req: Request, res) => {
+    const systemKey = deps.config.systemKey;
+    if (!systemKey) throw new NotFoundError(`No route for POST ${req.path}`);
+    const token = bearerToken(req);
+    if (!token || !sameSecret(token, systemKey)) throw new UnauthorizedError('The operator route needs the system key');
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body: must be object');
+    const extra = Object.keys(body).find((k) => k !== 'name');
+    if (extra) throw new ValidationError(`body: unknown key '${extra}'`);
+    if (typeof body.name !== 'string' || !body.name.trim()) throw new ValidationError('name is required');
+    const created = await provisionTenant(deps.sql, body.name.trim());
+    res.status(201).json({ tenant: created.tenant, admin_key: created.adminKey });
+  });
+
+  return router;
+}

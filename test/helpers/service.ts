@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { startService, projectRoot, type RunningService } from '../../src/service.js';
+import { tempDataDir } from './temp-dir.js';
+
+export const SYSTEM_KEY = 'lk_system_test_key';
+export const BOOTSTRAP_KEY = 'lk_bootstrap_test_key_0123456789';
+
+export interface TestService {
+  url: string;
+  api: string;
+  adminKey: string;
+  dataDir: string;
+  service: RunningService;
+  /** fetch against /api with a bearer key (defaults to the bootstrap admin key); JSON bodies are serialized. */
+  call(method: string, apiPath: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /** A new tenant (through the operator route) with its admin key. */
+  newTenant(name?: string): Promise<{ tenantId: string; adminKey: string }>;
+  /** A project of the bootstrap tenant (or the tenant of `key`). */
+  newProject(name?: string, key?: string): Promise<{ id: string; name: string }>;
+  newKey(scope: 'read' | 'admin' | 'ingest', options?: { key?: string; projectId?: string | null }): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Starts the real service in this process on embedded stores in a fresh DATA_DIR, on a free port. */
+export async function startTestService(env: Record<string, string> = {}, dataDir = tempDataDir()): Promise<TestService> {
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOOKOUT_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
+    LOG_LEVEL: 'silent',
+    TRACE_SETTLE_MS: '200',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
+    ...env,
+  });
+  const service = await startService(config, { logger: pino({ level: config.logLevel }) });
+  const api = `${service.url}/api`;
+  const call: TestService['call'] = async (method, apiPath, options = {}) => {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    const key = options.key === undefined ? BOOTSTRAP_KEY : options.key;
+    if (key) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+    const response = await fetch(`${api}${apiPath}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+  const test: TestService = {
+    url: service.url,
+    api,
+    adminKey: BOOTSTRAP_KEY,
+    dataDir,
+    service,
+    call,
+    async newTenant(name = 'other') {
+      const res = await call('POST', '/tenants', { key: SYSTEM_KEY, body: { name } });
+      if (res.status !== 201) throw new Error(`tenant create failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return { tenantId: res.body.tenant.id, adminKey: res.body.admin_key };
+    },
+    async newProject(name = 'project', key = BOOTSTRAP_KEY) {
+      const res = await call('POST', '/projects', { key, body: { name } });
+      if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async newKey(scope, options = {}) {
+      const res = await call('POST', '/api-keys', { key: options.key ?? BOOTSTRAP_KEY, body: { name: `${scope} key`, scope, project_id: options.projectId ?? null } });
+      if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.key;
+    },
+    stop: () => service.stop(),
+  };
+  return test;
+}
+
+export interface SpawnedService {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<number | null>;
+  kill(): Promise<void>;
+}
+
+/**
+ * Runs the service as a child process (through tsx, from source) — for crash and restart tests that
+ * need a real process to kill. Resolves once it logs that it listens.
+ */
+export async function spawnService(dataDir: string, env: Record<string, string> = {}): Promise<SpawnedService> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src', 'main.ts')], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOOKOUT_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+      LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"port":(\d+)[^\n]*lookout listening/.exec(output);
+      if (match) resolve(`http://127.0.0.1:${match[1]}`);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    exited.then((code) => reject(new Error(`service exited with ${code}: ${output}`)));
+    setTimeout(() => reject(new Error(`service did not start: ${output}`)), 90_000).unref();
+  });
+  return {
+    url,
+    child,
+    output: () => output,
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
