@@ -1,0 +1,65 @@
+import type { AppDeps } from './app-deps.js';
+
+/**
+ * The seam between ingestion and the workspace: ingestion announces each processed trace, and the
+ * issues and monitors modules listen; the traces API asks the issues module for a trace's
+ * extraction status and occurrences. Modules register in their init(), so ingestion never imports them.
+ */
+
+/** A failed span of a processed trace, as issue extraction and monitors see it. */
+export interface TraceFailure {
+  span_id: string;
+  span_name: string;
+  /** exception.type / error.type of the span, '' when none. */
+  error_type: string;
+  /** status description or exception message, '' when none. */
+  message: string;
+  /** Set when the failed span is a tool call. */
+  tool_name: string;
+  timestamp: string;
+}
+
+export interface ProcessedTrace {
+  tenantId: string;
+  projectId: string;
+  /** Lookout trace UUID. */
+  traceId: string;
+  otelTraceId: string;
+  timestamp: string;
+  agentName: string;
+  hasError: boolean;
+  failures: TraceFailure[];
+  toolCalls: { span_id: string; name: string; is_error: boolean; duration_ms: number; input: string; output: string }[];
+  agentInput: string | null;
+  agentOutput: string | null;
+  /** Span attributes by span id, for monitors that match on attributes. */
+  spanAttributes: Record<string, Record<string, unknown>>;
+}
+
+export interface IssueExtraction {
+  status: string;
+  reason: string;
+  issue_count: number;
+  occurrence_count: number;
+  completed_at: string | null;
+}
+
+export interface TraceIssueOccurrence {
+  issue_id: string;
+  issue_title: string;
+  issue_status: string;
+  span_id: string;
+  occurred_at: string;
+}
+
+export interface TraceHooks {
+  /** Called once per (re)processing of a trace, after its trace.processed row is written. Must be idempotent. */
+  onTraceProcessed: ((trace: ProcessedTrace) => Promise<void>)[];
+  /** Filled by the issues module; until then traces report extraction 'pending'. */
+  issueExtraction?: (tenantId: string, projectId: string, traceId: string) => Promise<IssueExtraction | null>;
+  traceOccurrences?: (tenantId: string, projectId: string, traceId: string) => Promise<TraceIssueOccurrence[]>;
+}
+
+export function traceHooks(deps: AppDeps): TraceHooks {
+  return (deps.services.traceHooks ??= { onTraceProcessed: [] }) as TraceHooks;
+}
