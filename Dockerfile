@@ -1,0 +1,9 @@
+FROM node:20.20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build
+ENV NODE_ENV=production PORT=8080
+EXPOSE 8080
+CMD ["node", "dist/src/main.js"]

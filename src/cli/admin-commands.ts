@@ -1,0 +1,12 @@
+import type { ParseArgsConfig } from 'node:util';
+import type { AppDeps } from '../app-deps.js';
+
+/** One admin CLI command. Feature modules add theirs to `adminCommands` (e.g. backfill-costs). */
+export interface AdminCommand {
+  name: string;
+  usage: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(deps: AppDeps, values: Record<string, string | boolean | undefined>): Promise<unknown>;
+}
+
+export const adminCommands: AdminCommand[] = [];

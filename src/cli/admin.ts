@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { loadConfig } from '../config.js';
+import { openStores } from '../service.js';
+import { SCOPES, type Scope } from '../tenancy/keys.js';
+import { createApiKey, createUser, provisionTenant } from '../tenancy/tenancy-store.js';
+import { adminCommands, type AdminCommand } from './admin-commands.js';
+
+/**
+ * `npm run admin -- <command> [options]`: operator tasks against the configured stores
+ * (DATABASE_URL / CLICKHOUSE_URL, else the embedded ones under DATA_DIR — stop the service first
+ * when it runs on the embedded stores, since they belong to one process at a time).
+ */
+const builtIn: AdminCommand[] = [
+  {
+    name: 'create-tenant',
+    usage: 'create-tenant --name NAME',
+    options: { name: { type: 'string' } },
+    async run(deps, values) {
+      if (!values.name) throw new Error('--name is required');
+      const created = await provisionTenant(deps.sql, String(values.name));
+      return { tenant: created.tenant, admin_key: created.adminKey };
+    },
+  },
+  {
+    name: 'create-user',
+    usage: 'create-user --tenant TENANT_ID --name NAME [--email EMAIL]',
+    options: { tenant: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' } },
+    async run(deps, values) {
+      if (!values.tenant || !values.name) throw new Error('--tenant and --name are required');
+      return createUser(deps.sql, String(values.tenant), String(values.name), values.email ? String(values.email) : null);
+    },
+  },
+  {
+    name: 'create-key',
+    usage: `create-key --tenant TENANT_ID --name NAME --scope ${SCOPES.join('|')} [--project PROJECT_ID] [--user USER_ID]`,
+    options: { tenant: { type: 'string' }, name: { type: 'string' }, scope: { type: 'string' }, project: { type: 'string' }, user: { type: 'string' } },
+    async run(deps, values) {
+      const scope = String(values.scope ?? '') as Scope;
+      if (!values.tenant || !values.name || !SCOPES.includes(scope)) throw new Error('--tenant, --name and a valid --scope are required');
+      return createApiKey(deps.sql, String(values.tenant), {
+        name: String(values.name),
+        scope,
+        projectId: values.project ? String(values.project) : null,
+        userId: values.user ? String(values.user) : null,
+      });
+    },
+  },
+  {
+    name: 'list-tenants',
+    usage: 'list-tenants',
+    options: {},
+    async run(deps) {
+      return deps.sql`select id, name, created_at from tenants order by created_at`;
+    },
+  },
+];
+
+async function main(argv: string[]): Promise<number> {
+  const commands = [...builtIn, ...adminCommands];
+  const [name, ...rest] = argv;
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`usage: npm run admin -- <command>\n\ncommands:\n${commands.map((c) => `  ${c.usage}`).join('\n')}\n`);
+    return name ? 1 : 0;
+  }
+  const { values } = parseArgs({ args: rest, options: command.options, strict: true });
+  const config = loadConfig();
+  const stores = await openStores(config, pino({ level: 'silent' }));
+  try {
+    const result = await command.run(stores.deps, values as Record<string, string | boolean | undefined>);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } finally {
+    await stores.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exit(1);
+  },
+);
