@@ -45,7 +45,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
     // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
     const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
-    client = createClient({ connection });
+    client = isolateSessionSettings(createClient({ connection }));
   }
   const database = options.database;
   await client.command({
@@ -59,4 +59,44 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     table: (name: string) => `\`${database}\`.\`${name}\``,
     close: () => client.close(),
   };
+}
+
+type SettingsParams = { clickhouse_settings?: Record<string, unknown> };
+
+/**
+ * chdb's connection runs every statement in one engine session, so `clickhouse_settings` given to
+ * one call stay in force for all later calls (seen with chdb 3.4: join_use_nulls and
+ * output_format_json_quote_64bit_integers leak, and a leaked readonly=2 turns every later insert into
+ * a READONLY error). A server applies them per request. This wrapper restores per-call semantics:
+ * every setting any call has used is sent with each later call, at its default unless the call sets
+ * it. `readonly` cannot be reset once set, so it must go in the statement's own SETTINGS clause.
+ */
+function isolateSessionSettings(client: ClickHouseClient): ClickHouseClient {
+  const defaults = new Map<string, unknown>();
+  const learn = async (names: string[]) => {
+    const unknown = names.filter((name) => !defaults.has(name));
+    if (unknown.length === 0) return;
+    const result = await client.query({
+      query: 'SELECT name, default FROM system.settings WHERE name IN {names:Array(String)}',
+      query_params: { names: unknown },
+      format: 'JSONEachRow',
+      clickhouse_settings: Object.fromEntries(defaults),
+    });
+    for (const row of await result.json<{ name: string; default: string }>()) defaults.set(row.name, row.default);
+  };
+  const withDefaults = async <P extends SettingsParams>(params: P): Promise<P> => {
+    const given = params.clickhouse_settings ?? {};
+    if ('readonly' in given) throw new Error('Put readonly in the statement\'s SETTINGS clause: on the embedded engine it cannot be undone');
+    await learn(Object.keys(given));
+    return { ...params, clickhouse_settings: { ...Object.fromEntries(defaults), ...given } };
+  };
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property === 'query' || property === 'command' || property === 'exec' || property === 'insert') {
+        return async (params: SettingsParams) => (value as (p: SettingsParams) => Promise<unknown>).call(target, await withDefaults(params));
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
