@@ -1,5 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { AppDeps } from '../app-deps.js';
+import { backfillCostsCommand } from '../analytics/cost/cost-module.js';
 
 /** One admin CLI command. Feature modules add theirs to `adminCommands` (e.g. backfill-costs). */
 export interface AdminCommand {
@@ -9,4 +10,4 @@ export interface AdminCommand {
   run(deps: AppDeps, values: Record<string, string | boolean | undefined>): Promise<unknown>;
 }
 
-export const adminCommands: AdminCommand[] = [];
+export const adminCommands: AdminCommand[] = [backfillCostsCommand];

@@ -37,7 +37,9 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       username: options.user,
       password: options.password,
       request_timeout: 60_000,
-      clickhouse_settings: { date_time_input_format: 'best_effort' },
+      // The embedded engine's defaults, made explicit so both backends answer alike: 64-bit integers
+      // as JSON numbers unless a reader asks for exact strings.
+      clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
     });
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
