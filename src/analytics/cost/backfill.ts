@@ -1,0 +1,153 @@
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { PriceCatalog } from './price-catalog.js';
+import { currentCatalog } from './price-book.js';
+import { GENERATION_MARGIN_MS, parseChTime, queryRows } from './cost-engine.js';
+import { WRITTEN } from './cost-sql.js';
+import { clickHouseTime, computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
+
+/**
+ * The cost backfill (`npm run admin -- backfill-costs`, `POST /api/admin/backfill-costs`): prices
+ * trace.processed rows written without a catalog (basis `unavailable`, or '' from before cost
+ * existed) from their generation rows, with the catalog current at the run.
+ *
+ * Each priced row is written again with the same key and processed_at one millisecond after the
+ * row it replaces (ReplacingMergeTree keeps the newest). So the rewrite wins over the row it
+ * read, but a re-processing of the trace that happened meanwhile (a later processed_at) still wins
+ * over the rewrite. The rewritten basis is stored / partial / unpriced: nothing prices it again,
+ * so it keeps the price as of the backfill run however the catalog changes later (SPEC.md "Cost
+ * object"). The trace summary row's estimated_cost_usd is brought along the same way.
+ */
+export interface BackfillOptions {
+  tenantId?: string;
+  projectId?: string;
+  /** Injected catalog; null = no prices; undefined = the process's price book. */
+  catalog?: PriceCatalog | null;
+  batchSize?: number;
+}
+
+export interface BackfillResult {
+  /** Unbackfilled rows found. */
+  scanned: number;
+  /** Rows rewritten with a cost. */
+  rewritten: number;
+  /** Catalog snapshot time the rewritten rows carry (their cost_priced_at), null when nothing was priced. */
+  priced_at: string | null;
+  /** Rows left unbackfilled: they have tokens but no generation row to price them from. */
+  without_generations: number;
+  /** Set when nothing could be done: no catalog. */
+  skipped?: 'prices_unavailable';
+}
+
+function scopeFilter(options: BackfillOptions): { sql: string; params: Record<string, unknown> } {
+  const parts: string[] = [];
+  const params: Record<string, unknown> = {};
+  if (options.tenantId !== undefined) {
+    parts.push('tenant_id = {bf_tenant:String}');
+    params.bf_tenant = options.tenantId;
+  }
+  if (options.projectId !== undefined) {
+    parts.push('project_id = {bf_project:String}');
+    params.bf_project = options.projectId;
+  }
+  return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
+}
+
+function shiftTime(value: unknown): string {
+  const date = parseChTime(value) ?? new Date();
+  return clickHouseTime(new Date(date.getTime() + 1));
+}
+
+async function generationsByTrace(store: ClickHouseStore, tenantId: string, projectId: string, rows: Record<string, unknown>[]): Promise<Map<string, GenerationForCost[]>> {
+  const times = rows.map((r) => parseChTime(r.timestamp)?.getTime() ?? Date.now());
+  const result = await queryRows(store, {
+    sql: `SELECT trace_id, model, provider, input_tokens, output_tokens, cached_input_tokens, timestamp
+FROM ${store.table('event_generation_completed')} FINAL
+WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {bf_ids:Array(String)}
+  AND timestamp >= {bf_from:DateTime64(3, 'UTC')} AND timestamp < {bf_to:DateTime64(3, 'UTC')}`,
+    params: {
+      bf_t: tenantId,
+      bf_p: projectId,
+      bf_ids: rows.map((r) => String(r.trace_id)),
+      bf_from: clickHouseTime(new Date(Math.min(...times) - GENERATION_MARGIN_MS)),
+      bf_to: clickHouseTime(new Date(Math.max(...times) + GENERATION_MARGIN_MS)),
+    },
+  });
+  const byTrace = new Map<string, GenerationForCost[]>();
+  for (const g of result) {
+    const list = byTrace.get(String(g.trace_id)) ?? [];
+    list.push({
+      model: String(g.model ?? ''),
+      provider: String(g.provider ?? ''),
+      inputTokens: Number(g.input_tokens),
+      outputTokens: Number(g.output_tokens),
+      cachedInputTokens: Number(g.cached_input_tokens),
+      timestamp: parseChTime(g.timestamp) ?? undefined,
+    });
+    byTrace.set(String(g.trace_id), list);
+  }
+  return byTrace;
+}
+
+async function rewriteSummaries(store: ClickHouseStore, tenantId: string, projectId: string, costs: Map<string, number | null>): Promise<void> {
+  const rows = await queryRows(store, {
+    sql: `SELECT * FROM ${store.table('traces')} FINAL WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {bf_ids:Array(String)}`,
+    params: { bf_t: tenantId, bf_p: projectId, bf_ids: [...costs.keys()] },
+  });
+  const values = rows.map((r) => ({ ...r, estimated_cost_usd: costs.get(String(r.trace_id)) ?? null, processed_at: shiftTime(r.processed_at) }));
+  if (values.length > 0) await store.client.insert({ table: store.table('traces'), values, format: 'JSONEachRow' });
+}
+
+export async function backfillCosts(store: ClickHouseStore, options: BackfillOptions = {}): Promise<BackfillResult> {
+  const catalog = options.catalog === undefined ? await currentCatalog() : options.catalog;
+  const table = store.table('event_trace_processed');
+  const scope = scopeFilter(options);
+  const batchSize = options.batchSize ?? 1000;
+  const result: BackfillResult = { scanned: 0, rewritten: 0, priced_at: null, without_generations: 0 };
+  if (!catalog) {
+    const [row] = await queryRows(store, { sql: `SELECT count() AS n FROM ${table} FINAL WHERE NOT (${WRITTEN})${scope.sql}`, params: scope.params });
+    return { ...result, scanned: Number(row?.n ?? 0), skipped: 'prices_unavailable' };
+  }
+  let cursor: [string, string, string] = ['', '', ''];
+  for (;;) {
+    const batch = await queryRows(store, {
+      sql: `SELECT * FROM ${table} FINAL
+WHERE NOT (${WRITTEN})${scope.sql} AND (tenant_id, project_id, trace_id) > ({bf_ct:String}, {bf_cp:String}, {bf_ci:String})
+ORDER BY tenant_id, project_id, trace_id LIMIT {bf_limit:UInt32}`,
+      params: { ...scope.params, bf_ct: cursor[0], bf_cp: cursor[1], bf_ci: cursor[2], bf_limit: batchSize },
+    });
+    if (batch.length === 0) break;
+    result.scanned += batch.length;
+    const last = batch[batch.length - 1];
+    cursor = [String(last.tenant_id), String(last.project_id), String(last.trace_id)];
+
+    const byProject = new Map<string, Record<string, unknown>[]>();
+    for (const row of batch) {
+      const key = JSON.stringify([row.tenant_id, row.project_id]);
+      byProject.set(key, [...(byProject.get(key) ?? []), row]);
+    }
+    for (const [key, rows] of byProject) {
+      const [tenantId, projectId] = JSON.parse(key) as [string, string];
+      const generations = await generationsByTrace(store, tenantId, projectId, rows);
+      const costs = new Map<string, number | null>();
+      const priceable = rows.filter((row) => {
+        // Tokens but nothing to price them from: writing $0 would hide them, so the row stays unbackfilled.
+        const found = (generations.get(String(row.trace_id)) ?? []).some((g) => g.inputTokens + g.outputTokens + (g.cachedInputTokens ?? 0) > 0);
+        if (!found && Number(row.total_tokens) > 0) result.without_generations += 1;
+        return found || Number(row.total_tokens) === 0;
+      });
+      if (priceable.length === 0) continue;
+      const rewritten = priceable.map((row) => {
+        const cost = computeStoredTraceCost(generations.get(String(row.trace_id)) ?? [], catalog, parseChTime(row.timestamp) ?? new Date());
+        costs.set(String(row.trace_id), cost.estimated_cost_usd);
+        result.priced_at = cost.cost_priced_at;
+        return { ...row, ...cost, processed_at: shiftTime(row.processed_at) };
+      });
+      await store.client.insert({ table, values: rewritten, format: 'JSONEachRow' });
+      await rewriteSummaries(store, tenantId, projectId, costs);
+      result.rewritten += rewritten.length;
+    }
+    if (batch.length < batchSize) break;
+  }
+  if (result.priced_at) result.priced_at = parseChTime(result.priced_at)?.toISOString() ?? null;
+  return result;
+}

@@ -1,0 +1,112 @@
+import { Router } from 'express';
+import type { AppDeps } from '../../app-deps.js';
+import type { AdminCommand } from '../../cli/admin-commands.js';
+import { ValidationError } from '../../http/errors.js';
+import { defineRoute, projectForPrincipal } from '../../http/route.js';
+import type { LookoutModule } from '../../module.js';
+import { backfillCosts, type BackfillResult } from './backfill.js';
+import { createPriceTrace, type TraceUsageForCost } from './ingest-pricing.js';
+import { defaultPriceBook, type PriceBook } from './price-book.js';
+import type { StoredTraceCost } from './stored-cost.js';
+
+/**
+ * The cost module: the process's price book (bundled catalog, refreshed from PRICES_REFRESH_URL
+ * when set), the pricing hook ingestion calls per processed trace, the admin backfill route and
+ * the `backfill-costs` admin command.
+ */
+export const PRICE_REFRESH_INTERVAL_MS = 24 * 60 * 60 * 1000;
+
+function bookOf(deps: AppDeps): PriceBook | undefined {
+  return deps.services.priceBook as PriceBook | undefined;
+}
+
+/**
+ * The `priceTrace` hook for the trace settler. It reads the book at call time, so it may be taken
+ * before this module's init ran; until the book is loaded it writes `unavailable` (backfilled later).
+ */
+export function priceTraceFor(deps: AppDeps): (usage: TraceUsageForCost) => StoredTraceCost {
+  return createPriceTrace({ current: () => bookOf(deps)?.current() ?? null });
+}
+
+async function refreshIfConfigured(deps: Pick<AppDeps, 'config' | 'logger'>, book: PriceBook): Promise<void> {
+  const url = deps.config.pricesRefreshUrl;
+  if (!url) return;
+  const result = await book.refresh(url);
+  if (!result.ok) deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
+}
+
+const backfillBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { project_id: { type: 'string', minLength: 1 } },
+} as const;
+
+const backfillResponse = {
+  type: 'object',
+  required: ['scanned', 'rewritten', 'without_generations', 'priced_at'],
+  properties: {
+    scanned: { type: 'integer' },
+    rewritten: { type: 'integer' },
+    without_generations: { type: 'integer' },
+    priced_at: { type: ['string', 'null'] },
+    skipped: { enum: ['prices_unavailable'] },
+  },
+};
+
+function costRoutes(deps: AppDeps): Router {
+  const router = Router();
+  defineRoute<{ project_id?: string } | undefined>(router, deps, {
+    method: 'post',
+    path: '/admin/backfill-costs',
+    tag: 'admin',
+    scope: 'admin',
+    summary: "Price the tenant's trace.processed rows written without a price catalog (docs/cost.md)",
+    body: backfillBody,
+    responses: { 200: { description: 'What the run priced', schema: backfillResponse } },
+    handler: async ({ principal, tenantId, body }): Promise<BackfillResult> => {
+      const projectId = body?.project_id ?? principal.projectId ?? undefined;
+      if (principal.projectId && projectId !== principal.projectId) throw new ValidationError('project_id: outside this key');
+      if (projectId) await projectForPrincipal(deps, principal, projectId);
+      const book = bookOf(deps) ?? (await defaultPriceBook());
+      return backfillCosts(deps.ch, { tenantId, projectId, catalog: book.current() });
+    },
+  });
+  return router;
+}
+
+export const costModule: LookoutModule = {
+  name: 'cost',
+  async init(deps) {
+    deps.services.priceBook = await defaultPriceBook();
+    deps.services.priceTrace = priceTraceFor(deps);
+  },
+  api: costRoutes,
+  start(deps) {
+    const book = bookOf(deps);
+    const url = deps.config.pricesRefreshUrl;
+    if (!book || !url) return;
+    book.startAutoRefresh(url, PRICE_REFRESH_INTERVAL_MS, (result) => {
+      if (result.ok) deps.logger.info({ fetched_at: result.fetchedAt }, 'price catalog refreshed');
+      else deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
+    });
+  },
+  stop(deps) {
+    bookOf(deps)?.stopAutoRefresh();
+  },
+};
+
+/** `npm run admin -- backfill-costs [--tenant ID] [--project ID]`. */
+export const backfillCostsCommand: AdminCommand = {
+  name: 'backfill-costs',
+  usage: 'backfill-costs [--tenant TENANT_ID] [--project PROJECT_ID]',
+  options: { tenant: { type: 'string' }, project: { type: 'string' } },
+  async run(deps, values) {
+    const book = await defaultPriceBook();
+    await refreshIfConfigured(deps, book);
+    return backfillCosts(deps.ch, {
+      tenantId: values.tenant ? String(values.tenant) : undefined,
+      projectId: values.project ? String(values.project) : undefined,
+      catalog: book.current(),
+    });
+  },
+};

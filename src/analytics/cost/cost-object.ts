@@ -1,0 +1,200 @@
+/**
+ * Cost for analytics views — the API the preset views build on (SPEC.md "Cost object" and the
+ * cost parts of each view; docs/cost.md for every rule).
+ *
+ *   const result = await computeCostObject(ctx, { start, endExclusive, groupBy });
+ *
+ *   ctx      { ch, tenantId, projectId, catalog?, limits?, now? }
+ *            catalog: a PriceCatalog, or null for "no prices"; omitted → the process's price book.
+ *   groupBy  omitted / 'none'               one figure for the window
+ *            'agent'                        per agent_name (agent_scorecard)
+ *            { bucket: 'hour'|'day'|'week'|'month' }  per bucket of the trace timestamp (base);
+ *                                           day/week/month values are 'YYYY-MM-DD' (week = Sunday).
+ *   options  agentName?  restricts to one agent; maxGroups? (default 1000) caps the groups returned.
+ *
+ *   → { total: CostDetail, groups: { group, detail }[], cost_rollup_truncated }
+ *
+ * A CostDetail holds `cost` (the SPEC cost object), `traces`, `cost_trace_counts`,
+ * `model_tokens_truncated`, `unpriced_models_truncated` and `attribution` {coverage, values,
+ * attributed_traces} (query-time cost per model). The views shape it with:
+ *
+ *   windowCost(detail)         window view `cost`: cost object + model_tokens_truncated,
+ *                              unpriced_models_truncated, cost_trace_counts
+ *   scorecardCost(detail)      agent_scorecard row fields: cost, cost_is_lower_bound, cost_source,
+ *                              cost_lower_bound_reasons, model_breakdown_truncated
+ *   costByModel(group, detail) base view cost_by_model entry {date, values, coverage,
+ *                              attributed_traces, traces}; base `cost` entries are
+ *                              { date, traces, ...detail.cost }
+ *   computeModelScorecardCost(ctx, {start, endExclusive}) model_scorecard: cost object +
+ *                              cost_attribution_coverage + cost_attribution_source, and
+ *                              rowCost(model) → { priced, estimated_cost_usd } for each row.
+ *
+ * Which traces count: trace.processed rows (FINAL) of the project whose timestamp is in
+ * [start, endExclusive). Each is priced at write time (stored) or, when written without prices, at
+ * query time from its generation.completed rows.
+ */
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import { resolveModel } from './model-match.js';
+import type { PriceCatalog } from './price-catalog.js';
+import { currentCatalog } from './price-book.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
+import type { TraceSelection } from './cost-sql.js';
+import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';
+
+export type { CostDetail, CostObject, CostTraceCounts, LowerBoundReason, AttributionCoverage, CostLimits };
+
+export interface CostContext {
+  ch: ClickHouseStore;
+  tenantId: string;
+  projectId: string;
+  /** Injected catalog; null = no prices; undefined = the process's price book. */
+  catalog?: PriceCatalog | null;
+  limits?: Partial<CostLimits>;
+  /** Price time for prices that do not vary with time; defaults to the call time. */
+  now?: Date;
+  /** Per-statement time limit; defaults to 15 s (config.queryTimeoutSeconds in the service). */
+  timeoutSeconds?: number;
+}
+
+export type CostGroupBy = 'none' | 'agent' | { bucket: 'hour' | 'day' | 'week' | 'month' };
+
+export interface CostWindowOptions {
+  start: Date;
+  endExclusive: Date;
+  groupBy?: CostGroupBy;
+  agentName?: string;
+  maxGroups?: number;
+}
+
+export interface CostWindowResult {
+  total: CostDetail;
+  /** Group value as ClickHouse returns it (agent name, 'YYYY-MM-DD', or 'YYYY-MM-DD hh:mm:ss' for hours), ascending. */
+  groups: { group: string; detail: CostDetail }[];
+  /** More groups than maxGroups: the busiest were kept; `total` still covers all. */
+  cost_rollup_truncated: boolean;
+}
+
+export const DEFAULT_MAX_GROUPS = 1000;
+
+const BUCKET_SQL = {
+  hour: 'toStartOfHour(timestamp)',
+  day: 'toDate(timestamp)',
+  week: 'toStartOfWeek(timestamp, 0)',
+  month: 'toStartOfMonth(timestamp)',
+} as const;
+
+function chTime(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+export async function resolveCatalog(catalog: PriceCatalog | null | undefined): Promise<PriceCatalog | null> {
+  return catalog === undefined ? currentCatalog() : catalog;
+}
+
+export function resolveLimits(limits?: Partial<CostLimits>): CostLimits {
+  return { ...DEFAULT_LIMITS, ...limits };
+}
+
+function windowSelection(ctx: CostContext, options: CostWindowOptions): TraceSelection {
+  const conditions = [
+    'tenant_id = {cost_w_tenant:String}',
+    'project_id = {cost_w_project:String}',
+    "timestamp >= {cost_w_start:DateTime64(3, 'UTC')}",
+    "timestamp < {cost_w_end:DateTime64(3, 'UTC')}",
+  ];
+  const params: Record<string, unknown> = {
+    cost_w_tenant: ctx.tenantId,
+    cost_w_project: ctx.projectId,
+    cost_w_start: chTime(options.start),
+    cost_w_end: chTime(options.endExclusive),
+  };
+  if (options.agentName !== undefined) {
+    conditions.push('agent_name = {cost_w_agent:String}');
+    params.cost_w_agent = options.agentName;
+  }
+  const groupBy = options.groupBy ?? 'none';
+  const groups = groupBy === 'none' ? [] : groupBy === 'agent' ? [{ alias: 'agent', sql: 'agent_name' }] : [{ alias: 'bucket', sql: BUCKET_SQL[groupBy.bucket] }];
+  return { table: ctx.ch.table('event_trace_processed'), where: { sql: conditions.join(' AND '), params }, groups };
+}
+
+export async function computeCostObject(ctx: CostContext, options: CostWindowOptions): Promise<CostWindowResult> {
+  const catalog = await resolveCatalog(ctx.catalog);
+  const limits = resolveLimits(ctx.limits);
+  const selection = windowSelection(ctx, options);
+  const result = await runTraceCost(
+    { ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, start: options.start, endExclusive: options.endExclusive, catalog, limits, now: ctx.now ?? new Date(), timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS },
+    selection,
+  );
+  const entries = [...result.groups.values()];
+  const total = entries.reduce<CostPartial>((acc, e) => mergePartial(acc, e.partial), emptyPartial());
+  const maxGroups = options.maxGroups ?? DEFAULT_MAX_GROUPS;
+  const grouped = selection.groups.length > 0;
+  const kept = grouped
+    ? [...entries].sort((a, b) => b.partial.traces - a.partial.traces || String(a.values[0]).localeCompare(String(b.values[0]))).slice(0, maxGroups)
+    : [];
+  const truncated = grouped && entries.length > kept.length;
+  const summary = { catalog, limits, modelRollupTruncated: result.modelRollupTruncated };
+  return {
+    total: summarize(total, { ...summary, costRollupTruncated: truncated }),
+    groups: kept
+      .sort((a, b) => String(a.values[0]).localeCompare(String(b.values[0])))
+      .map((e) => ({ group: String(e.values[0]), detail: summarize(e.partial, summary) })),
+    cost_rollup_truncated: truncated,
+  };
+}
+
+/** The window view's `cost`: SPEC cost object plus its three companions. */
+export function windowCost(detail: CostDetail): CostObject & { model_tokens_truncated: boolean; unpriced_models_truncated: boolean; cost_trace_counts: CostTraceCounts } {
+  return {
+    ...detail.cost,
+    model_tokens_truncated: detail.model_tokens_truncated,
+    unpriced_models_truncated: detail.unpriced_models_truncated,
+    cost_trace_counts: detail.cost_trace_counts,
+  };
+}
+
+/** The cost fields of an agent_scorecard row. */
+export function scorecardCost(detail: CostDetail): { cost: number | null; cost_is_lower_bound: boolean; cost_source: CostObject['cost_source']; cost_lower_bound_reasons: LowerBoundReason[]; model_breakdown_truncated: boolean } {
+  return {
+    cost: detail.cost.estimated_cost_usd,
+    cost_is_lower_bound: detail.cost.cost_lower_bound,
+    cost_source: detail.cost.cost_source,
+    cost_lower_bound_reasons: detail.cost.cost_lower_bound_reasons,
+    model_breakdown_truncated: detail.cost.model_breakdown_truncated,
+  };
+}
+
+/** One base view cost_by_model entry (cost_by_model_source is the constant 'query_time'). */
+export function costByModel(date: string, detail: CostDetail): { date: string; values: Record<string, number>; coverage: AttributionCoverage; attributed_traces: number; traces: number } {
+  return { date, values: detail.attribution.values, coverage: detail.attribution.coverage, attributed_traces: detail.attribution.attributed_traces, traces: detail.traces };
+}
+
+export interface ModelScorecardCost {
+  cost: CostObject;
+  cost_attribution_coverage: AttributionCoverage;
+  cost_attribution_source: 'query_time';
+  /**
+   * A model_scorecard row's cost (SPEC: a per-row cost can be null when part of the window was
+   * priced at write time; the overall figure stays complete). `priced` says whether the catalog
+   * prices the model (under every provider given); the figure is the model's query-time cost, shown
+   * only when coverage is 'all', i.e. when the rows add up to the overall figure.
+   */
+  rowCost(model: string, providers?: readonly string[]): { priced: boolean; estimated_cost_usd: number | null };
+}
+
+export async function computeModelScorecardCost(ctx: CostContext, options: { start: Date; endExclusive: Date }): Promise<ModelScorecardCost> {
+  const catalog = await resolveCatalog(ctx.catalog);
+  const { total } = await computeCostObject({ ...ctx, catalog }, { start: options.start, endExclusive: options.endExclusive });
+  const coverage = total.attribution.coverage;
+  return {
+    cost: total.cost,
+    cost_attribution_coverage: coverage,
+    cost_attribution_source: 'query_time',
+    rowCost(model, providers) {
+      const hints = providers && providers.length > 0 ? providers : [''];
+      const priced = catalog !== null && model.trim() !== '' && hints.every((p) => resolveModel(catalog, model, p) !== null);
+      const value = total.attribution.values[model];
+      return { priced, estimated_cost_usd: coverage === 'all' && priced && value !== undefined ? value : null };
+    },
+  };
+}
