@@ -1,0 +1,31 @@
+import type { AppDeps } from '../app-deps.js';
+import type { Actor } from '../http/route.js';
+import type { JsonSchema } from '../http/openapi.js';
+import type { Project } from '../workspace/projects/project-store.js';
+import type { Principal } from '../tenancy/tenancy-store.js';
+
+export interface McpToolContext {
+  deps: AppDeps;
+  principal: Principal;
+  /** The project named by the tool's `project_id` argument, already checked against tenant and key. */
+  project: Project;
+  /** surface `mcp`: events recorded through a tool say so. */
+  actor: Actor;
+}
+
+/**
+ * One MCP tool: a thin adapter over the same service a REST route calls. Its input is a JSON schema
+ * (validated by ajv before `run`), and it returns the REST payload, which becomes the structured content.
+ */
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema;
+  run(args: Record<string, any>, ctx: McpToolContext): Promise<Record<string, unknown>>;
+}
+
+export const projectIdArgument = {
+  type: 'string',
+  description: 'Id of the Lookout project to read (GET /api/projects lists them).',
+};

@@ -1,0 +1,178 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../../helpers/service.js';
+import { sendRuns } from '../../helpers/otlp-json.js';
+
+let svc: TestService;
+let projectId: string;
+let otherProjectId: string;
+let client: Client;
+
+const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+const hourStart = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000);
+const start = iso(new Date(hourStart.getTime() - 86_400_000));
+const endExclusive = iso(new Date(hourStart.getTime() + 3 * 3_600_000));
+
+async function connect(key: string): Promise<Client> {
+  const c = new Client({ name: 'lookout-test', version: '1.0.0' });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  return c;
+}
+
+async function waitForTraces(count: number) {
+  for (let i = 0; i < 100; i++) {
+    const res = await svc.call('POST', `/projects/${projectId}/analytics/query`, {
+      body: { from: 'trace.processed', start, end_exclusive: endExclusive, measures: [{ as: 'n', agg: 'count' }] },
+    });
+    if (res.status === 200 && Number(res.body.rows[0].n) >= count) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('traces were not processed');
+}
+
+beforeAll(async () => {
+  svc = await startTestService();
+  projectId = (await svc.newProject('mcp project')).id;
+  otherProjectId = (await svc.newProject('other project')).id;
+  await sendRuns(svc.url, svc.adminKey, projectId, [
+    { start: new Date(hourStart.getTime() + 60_000), agent: 'planner', generations: [{ model: 'gpt-4o', input: 1200, output: 300 }], tools: [{ name: 'search' }] },
+    { start: new Date(hourStart.getTime() + 120_000), agent: 'planner', generations: [{ model: 'gpt-4o-mini', input: 800, output: 100 }], tools: [{ name: 'search', error: true }], failed: true },
+    { start: new Date(hourStart.getTime() + 180_000), agent: 'writer', generations: [{ model: 'unknown-model-x', input: 50, output: 20 }] },
+  ]);
+  await waitForTraces(3);
+  client = await connect(svc.adminKey);
+});
+
+afterAll(async () => {
+  await client?.close();
+  await svc?.stop();
+});
+
+describe('MCP analytics tools', () => {
+  it('lists every SPEC tool, read-only, with JSON-schema inputs that take project_id', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'describe_project_analytics',
+      'get_project_agent_scorecard',
+      'get_project_analytics_base',
+      'get_project_analytics_window',
+      'get_project_model_scorecard',
+      'get_project_roi',
+      'get_project_tool_aggregates',
+      'query_project_analytics',
+    ]);
+    for (const tool of tools) {
+      expect(tool.annotations?.readOnlyHint).toBe(true);
+      expect(tool.inputSchema.required).toContain('project_id');
+      expect(tool.description!.length).toBeGreaterThan(40);
+    }
+  });
+
+  it('answers each tool exactly as REST does', async () => {
+    const windowArgs = { start, endExclusive };
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['describe_project_analytics', {}, `/projects/${projectId}/analytics/catalog`],
+      ['get_project_analytics_window', windowArgs, `/projects/${projectId}/analytics?view=window&start=${start}&endExclusive=${endExclusive}`],
+      ['get_project_analytics_base', { ...windowArgs, granularity: 'week' }, `/projects/${projectId}/analytics?view=base&start=${start}&end_exclusive=${endExclusive}&granularity=week`],
+      ['get_project_agent_scorecard', windowArgs, `/projects/${projectId}/analytics?view=agent_scorecard&start=${start}&endExclusive=${endExclusive}`],
+      ['get_project_tool_aggregates', windowArgs, `/projects/${projectId}/analytics?view=tool_aggregates&start=${start}&endExclusive=${endExclusive}`],
+      ['get_project_model_scorecard', { start, endExclusive }, `/projects/${projectId}/analytics?view=model_scorecard&start=${start}&endExclusive=${endExclusive}`],
+      ['get_project_roi', {}, `/projects/${projectId}/analytics?view=roi`],
+    ];
+    for (const [name, args, restPath] of cases) {
+      const result = await client.callTool({ name, arguments: { project_id: projectId, ...args } });
+      expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
+      const rest = await svc.call('GET', restPath);
+      expect(rest.status, restPath).toBe(200);
+      expect(result.structuredContent, name).toEqual(rest.body);
+      expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual(rest.body);
+    }
+  });
+
+  it('runs the DSL with the MCP spellings and matches the REST answer', async () => {
+    const mcpArgs = {
+      from: 'generation.completed', start, endExclusive,
+      measures: [{ as: 'calls', agg: 'count' }, { as: 'tokens_in', agg: 'sum', field: 'input_tokens' }, { agg: 'generation_cost' }],
+      groupBy: [{ field: 'model' }],
+      orderBy: [{ measure: 'tokens_in', direction: 'desc' }],
+    };
+    const result = await client.callTool({ name: 'query_project_analytics', arguments: { project_id: projectId, ...mcpArgs } });
+    expect(result.isError).toBeFalsy();
+    const rest = await svc.call('POST', `/projects/${projectId}/analytics/query`, {
+      body: { from: 'generation.completed', start, end_exclusive: endExclusive, measures: mcpArgs.measures, group_by: mcpArgs.groupBy, order_by: mcpArgs.orderBy },
+    });
+    expect(rest.status).toBe(200);
+    expect(result.structuredContent).toEqual(rest.body);
+    const rows = (result.structuredContent as { rows: { model: string; calls: unknown; tokens_in: unknown; priced: boolean }[] }).rows;
+    expect(rows.map((r) => [r.model, Number(r.calls), Number(r.tokens_in)])).toEqual([
+      ['gpt-4o', 1, 1200],
+      ['gpt-4o-mini', 1, 800],
+      ['unknown-model-x', 1, 50],
+    ]);
+    expect(rows.find((r) => r.model === 'unknown-model-x')!.priced).toBe(false);
+  });
+
+  it('turns bad arguments into tool errors carrying the REST detail', async () => {
+    const badAlias = { from: 'trace.processed', start, endExclusive, measures: [{ as: 'Bad-Alias', agg: 'count' }] };
+    const result = await client.callTool({ name: 'query_project_analytics', arguments: { project_id: projectId, ...badAlias } });
+    expect(result.isError).toBe(true);
+    const rest = await svc.call('POST', `/projects/${projectId}/analytics/query`, {
+      body: { from: 'trace.processed', start, end_exclusive: endExclusive, measures: badAlias.measures },
+    });
+    expect(rest.status).toBe(400);
+    expect(rest.body.detail).toBe('Invalid alias: Bad-Alias');
+    expect((result.content as { text: string }[])[0].text).toBe(rest.body.detail);
+    expect(result.structuredContent).toEqual({ detail: 'Invalid alias: Bad-Alias', code: 'validation_error' });
+
+    const milli = await client.callTool({ name: 'get_project_analytics_window', arguments: { project_id: projectId, start: '2026-11-01T00:00:00.500Z', endExclusive } });
+    const restMilli = await svc.call('GET', `/projects/${projectId}/analytics?view=window&start=2026-11-01T00:00:00.500Z&endExclusive=${endExclusive}`);
+    expect(milli.isError).toBe(true);
+    expect((milli.content as { text: string }[])[0].text).toBe(restMilli.body.detail);
+
+    const unknownKey = await client.callTool({ name: 'get_project_roi', arguments: { project_id: projectId, bogus: 1 } });
+    expect(unknownKey.isError).toBe(true);
+    expect((unknownKey.content as { text: string }[])[0].text).toMatch(/unknown key 'bogus'/);
+    const missing = await client.callTool({ name: 'get_project_analytics_window', arguments: { project_id: projectId } });
+    expect(missing.isError).toBe(true);
+    expect((missing.content as { text: string }[])[0].text).toMatch(/start is required/);
+  });
+
+  it('answers another tenant\'s project, or one outside a project-limited key, like an unknown one', async () => {
+    const other = await svc.newTenant('mcp-other');
+    const foreign = await connect(other.adminKey);
+    try {
+      const result = await foreign.callTool({ name: 'describe_project_analytics', arguments: { project_id: projectId } });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toEqual({ detail: 'Project not found', code: 'not_found' });
+    } finally {
+      await foreign.close();
+    }
+    const limited = await connect(await svc.newKey('read', { projectId }));
+    try {
+      expect((await limited.callTool({ name: 'get_project_roi', arguments: { project_id: projectId } })).isError).toBeFalsy();
+      const outside = await limited.callTool({ name: 'get_project_roi', arguments: { project_id: otherProjectId } });
+      expect(outside.structuredContent).toEqual({ detail: 'Project not found', code: 'not_found' });
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('refuses bad keys and ingest keys at the transport', async () => {
+    await expect(connect('lk_not_a_key')).rejects.toThrow(/401|nauthorized/);
+    await expect(connect(await svc.newKey('ingest'))).rejects.toThrow(/403|orbidden/);
+    const res = await fetch(`${svc.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ code: 'unauthorized' });
+  });
+
+  it('stamps mcp_activated_at on the first MCP use of a project, once', async () => {
+    const fresh = (await svc.newProject('fresh')).id;
+    expect((await svc.call('GET', `/projects/${fresh}`)).body.mcp_activated_at).toBeNull();
+    await client.callTool({ name: 'describe_project_analytics', arguments: { project_id: fresh } });
+    const first = (await svc.call('GET', `/projects/${fresh}`)).body.mcp_activated_at;
+    expect(first).not.toBeNull();
+    await client.callTool({ name: 'get_project_roi', arguments: { project_id: fresh } });
+    expect((await svc.call('GET', `/projects/${fresh}`)).body.mcp_activated_at).toBe(first);
+  });
+});
