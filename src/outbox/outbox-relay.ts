@@ -1,0 +1,128 @@
+import type { Logger } from 'pino';
+import type { ClickHouseStore } from '../stores/clickhouse.js';
+import type { Sql } from '../stores/postgres.js';
+import { eventIssueRow, type OutboxRow } from './issue-event-outbox.js';
+
+export interface OutboxRelayOptions {
+  /** How often the loop looks for unrelayed rows when nobody kicks it. */
+  pollMs?: number;
+  batchSize?: number;
+  /** Relayed rows are kept this long (for audit and re-relay), then pruned. */
+  retainRelayedMs?: number;
+}
+
+/**
+ * Copies issue.* events from the PostgreSQL outbox to ClickHouse `event_issue`.
+ *
+ * Exactly once: a batch is claimed with `FOR UPDATE SKIP LOCKED` (several service processes can run
+ * relays side by side), inserted into ClickHouse, then marked relayed in the same PostgreSQL
+ * transaction. A crash after the ClickHouse insert but before the commit leaves the rows unrelayed;
+ * the next relay (in this or any process) inserts the very same rows again and ReplacingMergeTree
+ * keeps one (readers use FINAL, as for every event table). A crash before the insert loses nothing:
+ * the rows were committed with the change they describe.
+ */
+export class OutboxRelay {
+  private readonly pollMs: number;
+  private readonly batchSize: number;
+  private readonly retainRelayedMs: number;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private kicked = false;
+  private lastPrune = 0;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly ch: ClickHouseStore,
+    private readonly logger: Logger,
+    options: OutboxRelayOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 500;
+    this.batchSize = options.batchSize ?? 500;
+    this.retainRelayedMs = options.retainRelayedMs ?? 7 * 24 * 3600 * 1000;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Relays one batch; returns how many events it relayed. */
+  async relayOnce(): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      const rows = await tx<OutboxRow[]>`
+        select id::text as id, event_id, tenant_id, project_id, issue_id, name, occurred_at, actor, surface, user_id, api_key_id, created_at
+        from issue_event_outbox where relayed_at is null
+        order by id limit ${this.batchSize}
+        for update skip locked`;
+      if (rows.length === 0) return 0;
+      await this.ch.client.insert({ table: this.ch.table('event_issue'), values: rows.map(eventIssueRow), format: 'JSONEachRow' });
+      await tx`update issue_event_outbox set relayed_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`;
+      return rows.length;
+    });
+  }
+
+  /** Relays until the outbox is empty (or a batch fails). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.relayOnce();
+      total += n;
+      if (n < this.batchSize) return total;
+    }
+  }
+
+  /** Wakes the loop now, e.g. right after a transaction that wrote events commits. */
+  kick(): void {
+    this.kicked = true;
+    this.wake?.();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops the loop after its current batch. Unrelayed events stay in the outbox for the next start. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    this.loop = null;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      this.kicked = false;
+      try {
+        await this.drain();
+        await this.pruneRelayed();
+        failures = 0;
+      } catch (error) {
+        failures++;
+        this.logger.error({ err: error }, 'issue event relay failed; will retry');
+      }
+      if (!this.running) break;
+      if (this.kicked) continue;
+      // Back off on repeated failures (a ClickHouse outage), up to 30 s between attempts.
+      const delay = failures > 0 ? Math.min(30_000, this.pollMs * 2 ** Math.min(failures, 6)) : this.pollMs;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  private async pruneRelayed(): Promise<void> {
+    if (Date.now() - this.lastPrune < 60_000) return;
+    this.lastPrune = Date.now();
+    const cutoff = new Date(Date.now() - this.retainRelayedMs);
+    await this.sql`delete from issue_event_outbox where relayed_at is not null and relayed_at < ${cutoff}`;
+  }
+}

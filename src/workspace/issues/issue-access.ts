@@ -1,0 +1,25 @@
+import type { AppDeps } from '../../app-deps.js';
+import { NotFoundError } from '../../http/errors.js';
+import type { Principal } from '../../tenancy/tenancy-store.js';
+import type { OutboxRelay } from '../../outbox/outbox-relay.js';
+import { findIssueRow } from './issue-store.js';
+import type { IssueRow } from './issue-types.js';
+
+/**
+ * Loads an issue for a route keyed by issue id: another tenant's issue, or one outside a
+ * project-limited key, is a 404 exactly like an unknown id (DESIGN.md "Tenancy").
+ */
+export async function issueForPrincipal(deps: AppDeps, principal: Principal, issueId: string): Promise<IssueRow> {
+  const row = await findIssueRow(deps.sql, principal.tenantId, issueId);
+  if (!row || (principal.projectId && row.project_id !== principal.projectId)) throw new NotFoundError('Issue not found');
+  return row;
+}
+
+/** The outbox relay of this process (set up by the issues module); routes wake it after a commit. */
+export function issueRelay(deps: AppDeps): OutboxRelay | undefined {
+  return deps.services.issueOutboxRelay as OutboxRelay | undefined;
+}
+
+export function kickRelay(deps: AppDeps): void {
+  issueRelay(deps)?.kick();
+}

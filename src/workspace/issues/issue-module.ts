@@ -1,0 +1,48 @@
+import { Router } from 'express';
+import type { AppDeps } from '../../app-deps.js';
+import type { LookoutModule } from '../../module.js';
+import { OutboxRelay } from '../../outbox/outbox-relay.js';
+import { traceHooks } from '../../trace-hooks.js';
+import { ticketRoutes } from '../tickets/ticket-routes.js';
+import { trackerSettingsRoutes } from '../tickets/tracker-settings-routes.js';
+import { issueRelay, kickRelay } from './issue-access.js';
+import { extractionListener, readExtraction, readTraceOccurrences } from './issue-extraction.js';
+import { issueRoutes } from './issue-routes.js';
+import { issueSchemas } from './issue-schemas.js';
+import { tagRoutes } from './tag-routes.js';
+
+/**
+ * Issues found in traces (issue #7): routes for issues, tags, ticket tracker and pull requests;
+ * extraction hooked into trace processing; and the outbox relay that delivers issue.* events to
+ * ClickHouse in the background.
+ */
+export const issuesModule: LookoutModule = {
+  name: 'issues',
+  init(deps: AppDeps) {
+    deps.services.issueOutboxRelay = new OutboxRelay(deps.sql, deps.ch, deps.logger.child({ component: 'issue-outbox' }));
+    const hooks = traceHooks(deps);
+    hooks.onTraceProcessed.push(extractionListener(deps.sql, deps.logger.child({ component: 'issue-extraction' }), () => kickRelay(deps)));
+    hooks.issueExtraction = (tenantId, projectId, traceId) => readExtraction(deps.sql, tenantId, projectId, traceId);
+    hooks.traceOccurrences = (tenantId, projectId, traceId) => readTraceOccurrences(deps.sql, tenantId, projectId, traceId);
+  },
+  api(deps: AppDeps) {
+    const router = Router();
+    issueSchemas(deps.openapi);
+    // Fixed paths (/issues/tags) before /issues/{issue_id}.
+    tagRoutes(router, deps);
+    issueRoutes(router, deps);
+    ticketRoutes(router, deps);
+    trackerSettingsRoutes(router, deps);
+    return router;
+  },
+  start(deps: AppDeps) {
+    issueRelay(deps)?.start();
+  },
+  async stop(deps: AppDeps) {
+    const relay = issueRelay(deps);
+    if (!relay) return;
+    await relay.stop();
+    // One last best-effort delivery on a clean shutdown; anything left relays at the next start.
+    await relay.drain().catch((error) => deps.logger.warn({ err: error }, 'issue event drain at shutdown failed'));
+  },
+};

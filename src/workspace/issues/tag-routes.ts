@@ -1,0 +1,65 @@
+import type { Router } from 'express';
+import type { AppDeps } from '../../app-deps.js';
+import { defineRoute, projectForPrincipal } from '../../http/route.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { isUuid } from '../projects/project-store.js';
+import { issueForPrincipal } from './issue-access.js';
+import { tagsOfIssues } from './issue-store.js';
+import { attachTag, createTag, detachTag, findTag, listTags } from './tag-store.js';
+
+/** A CSS-style hex colour (#rgb or #rrggbb) or a plain colour word such as `red`. */
+const color = { type: 'string', pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]{1,32})$' };
+
+/**
+ * DESIGN.md "Tags". Registered before the `/issues/{issue_id}` routes so `/issues/tags` is never
+ * read as an issue id.
+ */
+export function tagRoutes(router: Router, deps: AppDeps): void {
+  const IssueTag = { $ref: '#/components/schemas/IssueTag' };
+  const TagsOfIssue = { type: 'object', required: ['issue_id', 'tags'], properties: { issue_id: { type: 'string' }, tags: { type: 'array', items: IssueTag } } };
+
+  defineRoute<{ project_id: string; name: string; color: string }>(router, deps, {
+    method: 'post', path: '/issues/tags', tag: 'issues', scope: 'admin',
+    summary: 'Create a project-scoped issue tag; names are unique per project by their trimmed, lower-cased form (409 conflict)',
+    body: {
+      type: 'object', additionalProperties: false, required: ['project_id', 'name', 'color'],
+      properties: { project_id: { type: 'string' }, name: { type: 'string', minLength: 1, maxLength: 100 }, color },
+    },
+    responses: { 201: { description: 'Created', schema: IssueTag } },
+    handler: async ({ principal, tenantId, body }) => {
+      if (!body.name.trim()) throw new ValidationError('name: must not be blank');
+      const project = await projectForPrincipal(deps, principal, body.project_id);
+      return { status: 201, body: await createTag(deps.sql, tenantId, project.id, body.name, body.color) };
+    },
+  });
+
+  defineRoute<unknown, { project_id?: string }>(router, deps, {
+    method: 'get', path: '/issues/tags', tag: 'issues', scope: 'read',
+    summary: "A project's issue tags in normalized (trimmed, lower-cased) name order; a project-limited key may omit project_id",
+    query: { type: 'object', additionalProperties: false, properties: { project_id: { type: 'string' } } },
+    responses: { 200: { description: 'Tags', schema: { type: 'object', required: ['tags'], properties: { tags: { type: 'array', items: IssueTag } } } } },
+    handler: async ({ principal, tenantId, query }) => {
+      const projectId = query.project_id ?? principal.projectId;
+      if (!projectId) throw new ValidationError('project_id is required');
+      const project = await projectForPrincipal(deps, principal, projectId);
+      return { tags: await listTags(deps.sql, tenantId, project.id) };
+    },
+  });
+
+  const attachOrDetach = (method: 'put' | 'delete') =>
+    defineRoute(router, deps, {
+      method, path: '/issues/{issue_id}/tags/{tag_id}', tag: 'issues', scope: 'admin',
+      summary: method === 'put' ? 'Attach a tag of the issue\'s project (idempotent)' : 'Detach a tag (idempotent: detaching a tag that is not attached succeeds)',
+      responses: { 200: { description: "The issue's tags after the call", schema: TagsOfIssue } },
+      handler: async ({ principal, tenantId, params }) => {
+        const issue = await issueForPrincipal(deps, principal, params.issue_id);
+        const tag = isUuid(params.tag_id) ? await findTag(deps.sql, tenantId, issue.project_id, params.tag_id) : null;
+        if (!tag) throw new NotFoundError('Tag not found in the issue\'s project');
+        if (method === 'put') await attachTag(deps.sql, tenantId, issue.id, tag.id);
+        else await detachTag(deps.sql, tenantId, issue.id, tag.id);
+        return { issue_id: issue.id, tags: (await tagsOfIssues(deps.sql, [issue.id])).get(issue.id) ?? [] };
+      },
+    });
+  attachOrDetach('put');
+  attachOrDetach('delete');
+}

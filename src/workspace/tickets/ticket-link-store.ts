@@ -1,0 +1,126 @@
+import crypto from 'node:crypto';
+import type { Actor } from '../../http/route.js';
+import type { SqlHandle } from '../../stores/postgres.js';
+import type { Ticket, TicketDraft, TrackerProvider } from './tracker-types.js';
+
+/** SPEC.md "Ticket link": activity[] entry. */
+export interface TicketActivity {
+  id: string;
+  type: string;
+  actor_type: string;
+  actor_id: string;
+  ticket_identifier: string;
+  metadata: Record<string, unknown>;
+  occurred_at: string;
+}
+
+export interface TicketLinkRow {
+  id: string;
+  issue_id: string;
+  provider: TrackerProvider;
+  origin: string;
+  sync_status: string;
+  linked_at: Date;
+  last_successful_sync_at: Date | null;
+  last_error_code: string | null;
+  last_error_message: string | null;
+  last_error_at: Date | null;
+  ticket: Ticket;
+}
+
+export interface PreviewRow {
+  token_hash: string;
+  issue_id: string;
+  ticket_id: string;
+  draft: TicketDraft;
+  attempts: number;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export const PREVIEW_TTL_MS = 15 * 60 * 1000;
+
+export function hashPreviewToken(token: string): string {
+  return crypto.createHash('sha256').update(token).digest('hex');
+}
+
+/** Activity names who acted: the key's user, else the key itself, else the system. */
+export function activityActor(actor: Actor): { actor_type: string; actor_id: string } {
+  if (actor.user_id) return { actor_type: 'user', actor_id: actor.user_id };
+  if (actor.api_key_id) return { actor_type: 'api_key', actor_id: actor.api_key_id };
+  return { actor_type: 'system', actor_id: '' };
+}
+
+export async function addActivity(
+  sql: SqlHandle,
+  tenantId: string,
+  issueId: string,
+  a: { type: string; actor: Actor; ticketIdentifier?: string; metadata?: Record<string, unknown> },
+): Promise<void> {
+  const who = activityActor(a.actor);
+  await sql`
+    insert into issue_ticket_activity (id, tenant_id, issue_id, type, actor_type, actor_id, ticket_identifier, metadata)
+    values (${crypto.randomUUID()}, ${tenantId}, ${issueId}, ${a.type}, ${who.actor_type}, ${who.actor_id},
+            ${a.ticketIdentifier ?? ''}, ${sql.json((a.metadata ?? {}) as never)})`;
+}
+
+/** A new single-use preview; any earlier unused preview of the issue stops working, so one issue can never get two tickets. */
+export async function createPreview(sql: SqlHandle & { begin?: unknown }, tenantId: string, issueId: string, draft: TicketDraft): Promise<{ token: string; expiresAt: Date }> {
+  const token = `tkp_${crypto.randomBytes(24).toString('base64url')}`;
+  const expiresAt = new Date(Date.now() + PREVIEW_TTL_MS);
+  await sql`delete from ticket_previews where tenant_id = ${tenantId} and issue_id = ${issueId} and used_at is null`;
+  await sql`
+    insert into ticket_previews (token_hash, tenant_id, issue_id, ticket_id, draft, expires_at)
+    values (${hashPreviewToken(token)}, ${tenantId}, ${issueId}, ${crypto.randomUUID()}, ${sql.json(draft as never)}, ${expiresAt})`;
+  return { token, expiresAt };
+}
+
+export async function lockPreview(sql: SqlHandle, tenantId: string, issueId: string, token: string): Promise<PreviewRow | null> {
+  const [row] = await sql<PreviewRow[]>`
+    select token_hash, issue_id, ticket_id, draft, attempts, expires_at, used_at from ticket_previews
+    where token_hash = ${hashPreviewToken(token)} and tenant_id = ${tenantId} and issue_id = ${issueId}
+    for update`;
+  return row ?? null;
+}
+
+export async function findLink(sql: SqlHandle, tenantId: string, issueId: string, options: { forUpdate?: boolean } = {}): Promise<TicketLinkRow | null> {
+  const [row] = await sql<TicketLinkRow[]>`
+    select id, issue_id, provider, origin, sync_status, linked_at, last_successful_sync_at, last_error_code, last_error_message, last_error_at, ticket
+    from issue_ticket_links where tenant_id = ${tenantId} and issue_id = ${issueId}
+    ${options.forUpdate ? sql`for update` : sql``}`;
+  return row ?? null;
+}
+
+export async function insertLink(sql: SqlHandle, tenantId: string, issueId: string, provider: TrackerProvider, ticket: Ticket): Promise<void> {
+  await sql`
+    insert into issue_ticket_links (id, tenant_id, issue_id, provider, origin, sync_status, last_successful_sync_at, ticket)
+    values (${crypto.randomUUID()}, ${tenantId}, ${issueId}, ${provider}, 'created', 'healthy', now(), ${sql.json(ticket as never)})`;
+}
+
+export async function listActivity(sql: SqlHandle, tenantId: string, issueId: string): Promise<TicketActivity[]> {
+  const rows = await sql<(Omit<TicketActivity, 'occurred_at'> & { occurred_at: Date })[]>`
+    select id, type, actor_type, actor_id, ticket_identifier, metadata, occurred_at from issue_ticket_activity
+    where tenant_id = ${tenantId} and issue_id = ${issueId} order by seq`;
+  return rows.map((r) => ({ ...r, occurred_at: r.occurred_at.toISOString() }));
+}
+
+export interface PullRequest {
+  id: string;
+  title: string;
+  url: string;
+}
+
+export async function listPullRequests(sql: SqlHandle, tenantId: string, issueId: string): Promise<PullRequest[]> {
+  return sql<PullRequest[]>`
+    select id, title, url from issue_pull_requests where tenant_id = ${tenantId} and issue_id = ${issueId} order by created_at, id`;
+}
+
+/** Adds a pull request; the same URL twice on one issue is one pull request (created false the second time). */
+export async function addPullRequest(sql: SqlHandle, tenantId: string, issueId: string, title: string, url: string): Promise<{ pr: PullRequest; created: boolean }> {
+  const [inserted] = await sql<PullRequest[]>`
+    insert into issue_pull_requests (id, tenant_id, issue_id, title, url) values (${crypto.randomUUID()}, ${tenantId}, ${issueId}, ${title}, ${url})
+    on conflict (issue_id, url) do nothing returning id, title, url`;
+  if (inserted) return { pr: inserted, created: true };
+  const [existing] = await sql<PullRequest[]>`select id, title, url from issue_pull_requests where issue_id = ${issueId} and url = ${url}`;
+  return { pr: existing, created: false };
+}
