@@ -1,11 +1,8 @@
-import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { IssueExtraction, ProcessedTrace, TraceFailure, TraceIssueOccurrence } from '../../trace-hooks.js';
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
-import { recordIssueEvent, SYSTEM_ACTOR } from '../../outbox/issue-event-outbox.js';
 import { fingerprintOf, issueTitleFor } from './issue-fingerprint.js';
-import { ISSUE_COLUMNS } from './issue-store.js';
-import type { IssueRow } from './issue-types.js';
+import { openOrAttachIssue } from './issue-open.js';
 import { isUuid } from '../projects/project-store.js';
 
 /** issue_extraction.status / reason values (SPEC.md shows none; docs/issues.md lists these). */
@@ -37,72 +34,31 @@ function groupByFingerprint(failures: TraceFailure[]): [string, TraceFailure[]][
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** The project's issue for a fingerprint, created (with issue.created) when there is none yet, locked for this transaction. */
-async function issueForFingerprint(tx: SqlHandle, trace: ProcessedTrace, fingerprint: string, first: TraceFailure): Promise<IssueRow> {
-  const [created] = await tx<IssueRow[]>`
-    insert into issues (id, tenant_id, project_id, title, description, fingerprint)
-    values (${crypto.randomUUID()}, ${trace.tenantId}, ${trace.projectId}, ${issueTitleFor(first)},
-            ${first.message ? first.message.slice(0, 5000) : null}, ${fingerprint})
-    on conflict (project_id, fingerprint) where fingerprint is not null do nothing
-    returning ${tx.unsafe(ISSUE_COLUMNS)}`;
-  if (created) {
-    await recordIssueEvent(tx, { tenantId: trace.tenantId, projectId: trace.projectId, issueId: created.id, name: 'issue.created', actor: SYSTEM_ACTOR, occurredAt: created.created_at });
-    return created;
-  }
-  const [existing] = await tx<IssueRow[]>`
-    select ${tx.unsafe(ISSUE_COLUMNS)} from issues
-    where tenant_id = ${trace.tenantId} and project_id = ${trace.projectId} and fingerprint = ${fingerprint}
-    for update`;
-  return existing;
-}
-
 /**
- * Attaches a processed trace's failures to issues (DESIGN.md "Issue extraction"). Idempotent: an
- * occurrence is keyed by (issue, trace, span), so re-processing a trace (a late span) adds only new
- * failures and counts nothing twice.
- *
- * Recurrence (docs/issues.md): a resolved issue whose failure happens again after it was resolved
- * is reopened (status open, issue.reopened by the system, assignee kept) — a regression should be
- * seen. A dismissed issue stays dismissed (the team said it does not matter) but still counts the
- * occurrence. Failures older than the resolution (a late re-processed trace) never reopen.
+ * Attaches a processed trace's failures to issues (DESIGN.md "Issue extraction"), one issue per
+ * fingerprint, through openOrAttachIssue (idempotent; recurrence rules there).
  */
 export async function extractIssues(sql: Sql, trace: ProcessedTrace): Promise<IssueExtraction> {
   return sql.begin(async (tx) => {
     for (const [fingerprint, failures] of groupByFingerprint(trace.failures)) {
-      const times = failures.map((f) => failureTime(f, trace));
-      const issue = await issueForFingerprint(tx, trace, fingerprint, failures[0]);
-      const rows = failures.map((f, i) => ({
-        tenant_id: trace.tenantId,
-        project_id: trace.projectId,
-        issue_id: issue.id,
-        trace_id: trace.traceId,
-        otel_trace_id: trace.otelTraceId,
-        span_id: f.span_id,
-        occurred_at: times[i],
-        error_type: f.error_type,
-        span_name: f.span_name,
-        tool_name: f.tool_name,
-        message: f.message.slice(0, 5000),
-      }));
-      const inserted = await tx<{ occurred_at: Date }[]>`
-        insert into issue_occurrences ${tx(rows)}
-        on conflict (issue_id, trace_id, span_id) do nothing
-        returning occurred_at`;
-      if (inserted.length === 0) continue;
-      const earliest = new Date(Math.min(...inserted.map((r) => r.occurred_at.getTime())));
-      const latest = new Date(Math.max(...inserted.map((r) => r.occurred_at.getTime())));
-      const recurs = issue.status === 'resolved' && (!issue.resolved_at || latest > issue.resolved_at);
-      await tx`
-        update issues set
-          occurrence_count = occurrence_count + ${inserted.length},
-          first_seen_at = least(coalesce(first_seen_at, ${earliest}), ${earliest}),
-          last_seen_at = greatest(coalesce(last_seen_at, ${latest}), ${latest}),
-          ${recurs ? tx`status = 'open', resolved_at = null,` : tx``}
-          updated_at = now()
-        where id = ${issue.id}`;
-      if (recurs) {
-        await recordIssueEvent(tx, { tenantId: trace.tenantId, projectId: trace.projectId, issueId: issue.id, name: 'issue.reopened', actor: SYSTEM_ACTOR });
-      }
+      const first = failures[0];
+      await openOrAttachIssue(tx, {
+        tenantId: trace.tenantId,
+        projectId: trace.projectId,
+        fingerprint,
+        title: issueTitleFor(first),
+        description: first.message || null,
+        traceId: trace.traceId,
+        otelTraceId: trace.otelTraceId,
+        occurrences: failures.map((f) => ({
+          spanId: f.span_id,
+          occurredAt: failureTime(f, trace),
+          errorType: f.error_type,
+          spanName: f.span_name,
+          toolName: f.tool_name,
+          message: f.message,
+        })),
+      });
     }
     const [totals] = await tx<{ issue_count: number; occurrence_count: number }[]>`
       select count(distinct issue_id)::int as issue_count, count(*)::int as occurrence_count from issue_occurrences

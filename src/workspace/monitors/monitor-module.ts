@@ -1,0 +1,17 @@
+import type { AppDeps } from '../../app-deps.js';
+import type { LookoutModule } from '../../module.js';
+import { traceHooks } from '../../trace-hooks.js';
+import { monitorEvaluator } from './monitor-evaluator.js';
+import { monitorRoutes } from './monitor-routes.js';
+
+/**
+ * Monitors (issue #8): CRUD routes and the evaluator, which listens to every processed trace
+ * through the trace hooks (registered in init, so ingestion never imports this module).
+ */
+export const monitorsModule: LookoutModule = {
+  name: 'monitors',
+  init(deps: AppDeps) {
+    traceHooks(deps).onTraceProcessed.push(monitorEvaluator(deps).onTraceProcessed);
+  },
+  api: monitorRoutes,
+};

@@ -1,0 +1,167 @@
+import crypto from 'node:crypto';
+import type { SqlHandle } from '../../stores/postgres.js';
+import { isUuid } from '../projects/project-store.js';
+import type { Baseline, WindowCounts } from './monitor-baseline.js';
+import type { MonitorDefinition } from './monitor-signal.js';
+
+export type MonitorKind = 'signal' | 'tool';
+export type ExplorationStatus = 'learning' | 'active' | 'paused';
+
+/** SPEC.md "Monitor": exactly these fields; guidance and criteria are never returned. */
+export interface Monitor {
+  id: string;
+  project_id: string;
+  kind: MonitorKind;
+  name: string;
+  exploration_status: ExplorationStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MonitorRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  kind: MonitorKind;
+  name: string;
+  seed_hint: string | null;
+  expected_behavior: string | null;
+  tool_name: string | null;
+  issue_criteria: unknown;
+  signal: MonitorDefinition;
+  exploration_status: ExplorationStatus;
+  baseline: Baseline | null;
+  activated_at: Date | null;
+  last_triggered_at: Date | null;
+  last_issue_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toMonitor(row: MonitorRow): Monitor {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    kind: row.kind,
+    name: row.name,
+    exploration_status: row.exploration_status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export interface NewMonitor {
+  kind: MonitorKind;
+  name: string;
+  seedHint: string | null;
+  expectedBehavior: string | null;
+  toolName: string | null;
+  issueCriteria: unknown;
+  definition: MonitorDefinition;
+}
+
+/** null when the name is taken in the project (unique, case-insensitive). */
+export async function insertMonitor(sql: SqlHandle, tenantId: string, projectId: string, input: NewMonitor): Promise<MonitorRow | null> {
+  const [row] = await sql<MonitorRow[]>`
+    insert into monitors (id, tenant_id, project_id, kind, name, seed_hint, expected_behavior, tool_name, issue_criteria, signal)
+    values (${crypto.randomUUID()}, ${tenantId}, ${projectId}, ${input.kind}, ${input.name}, ${input.seedHint},
+            ${input.expectedBehavior}, ${input.toolName},
+            ${input.issueCriteria === null ? null : sql.json(input.issueCriteria as never)}, ${sql.json(input.definition as never)})
+    on conflict do nothing
+    returning *`;
+  return row ?? null;
+}
+
+export async function findMonitor(sql: SqlHandle, tenantId: string, monitorId: string, options: { forUpdate?: boolean } = {}): Promise<MonitorRow | null> {
+  if (!isUuid(monitorId)) return null;
+  const [row] = await sql<MonitorRow[]>`
+    select * from monitors where tenant_id = ${tenantId} and id = ${monitorId} ${options.forUpdate ? sql`for update` : sql``}`;
+  return row ?? null;
+}
+
+export async function listMonitors(sql: SqlHandle, tenantId: string, projectId: string): Promise<MonitorRow[]> {
+  return sql<MonitorRow[]>`
+    select * from monitors where tenant_id = ${tenantId} and project_id = ${projectId} order by created_at, id`;
+}
+
+/** Monitors that observe traces: learning and active ones (paused monitors skip traces). */
+export async function watchingMonitors(sql: SqlHandle, tenantId: string, projectId: string): Promise<MonitorRow[]> {
+  return sql<MonitorRow[]>`
+    select * from monitors where tenant_id = ${tenantId} and project_id = ${projectId}
+      and exploration_status in ('learning', 'active') order by created_at, id`;
+}
+
+export interface MonitorChange {
+  name?: string;
+  exploration_status?: ExplorationStatus;
+  /** undefined: keep; null: clear. */
+  baseline?: Baseline | null;
+  activated_at?: Date | null;
+  last_triggered_at?: Date;
+  last_issue_id?: string;
+}
+
+/** Applies a change; returns null when the new name is taken. */
+export async function updateMonitor(sql: SqlHandle, tenantId: string, monitorId: string, change: MonitorChange): Promise<MonitorRow | null> {
+  // updated_at tracks the record a client sees (name, state); trigger bookkeeping does not move it.
+  const visible = change.name !== undefined || change.exploration_status !== undefined || change.baseline !== undefined;
+  const values: Record<string, unknown> = visible ? { updated_at: new Date() } : {};
+  if (change.name !== undefined) values.name = change.name;
+  if (change.exploration_status !== undefined) values.exploration_status = change.exploration_status;
+  if (change.baseline !== undefined) values.baseline = change.baseline === null ? null : sql.json(change.baseline as never);
+  if (change.activated_at !== undefined) values.activated_at = change.activated_at;
+  if (change.last_triggered_at !== undefined) values.last_triggered_at = change.last_triggered_at;
+  if (change.last_issue_id !== undefined) values.last_issue_id = change.last_issue_id;
+  if (Object.keys(values).length === 0) return findMonitor(sql, tenantId, monitorId);
+  try {
+    const [row] = await sql<MonitorRow[]>`
+      update monitors set ${sql(values as Record<string, never>, ...(Object.keys(values) as never[]))}
+      where tenant_id = ${tenantId} and id = ${monitorId} returning *`;
+    return row ?? null;
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') return null;
+    throw error;
+  }
+}
+
+export async function deleteMonitor(sql: SqlHandle, tenantId: string, monitorId: string): Promise<void> {
+  await sql`delete from monitors where tenant_id = ${tenantId} and id = ${monitorId}`;
+}
+
+export async function clearObservations(sql: SqlHandle, monitorId: string): Promise<void> {
+  await sql`delete from monitor_observations where monitor_id = ${monitorId}`;
+}
+
+/**
+ * Records what a monitor saw in one trace. Re-processing the same trace (a late span) replaces the
+ * counts but keeps the phase and time of the first observation, so a trace is counted once.
+ */
+export async function upsertObservation(
+  sql: SqlHandle,
+  monitorId: string,
+  traceId: string,
+  phase: 'learning' | 'active',
+  observation: { calls: number; matches: number },
+): Promise<void> {
+  await sql`
+    insert into monitor_observations (monitor_id, trace_id, phase, calls, matches, matched)
+    values (${monitorId}, ${traceId}, ${phase}, ${observation.calls}, ${observation.matches}, ${observation.matches > 0})
+    on conflict (monitor_id, trace_id) do update set calls = excluded.calls, matches = excluded.matches, matched = excluded.matched`;
+}
+
+export async function learningTotals(sql: SqlHandle, monitorId: string): Promise<WindowCounts> {
+  const [row] = await sql<{ traces: number; calls: number; matches: number }[]>`
+    select count(*)::int as traces, coalesce(sum(calls), 0)::int as calls, coalesce(sum(matches), 0)::int as matches
+    from monitor_observations where monitor_id = ${monitorId} and phase = 'learning'`;
+  return row;
+}
+
+/** Counts over the latest `size` traces observed while active. */
+export async function activeWindow(sql: SqlHandle, monitorId: string, size: number): Promise<WindowCounts> {
+  const [row] = await sql<{ traces: number; calls: number; matches: number }[]>`
+    select count(*)::int as traces, coalesce(sum(calls), 0)::int as calls, coalesce(sum(matches), 0)::int as matches
+    from (select calls, matches from monitor_observations
+          where monitor_id = ${monitorId} and phase = 'active'
+          order by observed_at desc, trace_id desc limit ${size}) as latest`;
+  return row;
+}
