@@ -46,7 +46,9 @@ function str(env: NodeJS.ProcessEnv, name: string): string | null {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database = env.CLICKHOUSE_DATABASE || 'lookout';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
+  const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
+  if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
+  if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   return {
     port: int(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',

@@ -7,13 +7,13 @@ const logger = pino({ level: config.logLevel });
 
 try {
   const service = await startService(config, { logger });
-  logger.info({ port: service.port, dataDir: config.dataDir }, 'lookout listening');
   if (service.bootstrap) {
     const shown = service.bootstrap.generated ? service.bootstrap.adminKey : '(LOOKOUT_BOOTSTRAP_KEY)';
     // Printed once, on the start that created the tenant: the only time a generated key is visible.
     process.stdout.write(`\nCreated tenant "default" with an admin API key: ${shown}\n` +
       `Try: curl -H "Authorization: Bearer ${shown}" http://localhost:${service.port}/api/projects\n\n`);
   }
+  logger.info({ port: service.port, dataDir: config.dataDir }, 'lookout listening');
   let signalled = false;
   const shutdown = (signal: string) => {
     if (signalled) return;

@@ -39,6 +39,14 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     res.status(parserError.status).json({ detail: String((err as Error).message), code: 'validation_error' });
     return;
   }
+  // PostgreSQL class 22 (data exception: bad encoding, out-of-range number, invalid text) is the
+  // caller's input that slipped past validation: a 400, not a server fault.
+  const sqlState = (err as { code?: unknown }).code;
+  if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState) && (err as { severity?: unknown }).severity) {
+    req.log?.warn({ err }, 'data exception from PostgreSQL');
+    res.status(400).json({ detail: 'A value in the request cannot be stored', code: 'validation_error' });
+    return;
+  }
   req.log?.error({ err }, 'unhandled error');
   res.status(500).json({ detail: 'Internal server error', code: 'internal_error' });
 };

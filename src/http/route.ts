@@ -4,9 +4,9 @@ import type { AppDeps } from '../app-deps.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import { findProject, type Project } from '../workspace/projects/project-store.js';
 import { authenticate, requireScope, type ScopeNeed } from './auth.js';
-import { NotFoundError } from './errors.js';
+import { ForbiddenError, NotFoundError } from './errors.js';
 import { errorResponse, type JsonSchema } from './openapi.js';
-import { assertValid, compileBodySchema, compileQuerySchema } from './validation.js';
+import { assertStorableStrings, assertValid, compileBodySchema, compileQuerySchema } from './validation.js';
 
 /** Who did something and through which surface: stamped on every analytics event (SPEC "Events"). */
 export interface Actor {
@@ -45,6 +45,8 @@ export interface RouteSpec<Body = any, Query = any> {
   scope: ScopeNeed;
   /** When true, `{project_id}` in the path is loaded and checked (404 for foreign or out-of-key projects). */
   projectParam?: boolean;
+  /** Tenant-level resources (users): a project-limited key gets 403. */
+  tenantWide?: boolean;
   body?: JsonSchema;
   query?: JsonSchema;
   /** Success responses for the OpenAPI document: status → {description, schema?}. */
@@ -112,12 +114,17 @@ export function defineRoute<Body = any, Query = any>(router: Router, deps: AppDe
   router[spec.method](expressPath, async (req: Request, res: Response) => {
     const principal = await authenticate(deps.sql, req);
     requireScope(principal, spec.scope);
+    if (spec.tenantWide && principal.projectId) throw new ForbiddenError('A project-limited key cannot manage tenant-wide resources');
     const params = req.params as Record<string, string>;
     const project = spec.projectParam ? await projectForPrincipal(deps, principal, params.project_id) : (undefined as unknown as Project);
     const query = { ...(req.query as Record<string, unknown>) };
     if (validateQuery) assertValid(validateQuery, query, 'query');
+    assertStorableStrings(query, 'query');
     const body = req.body;
-    if (validateBody) assertValid(validateBody, body, 'body');
+    if (validateBody) {
+      assertValid(validateBody, body, 'body');
+      assertStorableStrings(body, 'body');
+    }
     const result = await spec.handler({
       principal,
       tenantId: principal.tenantId,

@@ -58,3 +58,27 @@ export function describeValidationError(where: 'body' | 'query', errors: ErrorOb
 export function assertValid(validate: ValidateFunction, value: unknown, where: 'body' | 'query'): void {
   if (!validate(value)) throw new ValidationError(describeValidationError(where, validate.errors));
 }
+
+/** A NUL character or an unpaired UTF-16 surrogate: valid in JSON, but PostgreSQL text and jsonb refuse them. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Refuses strings the stores cannot keep, naming the field (DESIGN "Errors": detail names the field),
+ * so they are a 400 here instead of a PostgreSQL error (a 500) after part of the work ran.
+ */
+export function assertStorableStrings(value: unknown, where: 'body' | 'query'): void {
+  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item.value === 'string') {
+      if (UNSTORABLE.test(item.value)) throw new ValidationError(`${item.path || where}: must not contain NUL characters or unpaired surrogates`);
+    } else if (Array.isArray(item.value)) {
+      item.value.forEach((v, i) => stack.push({ value: v, path: item.path ? `${item.path}.${i}` : String(i) }));
+    } else if (typeof item.value === 'object' && item.value !== null) {
+      for (const [k, v] of Object.entries(item.value)) {
+        if (UNSTORABLE.test(k)) throw new ValidationError(`${where}: keys must not contain NUL characters or unpaired surrogates`);
+        stack.push({ value: v, path: item.path ? `${item.path}.${k}` : k });
+      }
+    }
+  }
+}

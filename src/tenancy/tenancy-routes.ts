@@ -5,6 +5,7 @@ import { defineRoute } from '../http/route.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../http/errors.js';
 import { bearerToken } from '../http/auth.js';
 import { errorResponse } from '../http/openapi.js';
+import { assertStorableStrings } from '../http/validation.js';
 import { findProject } from '../workspace/projects/project-store.js';
 import { SCOPES, type Scope } from './keys.js';
 import { createApiKey, createUser, listApiKeys, listUsers, provisionTenant, revokeApiKey, userExists } from './tenancy-store.js';
@@ -32,7 +33,7 @@ export function tenancyRoutes(deps: AppDeps): Router {
   });
 
   defineRoute<{ name: string; email?: string | null }>(router, deps, {
-    method: 'post', path: '/users', tag: 'tenancy', scope: 'admin', summary: 'Create a user of the tenant',
+    method: 'post', path: '/users', tag: 'tenancy', scope: 'admin', tenantWide: true, summary: 'Create a user of the tenant',
     body: {
       type: 'object', additionalProperties: false, required: ['name'],
       properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, email: { type: ['string', 'null'], format: 'email', maxLength: 320 } },
@@ -50,7 +51,7 @@ export function tenancyRoutes(deps: AppDeps): Router {
   });
 
   defineRoute(router, deps, {
-    method: 'get', path: '/users', tag: 'tenancy', scope: 'admin', summary: 'List the users of the tenant',
+    method: 'get', path: '/users', tag: 'tenancy', scope: 'admin', tenantWide: true, summary: 'List the users of the tenant',
     responses: { 200: { description: 'Users', schema: { type: 'object', properties: { users: { type: 'array', items: User } } } } },
     handler: async ({ tenantId }) => ({ users: await listUsers(deps.sql, tenantId) }),
   });
@@ -84,16 +85,20 @@ export function tenancyRoutes(deps: AppDeps): Router {
   });
 
   defineRoute(router, deps, {
-    method: 'get', path: '/api-keys', tag: 'tenancy', scope: 'admin', summary: 'List API keys (never their secrets)',
+    method: 'get', path: '/api-keys', tag: 'tenancy', scope: 'admin',
+    summary: 'List API keys (never their secrets); a project-limited key sees only the keys limited to its project',
     responses: { 200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: ApiKey } } } } },
-    handler: async ({ tenantId }) => ({ api_keys: await listApiKeys(deps.sql, tenantId) }),
+    // A key limited to one project must not learn about the tenant's other projects (DESIGN "Tenancy").
+    handler: async ({ tenantId, principal }) => ({ api_keys: await listApiKeys(deps.sql, tenantId, principal.projectId) }),
   });
 
   defineRoute(router, deps, {
-    method: 'delete', path: '/api-keys/{key_id}', tag: 'tenancy', scope: 'admin', summary: 'Revoke an API key',
+    method: 'delete', path: '/api-keys/{key_id}', tag: 'tenancy', scope: 'admin',
+    summary: 'Revoke an API key (a project-limited key can revoke only keys limited to its project)',
     responses: { 204: { description: 'Revoked' } },
-    handler: async ({ tenantId, params }) => {
-      const revoked = /^[0-9a-f-]{36}$/i.test(params.key_id) && (await revokeApiKey(deps.sql, tenantId, params.key_id));
+    handler: async ({ tenantId, params, principal }) => {
+      // Outside a project-limited key, a key is not found: it must not revoke the tenant's admin key.
+      const revoked = /^[0-9a-f-]{36}$/i.test(params.key_id) && (await revokeApiKey(deps.sql, tenantId, params.key_id, principal.projectId));
       if (!revoked) throw new NotFoundError('API key not found');
       return { status: 204 };
     },
@@ -116,6 +121,7 @@ export function tenancyRoutes(deps: AppDeps): Router {
     const extra = Object.keys(body).find((k) => k !== 'name');
     if (extra) throw new ValidationError(`body: unknown key '${extra}'`);
     if (typeof body.name !== 'string' || !body.name.trim()) throw new ValidationError('name is required');
+    assertStorableStrings(body, 'body');
     const created = await provisionTenant(deps.sql, body.name.trim());
     res.status(201).json({ tenant: created.tenant, admin_key: created.adminKey });
   });

@@ -84,18 +84,25 @@ export async function createApiKey(
   };
 }
 
-export async function listApiKeys(sql: SqlHandle, tenantId: string): Promise<ApiKeyRecord[]> {
+/** Keys of the tenant; `onlyProjectId` (a project-limited caller) narrows to keys limited to that project. */
+export async function listApiKeys(sql: SqlHandle, tenantId: string, onlyProjectId: string | null = null): Promise<ApiKeyRecord[]> {
   const rows = await sql<
     { id: string; name: string; scope: Scope; project_id: string | null; user_id: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }[]
   >`select id, name, scope, project_id, user_id, created_at, last_used_at, revoked_at
-    from api_keys where tenant_id = ${tenantId} order by created_at, id`;
+    from api_keys where tenant_id = ${tenantId} ${onlyProjectId ? sql`and project_id = ${onlyProjectId}` : sql``}
+    order by created_at, id`;
   return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), last_used_at: iso(r.last_used_at), revoked_at: iso(r.revoked_at) }));
 }
 
-/** Revokes a key of the tenant; false when no such live key exists. */
-export async function revokeApiKey(sql: SqlHandle, tenantId: string, keyId: string): Promise<boolean> {
+/**
+ * Revokes a key of the tenant; false when no such live key exists. `onlyProjectId` (a project-limited
+ * caller) reaches only keys limited to that project, so it cannot revoke tenant-wide or other projects' keys.
+ */
+export async function revokeApiKey(sql: SqlHandle, tenantId: string, keyId: string, onlyProjectId: string | null = null): Promise<boolean> {
   const rows = await sql`update api_keys set revoked_at = now()
-    where tenant_id = ${tenantId} and id = ${keyId} and revoked_at is null returning id`;
+    where tenant_id = ${tenantId} and id = ${keyId} and revoked_at is null
+      ${onlyProjectId ? sql`and project_id = ${onlyProjectId}` : sql``}
+    returning id`;
   return rows.length > 0;
 }
 

@@ -7,6 +7,7 @@ import { LocalTracker, LOCAL_STATES, type LocalState } from './local-tracker.js'
 import { secretBox } from './tracker-access.js';
 import { readTrackerSettings, writeTrackerSettings, type TrackerSettingsRow } from './tracker-settings-store.js';
 import { TRACKER_PROVIDERS, type TrackerProvider } from './tracker-types.js';
+import type { Principal } from '../../tenancy/tenancy-store.js';
 
 interface SettingsInput {
   provider: TrackerProvider;
@@ -91,16 +92,30 @@ export function trackerSettingsRoutes(router: Router, deps: AppDeps): void {
     },
   });
 
+  /**
+   * Local tickets are per tenant, but each was made for one issue (its preview names the issue). A
+   * project-limited key reaches only tickets of its project's issues; any other is a 404 like an
+   * unknown identifier (DESIGN "Tenancy": outside a project-limited key → not_found).
+   */
+  const ticketInKeyProject = async (principal: Principal, ticketId: string): Promise<boolean> => {
+    if (!principal.projectId) return true;
+    const rows = await deps.sql`
+      select 1 from ticket_previews p join issues i on i.id = p.issue_id
+      where p.tenant_id = ${principal.tenantId} and p.ticket_id = ${ticketId} and i.project_id = ${principal.projectId}
+      limit 1`;
+    return rows.length > 0;
+  };
+
   // Local tickets live in Lookout, so it also serves them (their `url`) and lets a team move them through its states.
   const LocalTicket = { $ref: '#/components/schemas/Ticket' };
   defineRoute(router, deps, {
     method: 'get', path: '/integrations/ticket-tracker/tickets/{identifier}', tag: 'ticket-tracker', scope: 'read',
     summary: 'A ticket of the local tracker by identifier (e.g. LOC-12)',
     responses: { 200: { description: 'Ticket', schema: LocalTicket } },
-    handler: async ({ tenantId, params }) => {
+    handler: async ({ principal, tenantId, params }) => {
       const settings = await readTrackerSettings(deps.sql, tenantId);
       const ticket = await new LocalTracker(deps.sql, tenantId, settings.team_name).findByIdentifier(params.identifier);
-      if (!ticket) throw new NotFoundError('Ticket not found');
+      if (!ticket || !(await ticketInKeyProject(principal, ticket.id))) throw new NotFoundError('Ticket not found');
       return ticket;
     },
   });
@@ -110,11 +125,11 @@ export function trackerSettingsRoutes(router: Router, deps: AppDeps): void {
     summary: 'Move a local ticket to another state (todo, in_progress, done, canceled); linked issues see it on their next sync',
     body: { type: 'object', additionalProperties: false, required: ['state'], properties: { state: { enum: Object.keys(LOCAL_STATES) } } },
     responses: { 200: { description: 'Ticket', schema: LocalTicket } },
-    handler: async ({ tenantId, params, body }) => {
+    handler: async ({ principal, tenantId, params, body }) => {
       const settings = await readTrackerSettings(deps.sql, tenantId);
       const tracker = new LocalTracker(deps.sql, tenantId, settings.team_name);
       const ticket = await tracker.findByIdentifier(params.identifier);
-      if (!ticket) throw new NotFoundError('Ticket not found');
+      if (!ticket || !(await ticketInKeyProject(principal, ticket.id))) throw new NotFoundError('Ticket not found');
       return tracker.setState(ticket.id, body.state);
     },
   });
