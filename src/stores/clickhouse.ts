@@ -74,7 +74,7 @@ type SettingsParams = { clickhouse_settings?: Record<string, unknown> };
  * it. `readonly` cannot be reset once set, so it must go in the statement's own SETTINGS clause.
  */
 function isolateSessionSettings(client: ClickHouseClient): ClickHouseClient {
-  const defaults = new Map<string, unknown>();
+  const defaults = new Map<string, string>();
   const learn = async (names: string[]) => {
     const unknown = names.filter((name) => !defaults.has(name));
     if (unknown.length === 0) return;

@@ -12,7 +12,7 @@ afterAll(async () => {
   await store?.close();
 });
 
-const probe = async (settings?: Record<string, unknown>) => {
+const probe = async (settings?: Record<string, string | number>) => {
   const result = await store.client.query({
     query: "SELECT toUInt64(5) AS n, getSetting('join_use_nulls') AS j",
     format: 'JSONEachRow',

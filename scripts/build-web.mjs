@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Builds the dashboard (web/src) into dist/web: one minified ES module bundle and one stylesheet,
+// named by content hash under dist/web/assets, plus an index.html that loads them. The service
+// serves that directory at / (src/dashboard). Usage: node scripts/build-web.mjs [--out DIR]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const outArg = process.argv.indexOf('--out');
+const outDir = path.resolve(outArg > 0 ? process.argv[outArg + 1] : path.join(root, 'dist', 'web'));
+const assetsDir = path.join(outDir, 'assets');
+
+const started = Date.now();
+fs.rmSync(outDir, { recursive: true, force: true });
+fs.mkdirSync(assetsDir, { recursive: true });
+
+const result = await esbuild.build({
+  entryPoints: [path.join(root, 'web', 'src', 'main.tsx')],
+  bundle: true,
+  minify: true,
+  sourcemap: 'linked',
+  format: 'esm',
+  target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  outdir: assetsDir,
+  entryNames: '[name]-[hash]',
+  assetNames: '[name]-[hash]',
+  metafile: true,
+  legalComments: 'linked',
+  logLevel: 'warning',
+  define: { 'process.env.NODE_ENV': '"production"' },
+});
+
+const outputs = Object.keys(result.metafile.outputs).map((file) => path.relative(assetsDir, path.resolve(root, file)));
+const script = outputs.find((file) => file.endsWith('.js'));
+const style = outputs.find((file) => file.endsWith('.css'));
+if (!script) throw new Error('esbuild produced no script');
+
+const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light">
+<title>Lookout</title>
+${style ? `<link rel="stylesheet" href="/assets/${style}">\n` : ''}<script type="module" src="/assets/${script}"></script>
+</head>
+<body>
+<div id="app"></div>
+<noscript>The Lookout dashboard needs JavaScript. The REST API is at /api.</noscript>
+</body>
+</html>
+`;
+fs.writeFileSync(path.join(outDir, 'index.html'), html);
+
+const sizes = outputs
+  .filter((file) => !file.endsWith('.map') && !file.endsWith('.txt'))
+  .map((file) => `${file} ${(fs.statSync(path.join(assetsDir, file)).size / 1024).toFixed(1)} KiB`);
+console.log(`dashboard built into ${path.relative(root, outDir) || outDir} in ${Date.now() - started} ms: ${sizes.join(', ')}`);

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { generalParams, modelScorecardParams, windowParams } from '../../../web/src/api/endpoints.js';
+import { formatCount, formatMs, formatRate, formatUsd, parseApiDate } from '../../../web/src/format.js';
+import { readWindow } from '../../../web/src/time-window.js';
+
+// The browser app's pure parts: how the window picker's URL state becomes each view's parameters,
+// and how API figures are written (formatting only, never a new figure).
+
+const now = new Date('2026-03-10T12:34:56.789Z');
+
+describe('window picker → view parameters', () => {
+  it('ends a preset at the next whole minute and looks back its hours', () => {
+    const w = readWindow(new URLSearchParams('range=7d&granularity=week'), now);
+    expect(w).toEqual({ range: '7d', granularity: 'week', start: '2026-03-03T12:35:00Z', endExclusive: '2026-03-10T12:35:00Z', hours: 168 });
+    expect(generalParams(w)).toEqual({ view: 'general', hours: '168', endExclusive: '2026-03-10T12:35:00Z', granularity: 'week' });
+    expect(windowParams('agent_scorecard', w)).toEqual({ view: 'agent_scorecard', start: '2026-03-03T12:35:00Z', endExclusive: '2026-03-10T12:35:00Z', granularity: 'week' });
+    // model_scorecard's end is inclusive (SPEC.md): the last second of the window.
+    expect(modelScorecardParams(w)).toEqual({ view: 'model_scorecard', start: '2026-03-03T12:35:00Z', end: '2026-03-10T12:34:59Z' });
+  });
+
+  it('defaults to 24 h by day, and ignores unknown values', () => {
+    const w = readWindow(new URLSearchParams('range=1y&granularity=hour'), now);
+    expect(w.range).toBe('24h');
+    expect(w.granularity).toBe('day');
+    expect(w.hours).toBe(24);
+  });
+
+  it('takes a custom window at whole seconds and sends the general view its length in hours, rounded up', () => {
+    const w = readWindow(new URLSearchParams('range=custom&from=2026-03-01T00:00:00.500Z&to=2026-03-02T06:30:00Z'), now);
+    expect(w).toMatchObject({ range: 'custom', start: '2026-03-01T00:00:00Z', endExclusive: '2026-03-02T06:30:00Z', hours: null });
+    expect(generalParams(w)).toMatchObject({ hours: '31', endExclusive: '2026-03-02T06:30:00Z' });
+  });
+
+  it('falls back to 24 h when a custom window is missing or backwards', () => {
+    expect(readWindow(new URLSearchParams('range=custom&from=2026-03-02T00:00:00Z&to=2026-03-01T00:00:00Z'), now).hours).toBe(24);
+    expect(readWindow(new URLSearchParams('range=custom'), now).hours).toBe(24);
+  });
+});
+
+describe('formatting API figures', () => {
+  it('writes counts, durations, rates and dollars without changing them', () => {
+    expect(formatCount(1234567)).toBe('1,234,567');
+    expect(formatCount('12345')).toBe('12,345'); // large integers may arrive as numeric strings
+    expect(formatCount(null)).toBe('—');
+    expect(formatMs(1425.456)).toBe('1,425.46 ms');
+    expect(formatRate(0.2667)).toBe('26.67%');
+    expect(formatRate(null)).toBe('—');
+    expect(formatUsd(0.008315)).toBe('$0.008315');
+    expect(formatUsd(0.2636)).toBe('$0.2636');
+    expect(formatUsd(1234.5)).toBe('$1,234.50');
+    expect(formatUsd(null)).toBe('—');
+  });
+
+  it('reads the date forms the API uses', () => {
+    expect(parseApiDate('2026-03-01')?.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    expect(parseApiDate('2026-03-01 10:11:12.345')?.toISOString()).toBe('2026-03-01T10:11:12.345Z');
+    expect(parseApiDate('2026-03-01T10:11:12Z')?.toISOString()).toBe('2026-03-01T10:11:12.000Z');
+    expect(parseApiDate('not a date')).toBeNull();
+  });
+});

@@ -1,0 +1,149 @@
+import type { WindowSelection } from '../time-window.js';
+import { api } from './client.js';
+import type {
+  AgentScorecardView,
+  GeneralView,
+  Issue,
+  IssueList,
+  IssueOccurrence,
+  IssueTag,
+  ModelScorecardView,
+  Project,
+  TicketLink,
+  ToolAggregatesView,
+  TraceContextBundle,
+  TraceList,
+  WindowView,
+} from './types.js';
+
+/** Every REST call the dashboard makes, in one place (paths per SPEC.md and DESIGN.md). */
+
+const enc = encodeURIComponent;
+
+export function listProjects(key?: string): Promise<{ projects: Project[] }> {
+  return api.get('/projects', undefined, key);
+}
+
+export function getProject(projectId: string): Promise<Project> {
+  return api.get(`/projects/${enc(projectId)}`);
+}
+
+const analytics = (projectId: string) => `/projects/${enc(projectId)}/analytics`;
+
+/**
+ * The general view looks back `hours` from an anchor; the analytics module also takes
+ * `endExclusive` as that anchor, so every panel of a page reads the same window. A custom window
+ * becomes its length in whole hours, rounded up, ending at its end.
+ */
+export function generalParams(window: WindowSelection): Record<string, string> {
+  const hours = window.hours ?? Math.max(1, Math.ceil((Date.parse(window.endExclusive) - Date.parse(window.start)) / 3_600_000));
+  return { view: 'general', hours: String(hours), endExclusive: window.endExclusive, granularity: window.granularity };
+}
+
+export function getGeneralView(projectId: string, window: WindowSelection): Promise<GeneralView> {
+  return api.get(analytics(projectId), generalParams(window));
+}
+
+/** window, agent_scorecard and tool_aggregates take start + endExclusive (SPEC.md). */
+export function windowParams(view: 'window' | 'agent_scorecard' | 'tool_aggregates', window: WindowSelection): Record<string, string> {
+  return { view, start: window.start, endExclusive: window.endExclusive, granularity: window.granularity };
+}
+
+export function getWindowView(projectId: string, window: WindowSelection): Promise<WindowView> {
+  return api.get(analytics(projectId), windowParams('window', window));
+}
+
+export function getAgentScorecard(projectId: string, window: WindowSelection): Promise<AgentScorecardView> {
+  return api.get(analytics(projectId), windowParams('agent_scorecard', window));
+}
+
+export function getToolAggregates(projectId: string, window: WindowSelection): Promise<ToolAggregatesView> {
+  return api.get(analytics(projectId), windowParams('tool_aggregates', window));
+}
+
+/** model_scorecard takes start and an optional inclusive end (SPEC.md): the last second of the window. */
+export function modelScorecardParams(window: WindowSelection): Record<string, string> {
+  const end = new Date(new Date(window.endExclusive).getTime() - 1000).toISOString().replace('.000Z', 'Z');
+  return { view: 'model_scorecard', start: window.start, end };
+}
+
+export function getModelScorecard(projectId: string, window: WindowSelection): Promise<ModelScorecardView> {
+  return api.get(analytics(projectId), modelScorecardParams(window));
+}
+
+export interface TraceFilters {
+  agent_name?: string;
+  has_error?: string;
+  thread_id?: string;
+  start?: string;
+  end?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export function listTraces(projectId: string, filters: TraceFilters): Promise<TraceList> {
+  return api.get(`/projects/${enc(projectId)}/traces`, { ...filters });
+}
+
+export function listAgentNames(projectId: string): Promise<{ agent_names: string[] }> {
+  return api.get('/traces/agent-names', { project_id: projectId });
+}
+
+/** One page of the context bundle (SPEC.md "Traces": spans_limit 1..500, spans_offset >= 0). */
+export function getTraceContext(
+  traceId: string,
+  projectId: string,
+  page: { offset: number; limit: number; attributes: boolean; events: boolean },
+): Promise<TraceContextBundle> {
+  return api.get(`/traces/${enc(traceId)}`, {
+    expand: 'context',
+    project_id: projectId,
+    spans_offset: page.offset,
+    spans_limit: page.limit,
+    include_attributes: page.attributes,
+    include_events: page.events,
+  });
+}
+
+/** GET /api/projects/{pid}/issues filters: status (comma list), tag (a tag id), cursor. */
+export interface IssueFilters {
+  status?: string;
+  tag?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export function listIssues(projectId: string, filters: IssueFilters): Promise<IssueList> {
+  return api.get(`/projects/${enc(projectId)}/issues`, { ...filters });
+}
+
+export function getIssue(issueId: string): Promise<Issue> {
+  return api.get(`/issues/${enc(issueId)}`);
+}
+
+export function listOccurrences(issueId: string, cursor?: string): Promise<{ occurrences: IssueOccurrence[]; next_cursor: string | null }> {
+  return api.get(`/issues/${enc(issueId)}/occurrences`, { cursor, limit: 50 });
+}
+
+export type IssueAction = 'start-review' | 'resolve' | 'dismiss' | 'reopen';
+
+export function issueAction(issueId: string, action: IssueAction): Promise<Partial<Issue>> {
+  return api.patch(`/issues/${enc(issueId)}/${action}`);
+}
+
+export function listIssueTags(projectId: string): Promise<{ tags: IssueTag[] }> {
+  return api.get('/issues/tags', { project_id: projectId });
+}
+
+export function getTicketLink(issueId: string): Promise<TicketLink> {
+  return api.get(`/issues/${enc(issueId)}/tracker-ticket`);
+}
+
+/** DESIGN.md "Ticket tracker": preview a ticket for the issue, then confirm it with the preview token. */
+export function previewTicket(issueId: string): Promise<{ preview_token: string; expires_at?: string; [key: string]: unknown }> {
+  return api.post(`/issues/${enc(issueId)}/tracker-ticket/preview`, {});
+}
+
+export function linkTicket(issueId: string, previewToken: string): Promise<TicketLink> {
+  return api.put(`/issues/${enc(issueId)}/tracker-ticket`, { preview_token: previewToken });
+}

@@ -1,0 +1,124 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { onUnauthorized } from './api/client.js';
+import { getProject } from './api/endpoints.js';
+import { Layout, type ProjectTab } from './components/layout.js';
+import { Link } from './components/link.js';
+import { ErrorPanel } from './components/states.js';
+import { AgentsPage } from './pages/agents.js';
+import { IssuePage } from './pages/issue.js';
+import { IssuesPage } from './pages/issues.js';
+import { ModelsPage } from './pages/models.js';
+import { OverviewPage } from './pages/overview.js';
+import { ProjectsPage } from './pages/projects.js';
+import { SignIn } from './pages/sign-in.js';
+import { ToolsPage } from './pages/tools.js';
+import { TracePage } from './pages/trace.js';
+import { TracesPage } from './pages/traces.js';
+import { match, navigate, useLocation } from './router.js';
+import { clearApiKey, getApiKey } from './session.js';
+import { readWindow } from './time-window.js';
+import { useResource } from './use-resource.js';
+
+interface Route {
+  tab: ProjectTab;
+  title: string;
+  render: (params: Record<string, string>, query: URLSearchParams) => ComponentChildren;
+}
+
+function windowed(Page: typeof OverviewPage) {
+  return (params: Record<string, string>, query: URLSearchParams) => (
+    <Page projectId={params.pid} window={readWindow(query)} customActive={query.get('range') === 'custom'} />
+  );
+}
+
+const PROJECT_ROUTES: [string, Route][] = [
+  ['/p/:pid', { tab: 'overview', title: 'Overview', render: windowed(OverviewPage) }],
+  ['/p/:pid/agents', { tab: 'agents', title: 'Agents', render: windowed(AgentsPage) }],
+  ['/p/:pid/models', { tab: 'models', title: 'Models', render: windowed(ModelsPage) }],
+  ['/p/:pid/tools', { tab: 'tools', title: 'Tools', render: windowed(ToolsPage) }],
+  ['/p/:pid/traces', { tab: 'traces', title: 'Traces', render: (p, q) => <TracesPage projectId={p.pid} query={q} /> }],
+  ['/p/:pid/traces/:tid', { tab: 'traces', title: 'Trace', render: (p) => <TracePage projectId={p.pid} traceId={p.tid} /> }],
+  ['/p/:pid/issues', { tab: 'issues', title: 'Issues', render: (p, q) => <IssuesPage projectId={p.pid} query={q} /> }],
+  ['/p/:pid/issues/:iid', { tab: 'issues', title: 'Issue', render: (p) => <IssuePage projectId={p.pid} issueId={p.iid} /> }],
+];
+
+function ProjectShell({ params, route, query, onSignOut }: { params: Record<string, string>; route: Route; query: URLSearchParams; onSignOut: () => void }) {
+  const project = useResource(() => getProject(params.pid), [params.pid]);
+  const name = project.data?.name ?? null;
+  useEffect(() => {
+    document.title = `${route.title}${name ? ` · ${name}` : ''} · Lookout`;
+  }, [route.title, name]);
+  return (
+    <Layout project={{ id: params.pid, name }} tab={route.tab} query={query} onSignOut={onSignOut}>
+      {project.state === 'error' ? <ErrorPanel error={project.error} retry={project.reload} /> : route.render(params, query)}
+    </Layout>
+  );
+}
+
+export function App() {
+  const location = useLocation();
+  const [signedIn, setSignedIn] = useState(() => getApiKey() !== null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const lastPath = useRef(location.path);
+
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        setNotice('Your API key is no longer accepted. Sign in again.');
+        setSignedIn(false);
+      }),
+    [],
+  );
+
+  // Keyboard and screen-reader users land at the new page's content after in-app navigation.
+  useEffect(() => {
+    if (lastPath.current === location.path) return;
+    lastPath.current = location.path;
+    document.getElementById('main')?.focus({ preventScroll: true });
+  }, [location.path]);
+
+  const signOut = () => {
+    clearApiKey();
+    setNotice(null);
+    setSignedIn(false);
+    navigate('/');
+  };
+
+  if (!signedIn) {
+    document.title = 'Sign in · Lookout';
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={() => {
+          setNotice(null);
+          setSignedIn(true);
+        }}
+      />
+    );
+  }
+
+  if (location.path === '/' || location.path === '') {
+    document.title = 'Projects · Lookout';
+    return (
+      <Layout onSignOut={signOut}>
+        <ProjectsPage />
+      </Layout>
+    );
+  }
+
+  for (const [pattern, route] of PROJECT_ROUTES) {
+    const params = match(pattern, location.path);
+    if (params) return <ProjectShell key={params.pid} params={params} route={route} query={location.query} onSignOut={signOut} />;
+  }
+
+  document.title = 'Not found · Lookout';
+  return (
+    <Layout onSignOut={signOut}>
+      <h1>Page not found</h1>
+      <p>
+        Nothing lives at <code>{location.path}</code>. <Link href="/">Back to projects</Link>.
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,62 @@
+/**
+ * Display formatting only: every figure shown is the API's value, written for people. Nothing
+ * here derives a new figure (issue 10: "nothing recomputed in the browser").
+ */
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const decimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+
+/** Large integers may arrive as numeric strings (SPEC.md "Analytics query"). */
+function asNumber(value: unknown): number | null {
+  if (value === null || value === undefined || value === '') return null;
+  const n = typeof value === 'number' ? value : Number(value);
+  return Number.isFinite(n) ? n : null;
+}
+
+export function formatCount(value: unknown): string {
+  const n = asNumber(value);
+  return n === null ? '—' : integer.format(n);
+}
+
+export function formatNumber(value: unknown): string {
+  const n = asNumber(value);
+  return n === null ? '—' : decimal.format(n);
+}
+
+export function formatMs(value: unknown): string {
+  const n = asNumber(value);
+  if (n === null) return '—';
+  return `${decimal.format(n)} ms`;
+}
+
+/** error_rate is a fraction (0..1) in the views; shown as a percentage with the same precision. */
+export function formatRate(value: unknown): string {
+  const n = asNumber(value);
+  return n === null ? '—' : `${decimal.format(n * 100)}%`;
+}
+
+export function formatUsd(value: unknown): string {
+  const n = asNumber(value);
+  if (n === null) return '—';
+  const digits = n !== 0 && Math.abs(n) < 0.01 ? 6 : n < 100 ? 4 : 2;
+  return `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits })}`;
+}
+
+export function formatDateTime(value: unknown): string {
+  if (typeof value !== 'string' || !value) return '—';
+  const date = parseApiDate(value);
+  if (!date) return value;
+  return date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC').replace(/Z$/, ' UTC');
+}
+
+/** API dates: ISO 8601, ClickHouse 'YYYY-MM-DD hh:mm:ss.sss' (UTC) or a bare day 'YYYY-MM-DD'. */
+export function parseApiDate(value: string): Date | null {
+  let text = value.trim();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text += 'T00:00:00Z';
+  else if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(text)) text = text.replace(' ', 'T') + (/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? '' : 'Z');
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
