@@ -10,13 +10,16 @@ import { dashboardRoutes } from './dashboard/dashboard-routes.js';
 import { ingestModule } from './ingest/ingest-module.js';
 import { traceRoutes } from './traces/trace-routes.js';
 import { costModule } from './analytics/cost/cost-module.js';
+import { analyticsQueryModule } from './analytics/query/router.js';
 import { presetViewRoutes } from './analytics/views/view-routes.js';
+import { mcpRouter } from './mcp/mcp-router.js';
 
 /** Every feature module, in start order. Add a module here to mount its routes and run its background work. */
 export const modules: LookoutModule[] = [
   { name: 'tenancy', api: tenancyRoutes },
   { name: 'projects', api: projectRoutes },
   costModule,
+  analyticsQueryModule,
   { name: 'analytics-views', api: presetViewRoutes },
   issuesModule,
   monitorsModule,
@@ -26,6 +29,7 @@ export const modules: LookoutModule[] = [
   // After the trace-hook listeners (issues, monitors): modules stop in reverse, and ingestion's stop settles open traces.
   ingestModule,
   { name: 'traces', api: traceRoutes },
+  { name: 'mcp', root: mcpRouter },
   // Last: its root router answers HTML navigations that no other router claimed (never /api, /v1, /mcp).
   { name: 'dashboard', root: dashboardRoutes },
 ];

@@ -1,0 +1,99 @@
+/**
+ * The agent scorecard (SPEC.md "Project analytics: preset views": agent_scorecard): one row per
+ * agent_name of the traces that started in [start, endExclusive), busiest first
+ * (docs/analytics.md "agent_scorecard").
+ */
+import { computeCostObject, scorecardCost } from '../cost/cost-object.js';
+import { formatUtcSecond } from '../query/window.js';
+import type { WindowedParams } from './view-params.js';
+import { projectSendsTools } from './coverage.js';
+import { OUTCOME_COLUMNS } from './window-view.js';
+import { GUARD, IN_WINDOW, quantilesOrNull, ratio, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+/** Rows answered at most; the cost module keeps the same busiest agents (by traces). */
+export const MAX_AGENTS = 1000;
+
+export interface AgentScorecardRow extends ReturnType<typeof scorecardCost> {
+  agent: string;
+  traces: number;
+  p50: number | null;
+  p95: number | null;
+  error_rate: number | null;
+  root_status_known: number;
+  tools_used: number;
+  tools_used_is_lower_bound: boolean;
+  tokens: number;
+}
+
+export interface AgentScorecardPayload {
+  window: { start: string; end_exclusive: string };
+  rows: AgentScorecardRow[];
+}
+
+interface AgentRow {
+  agent: string;
+  traces: number;
+  failed_runs: number;
+  root_status_known: number;
+  root_absent: number;
+  duration_known: number;
+  latency_q: number[];
+  tokens: number;
+}
+
+export async function agentScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<AgentScorecardPayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window } = params;
+  const sqlParams = scopeParams(scope, window);
+  const [agents, tools, cost] = await Promise.all([
+    selectRows<AgentRow>(
+      scope,
+      `SELECT agent_name AS agent,
+  ${OUTCOME_COLUMNS},
+  count(root_duration_ms) AS duration_known,
+  quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
+  sum(total_tokens) AS tokens
+FROM ${table(scope, 'event_trace_processed')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY agent
+ORDER BY traces DESC, agent ASC
+LIMIT {v_max_agents:UInt32}`,
+      { ...sqlParams, v_max_agents: MAX_AGENTS },
+    ),
+    selectRows<{ agent: string; tools_used: number }>(
+      scope,
+      `SELECT agent_name AS agent, uniqExact(tool) AS tools_used
+FROM ${table(scope, 'event_tool_called')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY agent`,
+      sqlParams,
+    ),
+    computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive, groupBy: 'agent', maxGroups: MAX_AGENTS }),
+  ]);
+  const toolsByAgent = new Map(tools.map((t) => [t.agent, Number(t.tools_used)]));
+  const costByAgent = new Map(cost.groups.map((g) => [g.group, g.detail]));
+  // Tool calls in the window prove the project sends them; only otherwise is the project probed.
+  const sendsTools = tools.length > 0 || (await projectSendsTools(scope));
+  const rows = agents.map((a): AgentScorecardRow => {
+    const [p50, p95] = quantilesOrNull(a.latency_q, Number(a.duration_known), 2);
+    const known = Number(a.root_status_known);
+    const detail = costByAgent.get(a.agent);
+    return {
+      agent: a.agent,
+      traces: Number(a.traces),
+      p50,
+      p95,
+      error_rate: ratio(Number(a.failed_runs), known),
+      root_status_known: known,
+      tools_used: toolsByAgent.get(a.agent) ?? 0,
+      // A floor when the project sends no tool spans at all, or when some of the agent's runs
+      // arrived without their root span (the rest of such a trace, and its tool calls, may be missing).
+      tools_used_is_lower_bound: !sendsTools || Number(a.root_absent) > 0,
+      tokens: Number(a.tokens),
+      ...(detail
+        ? scorecardCost(detail)
+        : { cost: null, cost_is_lower_bound: true, cost_source: 'query_time' as const, cost_lower_bound_reasons: [], model_breakdown_truncated: true }),
+    };
+  });
+  return { window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) }, rows };
+}

@@ -1,0 +1,96 @@
+/**
+ * The base view (SPEC.md "Project analytics: preset views": base): per-bucket series of traces,
+ * run outcomes and span errors, tokens and cost over [start, endExclusive). Every series counts a
+ * trace in the bucket of its start (trace.processed timestamp), so the series add up to one
+ * another (docs/analytics.md "base").
+ */
+import { emptyPartial } from '../cost/cost-engine.js';
+import { computeCostObject, costByModel, resolveCatalog, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../cost/cost-object.js';
+import { summarize } from '../cost/cost-summary.js';
+import { formatUtcSecond } from '../query/window.js';
+import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
+import type { WindowedParams } from './view-params.js';
+import { OUTCOME_COLUMNS } from './window-view.js';
+import { byDate, GUARD, IN_WINDOW, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+export interface BasePayload {
+  window: { start: string; end_exclusive: string };
+  traces: { date: string; value: number }[];
+  errors: { date: string; span_errors: number; failed_runs: number; root_status_known: number; root_absent: number; traces: number }[];
+  tokens: { date: string; input_tokens: number; output_tokens: number }[];
+  cost: (CostObject & { date: string; traces: number })[];
+  cost_by_model: ReturnType<typeof costByModel>[];
+  cost_by_model_source: 'query_time';
+  cost_by_model_coverage: AttributionCoverage;
+}
+
+interface BaseRow {
+  date: string;
+  traces: number;
+  failed_runs: number;
+  root_status_known: number;
+  root_absent: number;
+  span_errors: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export async function baseView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<BasePayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window, granularity } = params;
+  const catalog = await resolveCatalog(deps.catalog);
+  const [rows, cost] = await Promise.all([
+    selectRows<BaseRow>(
+      scope,
+      `SELECT ${bucketSql(granularity)} AS date,
+  ${OUTCOME_COLUMNS},
+  sum(error_count) AS span_errors,
+  sum(input_tokens) AS input_tokens,
+  sum(output_tokens) AS output_tokens
+FROM ${table(scope, 'event_trace_processed')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY date
+ORDER BY date`,
+      scopeParams(scope, window),
+    ),
+    computeCostObject({ ch: deps.ch, tenantId, projectId, catalog }, { start: window.start, endExclusive: window.endExclusive, groupBy: { bucket: granularity } }),
+  ]);
+
+  const dates = bucketDates(window, granularity);
+  const byBucket = byDate(rows);
+  const costs = new Map(cost.groups.map((g) => [g.group, g.detail]));
+  // A bucket without traces has the cost object of nothing: $0, fully priced, stored.
+  const empty: CostDetail = summarize(emptyPartial(), { catalog, limits: resolveLimits(), modelRollupTruncated: false });
+  const costOf = (date: string) => costs.get(date) ?? empty;
+
+  return {
+    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    traces: completeSeries(dates, byBucket, (r, date) => ({ date, value: Number(r.traces) }), (date) => ({ date, value: 0 })),
+    errors: completeSeries(
+      dates,
+      byBucket,
+      (r, date) => ({
+        date,
+        span_errors: Number(r.span_errors),
+        failed_runs: Number(r.failed_runs),
+        root_status_known: Number(r.root_status_known),
+        root_absent: Number(r.root_absent),
+        traces: Number(r.traces),
+      }),
+      (date) => ({ date, span_errors: 0, failed_runs: 0, root_status_known: 0, root_absent: 0, traces: 0 }),
+    ),
+    tokens: completeSeries(
+      dates,
+      byBucket,
+      (r, date) => ({ date, input_tokens: Number(r.input_tokens), output_tokens: Number(r.output_tokens) }),
+      (date) => ({ date, input_tokens: 0, output_tokens: 0 }),
+    ),
+    cost: dates.map((date) => {
+      const detail = costOf(date);
+      return { date, traces: detail.traces, ...detail.cost };
+    }),
+    cost_by_model: dates.map((date) => costByModel(date, costOf(date))),
+    cost_by_model_source: 'query_time',
+    cost_by_model_coverage: cost.total.attribution.coverage,
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The window view's coverage block (SPEC.md "Project analytics: preset views": window.coverage):
+ * per capability, whether the project sends it at all and how many window traces carry it. The
+ * rule for each capability is one row of docs/analytics.md "Coverage"; keep them in step.
+ */
+import { WRITTEN } from '../cost/cost-sql.js';
+import { GUARD, IN_WINDOW, scopeParams, selectRows, table, type ViewScope } from './view-sql.js';
+import type { ViewWindow } from './time-buckets.js';
+
+export const CAPABILITIES = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'provider', 'cost_basis', 'tools'] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export interface CoverageEntry {
+  observed: number;
+  eligible: number;
+  is_lower_bound: boolean;
+}
+
+export interface CoverageBlock {
+  capability: Record<Capability, boolean>;
+  window: Record<Capability, CoverageEntry | null>;
+  window_traces: number;
+}
+
+/**
+ * Per-trace coverage counts, added to the window view's trace statement so they come out of the
+ * same scan of trace.processed (its WITH TOTALS row holds the window's figures).
+ */
+export const TRACE_COVERAGE_COLUMNS = `countIf(has_root = 1) AS cov_root_status,
+  countIf(isNotNull(root_duration_ms)) AS cov_root_duration,
+  countIf(agent_name != '') AS cov_agents,
+  countIf(total_tokens > 0) AS cov_tokens,
+  countIf(notEmpty(models)) AS cov_model,
+  countIf(${WRITTEN}) AS cov_cost_basis`;
+
+export interface TraceCoverageCounts {
+  traces: number;
+  cov_root_status: number;
+  cov_root_duration: number;
+  cov_agents: number;
+  cov_tokens: number;
+  cov_model: number;
+  cov_cost_basis: number;
+}
+
+interface CapabilityRow {
+  root_status: number;
+  root_duration: number;
+  agents: number;
+  tokens: number;
+  model: number;
+  cost_basis: number;
+}
+
+/**
+ * "Sends it at all" looks at every retained row of the project — but only for capabilities the
+ * window did not already show: a capability observed in the window is sent, and reading the whole
+ * project again would only confirm it. Existence needs no FINAL (any row that has the field
+ * proves the project sends it), and the per-table probes stop at their first match.
+ */
+async function capabilities(scope: ViewScope, observed: Record<Capability, number>): Promise<Record<Capability, boolean>> {
+  const params = scopeParams(scope);
+  const seen = (c: Capability) => observed[c] > 0;
+  const traceKeys: Capability[] = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'cost_basis'];
+  const [traceRows, providerRows, toolRows] = await Promise.all([
+    traceKeys.every(seen)
+      ? Promise.resolve([] as CapabilityRow[])
+      : selectRows<CapabilityRow>(
+          scope,
+          `SELECT max(has_root) AS root_status,
+  max(isNotNull(root_duration_ms)) AS root_duration,
+  max(agent_name != '') AS agents,
+  max(total_tokens > 0) AS tokens,
+  max(notEmpty(models)) AS model,
+  max(${WRITTEN}) AS cost_basis
+FROM ${table(scope, 'event_trace_processed')}
+WHERE ${GUARD}`,
+          params,
+        ),
+    seen('provider')
+      ? Promise.resolve([{ found: 1 }])
+      : selectRows<{ found: number }>(scope, `SELECT 1 AS found FROM ${table(scope, 'event_generation_completed')} WHERE ${GUARD} AND provider != '' LIMIT 1`, params),
+    seen('tools') ? Promise.resolve([{ found: 1 }]) : projectSendsTools(scope).then((sends) => (sends ? [{ found: 1 }] : [])),
+  ]);
+  const t = traceRows[0];
+  const has = (c: Capability, value: unknown) => seen(c) || Number(value ?? 0) > 0;
+  return {
+    root_status: has('root_status', t?.root_status),
+    root_duration: has('root_duration', t?.root_duration),
+    agents: has('agents', t?.agents),
+    tokens: has('tokens', t?.tokens),
+    model: has('model', t?.model),
+    provider: providerRows.length > 0,
+    cost_basis: has('cost_basis', t?.cost_basis),
+    tools: toolRows.length > 0,
+  };
+}
+
+/** Whether any tool span of the project was ever stored (also agent_scorecard's lower-bound rule). */
+export async function projectSendsTools(scope: ViewScope): Promise<boolean> {
+  const rows = await selectRows<{ found: number }>(scope, `SELECT 1 AS found FROM ${table(scope, 'event_tool_called')} WHERE ${GUARD} LIMIT 1`, scopeParams(scope));
+  return rows.length > 0;
+}
+
+interface EventCoverageRow {
+  provider_observed: number;
+  provider_eligible: number;
+}
+
+/** Provider coverage is counted in model calls (generation rows) of the window: see docs. */
+async function providerCounts(scope: ViewScope, window: ViewWindow): Promise<EventCoverageRow> {
+  const rows = await selectRows<EventCoverageRow>(
+    scope,
+    `SELECT countIf(provider != '') AS provider_observed, count() AS provider_eligible
+FROM ${table(scope, 'event_generation_completed')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}`,
+    scopeParams(scope, window),
+  );
+  return rows[0] ?? { provider_observed: 0, provider_eligible: 0 };
+}
+
+/** Traces with at least one tool call whose span started in the window. */
+async function toolTraces(scope: ViewScope, window: ViewWindow): Promise<number> {
+  const rows = await selectRows<{ traces: number }>(
+    scope,
+    `SELECT uniqExact(trace_id) AS traces
+FROM ${table(scope, 'event_tool_called')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}`,
+    scopeParams(scope, window),
+  );
+  return Number(rows[0]?.traces ?? 0);
+}
+
+/**
+ * The block. `windowCounts` resolves to the TRACE_COVERAGE_COLUMNS of the window's totals row
+ * (undefined when the window has no trace); the event-table counts run meanwhile. A capability
+ * the project never sent has a null window entry.
+ */
+export async function coverageBlock(scope: ViewScope, window: ViewWindow, windowCounts: Promise<TraceCoverageCounts | undefined>): Promise<CoverageBlock> {
+  const [traceCounts, provider, tools] = await Promise.all([windowCounts, providerCounts(scope, window), toolTraces(scope, window)]);
+  const traces = Number(traceCounts?.traces ?? 0);
+  const entry = (observed: number, eligible: number, isLowerBound = false): CoverageEntry => ({
+    observed: Math.min(observed, eligible),
+    eligible,
+    is_lower_bound: isLowerBound,
+  });
+  const counts: Record<Capability, CoverageEntry> = {
+    root_status: entry(Number(traceCounts?.cov_root_status ?? 0), traces),
+    root_duration: entry(Number(traceCounts?.cov_root_duration ?? 0), traces),
+    agents: entry(Number(traceCounts?.cov_agents ?? 0), traces),
+    tokens: entry(Number(traceCounts?.cov_tokens ?? 0), traces),
+    model: entry(Number(traceCounts?.cov_model ?? 0), traces),
+    provider: entry(Number(provider.provider_observed), Number(provider.provider_eligible)),
+    cost_basis: entry(Number(traceCounts?.cov_cost_basis ?? 0), traces),
+    // A trace without a tool span may still have used a tool its instrumentation did not record.
+    tools: entry(tools, traces, true),
+  };
+  // Raw observations (tool traces may belong to runs that started before the window).
+  const observed = Object.fromEntries(CAPABILITIES.map((c) => [c, c === 'tools' ? tools : counts[c].observed])) as Record<Capability, number>;
+  const capability = await capabilities(scope, observed);
+  const windowEntries = Object.fromEntries(CAPABILITIES.map((c) => [c, capability[c] ? counts[c] : null])) as Record<Capability, CoverageEntry | null>;
+  return { capability, window: windowEntries, window_traces: traces };
+}

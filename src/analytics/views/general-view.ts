@@ -1,0 +1,128 @@
+/**
+ * The general view (SPEC.md "Project analytics: preset views": general; also the answer when
+ * `view` is omitted, SPEC "Versioning" 3). It describes model calls — generation.completed rows —
+ * over the `hours` before the anchor (docs/analytics.md "general").
+ */
+import { computeCostObject, type CostObject } from '../cost/cost-object.js';
+import { UNNAMED_MODEL } from '../cost/stored-cost.js';
+import { formatUtcSecond } from '../query/window.js';
+import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
+import type { GeneralParams } from './view-params.js';
+import { byDate, GUARD, IN_WINDOW, quantilesOrNull, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+export const TOP_MODELS = 10;
+
+export interface SeriesPoint {
+  date: string;
+  value: number;
+}
+
+export interface Percentiles {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface GeneralPayload {
+  window: { start: string; end_exclusive: string };
+  requests: SeriesPoint[];
+  errors: SeriesPoint[];
+  speed: SeriesPoint[];
+  prompt_tokens: SeriesPoint[];
+  completion_tokens: SeriesPoint[];
+  top_models: { model: string; count: number }[];
+  speed_percentiles_timeseries: ({ date: string } & Percentiles)[];
+  totals: CostObject & {
+    requests: number;
+    errors: number;
+    avg_speed: number | null;
+    prompt_tokens: number;
+    completion_tokens: number;
+    speed_percentiles: Percentiles;
+  };
+}
+
+interface GenerationRow {
+  date: string;
+  requests: number;
+  errors: number;
+  speed: number | null;
+  speed_known: number;
+  speed_q: number[];
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+function percentiles(row: GenerationRow | undefined): Percentiles {
+  const [p50, p95, p99] = quantilesOrNull(row?.speed_q, row?.speed_known ?? 0, 3);
+  return { p50, p95, p99 };
+}
+
+export async function generalView(deps: ViewDeps, tenantId: string, projectId: string, params: GeneralParams): Promise<GeneralPayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window, granularity } = params;
+  const sqlParams = scopeParams(scope, window);
+  const generations = table(scope, 'event_generation_completed');
+  // One scan of the window's model calls answers the series (per bucket), top_models (per model)
+  // and the totals (whole window): GROUPING SETS, told apart by GROUPING() (1 = aggregated away).
+  const [grouped, cost] = await Promise.all([
+    selectRows<GenerationRow & { model: string; by_date: number; by_model: number }>(
+      scope,
+      `SELECT ${bucketSql(granularity)} AS date,
+  model,
+  grouping(date) = 0 AS by_date,
+  grouping(model) = 0 AS by_model,
+  count() AS requests,
+  sum(error) AS errors,
+  avg(tps) AS speed,
+  count(tps) AS speed_known,
+  quantilesExact(0.5, 0.95, 0.99)(tps) AS speed_q,
+  sum(input_tokens) AS prompt_tokens,
+  sum(output_tokens) AS completion_tokens
+FROM ${generations} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY GROUPING SETS ((date), (model), ())`,
+      sqlParams,
+    ),
+    computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive }),
+  ]);
+  const series = {
+    rows: grouped.filter((r) => Number(r.by_date) === 1).sort((a, b) => a.date.localeCompare(b.date)),
+    totals: grouped.find((r) => Number(r.by_date) === 0 && Number(r.by_model) === 0),
+  };
+  const models = grouped
+    .filter((r) => Number(r.by_model) === 1)
+    .map((r) => ({ model: r.model, count: Number(r.requests) }))
+    .sort((a, b) => b.count - a.count || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
+    .slice(0, TOP_MODELS);
+
+  const dates = bucketDates(window, granularity);
+  const rows = byDate(series.rows);
+  const point = (pick: (row: GenerationRow) => number) =>
+    completeSeries(dates, rows, (row, date) => ({ date, value: pick(row) }), (date) => ({ date, value: 0 }));
+  const totals = series.rows.length > 0 ? series.totals : undefined;
+  return {
+    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    requests: point((r) => Number(r.requests)),
+    errors: point((r) => Number(r.errors)),
+    speed: point((r) => (r.speed === null ? 0 : Number(r.speed))),
+    prompt_tokens: point((r) => Number(r.prompt_tokens)),
+    completion_tokens: point((r) => Number(r.completion_tokens)),
+    top_models: models.map((m) => ({ model: m.model === '' ? UNNAMED_MODEL : m.model, count: Number(m.count) })),
+    speed_percentiles_timeseries: completeSeries(
+      dates,
+      rows,
+      (row, date) => ({ date, ...percentiles(row) }),
+      (date) => ({ date, ...percentiles(undefined) }),
+    ),
+    totals: {
+      ...cost.total.cost,
+      requests: Number(totals?.requests ?? 0),
+      errors: Number(totals?.errors ?? 0),
+      avg_speed: totals && totals.speed !== null && Number(totals.speed_known) > 0 ? Number(totals.speed) : null,
+      prompt_tokens: Number(totals?.prompt_tokens ?? 0),
+      completion_tokens: Number(totals?.completion_tokens ?? 0),
+      speed_percentiles: percentiles(totals),
+    },
+  };
+}

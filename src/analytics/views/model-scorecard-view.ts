@@ -1,0 +1,93 @@
+/**
+ * The model scorecard (SPEC.md "Project analytics: preset views": model_scorecard): the window's
+ * cost object with its attribution coverage, and one row per model. Tokens and speed come from the
+ * model calls (generation.completed) that started in the window; `traces` counts the window's
+ * traces that called the model, from trace.processed `models` (docs/analytics.md "model_scorecard").
+ */
+import { computeModelScorecardCost, type AttributionCoverage, type CostObject } from '../cost/cost-object.js';
+import { UNNAMED_MODEL } from '../cost/stored-cost.js';
+import { formatUtcSecond } from '../query/window.js';
+import type { ModelScorecardParams } from './view-params.js';
+import { GUARD, IN_WINDOW, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+export interface ModelScorecardRow {
+  model: string;
+  traces: number;
+  tokens: number;
+  input_tokens: number;
+  output_tokens: number;
+  avg_speed: number | null;
+  priced: boolean;
+  estimated_cost_usd: number | null;
+}
+
+export type ModelScorecardPayload = CostObject & {
+  window: { start: string; end_exclusive: string };
+  cost_attribution_coverage: AttributionCoverage;
+  cost_attribution_source: 'query_time';
+  rows: ModelScorecardRow[];
+};
+
+interface GenerationByModel {
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  avg_speed: number | null;
+  providers: string[];
+  unnamed_traces: number;
+}
+
+export async function modelScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: ModelScorecardParams): Promise<ModelScorecardPayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window } = params;
+  const sqlParams = scopeParams(scope, window);
+  const [generations, traces, cost] = await Promise.all([
+    selectRows<GenerationByModel>(
+      scope,
+      `SELECT model,
+  sum(input_tokens) AS input_tokens,
+  sum(output_tokens) AS output_tokens,
+  avg(tps) AS avg_speed,
+  groupUniqArray(provider) AS providers,
+  uniqExactIf(trace_id, model = '') AS unnamed_traces
+FROM ${table(scope, 'event_generation_completed')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY model`,
+      sqlParams,
+    ),
+    selectRows<{ model: string; traces: number }>(
+      scope,
+      `SELECT arrayJoin(models) AS model, count() AS traces
+FROM ${table(scope, 'event_trace_processed')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY model`,
+      sqlParams,
+    ),
+    computeModelScorecardCost({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive }),
+  ]);
+  const tracesByModel = new Map(traces.map((t) => [t.model, Number(t.traces)]));
+  const rows = generations.map((g): ModelScorecardRow => {
+    const input = Number(g.input_tokens);
+    const output = Number(g.output_tokens);
+    // The catalog is asked about every provider the model was called through ('' = not reported).
+    const { priced, estimated_cost_usd } = cost.rowCost(g.model, g.providers);
+    return {
+      model: g.model === '' ? UNNAMED_MODEL : g.model,
+      traces: g.model === '' ? Number(g.unnamed_traces) : (tracesByModel.get(g.model) ?? 0),
+      tokens: input + output,
+      input_tokens: input,
+      output_tokens: output,
+      avg_speed: g.avg_speed === null ? null : Number(g.avg_speed),
+      priced,
+      estimated_cost_usd,
+    };
+  });
+  rows.sort((a, b) => b.tokens - a.tokens || a.model.localeCompare(b.model));
+  return {
+    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    ...cost.cost,
+    cost_attribution_coverage: cost.cost_attribution_coverage,
+    cost_attribution_source: cost.cost_attribution_source,
+    rows,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The ROI view (SPEC.md "Project analytics: preset views": roi; SPEC "States and transitions":
+ * state connect | waiting | populated). It takes no window: counts are lifetime (every retained
+ * trace, every issue of the project) and the series cover the retention period ending now
+ * (docs/analytics.md "roi").
+ */
+import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-store.js';
+import { formatUtcSecond } from '../query/window.js';
+import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
+import type { RoiParams } from './view-params.js';
+import { BY_DATE_WITH_TOTALS, byDate, GUARD, IN_WINDOW, scopeParams, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+export type RoiState = 'connect' | 'waiting' | 'populated';
+
+type Series = { date: string; value: number }[];
+
+export interface RoiPayload {
+  window: { start: string; end_exclusive: string };
+  state: RoiState;
+  counts: { agents: number; lifetime_traces: number; issues: number; resolved: number };
+  base: {
+    caught: Series;
+    resolved: Series;
+    dismissed: Series;
+    traces: Series;
+    errors: Series;
+    artifact_iterations: Series;
+    resolution_days: Series;
+  };
+}
+
+const DAY_SECONDS = 86_400;
+
+interface TraceBucket {
+  date: string;
+  traces: number;
+  errors: number;
+  agents: number;
+}
+
+export function roiState(lifetimeTraces: number, issues: number): RoiState {
+  if (issues > 0) return 'populated';
+  return lifetimeTraces > 0 ? 'waiting' : 'connect';
+}
+
+export async function roiView(deps: ViewDeps, tenantId: string, projectId: string, params: RoiParams): Promise<RoiPayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window, granularity } = params;
+  const sqlParams = scopeParams(scope, window);
+  const bucket = bucketSql(granularity);
+  const [traces, issueEvents, resolutions, issueCounts, iterations] = await Promise.all([
+    // No window filter: the totals row is the lifetime figure; buckets before the series are dropped.
+    selectWithTotals<TraceBucket>(
+      scope,
+      `SELECT ${bucket} AS date,
+  grouping(date) AS is_total,
+  count() AS traces,
+  countIf(error_count > 0) AS errors,
+  uniqExactIf(agent_name, agent_name != '') AS agents
+FROM ${table(scope, 'event_trace_processed')} FINAL
+WHERE ${GUARD}
+${BY_DATE_WITH_TOTALS}
+ORDER BY date`,
+      scopeParams(scope),
+    ),
+    selectRows<{ date: string; name: string; events: number }>(
+      scope,
+      `SELECT ${bucket} AS date, name, count() AS events
+FROM ${table(scope, 'event_issue')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW} AND name IN ('issue.created', 'issue.resolved', 'issue.dismissed')
+GROUP BY date, name`,
+      sqlParams,
+    ),
+    selectRows<{ date: string; issue_id: string; resolved_at: string }>(
+      scope,
+      `SELECT ${bucket} AS date, issue_id, toString(timestamp) AS resolved_at
+FROM ${table(scope, 'event_issue')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW} AND name = 'issue.resolved'`,
+      sqlParams,
+    ),
+    deps.sql<{ issues: number; resolved: number }[]>`
+      select count(*)::int as issues, (count(*) filter (where status = 'resolved'))::int as resolved
+      from issues where tenant_id = ${tenantId} and project_id = ${projectId}`,
+    artifactIterationsByDay(deps.sql, tenantId, projectId, window.start, window.endExclusive),
+  ]);
+
+  const dates = bucketDates(window, granularity);
+  const series = (values: ReadonlyMap<string, number>): Series =>
+    completeSeries(dates, values, (value, date) => ({ date, value }), (date) => ({ date, value: 0 }));
+  const traceRows = byDate(traces.rows);
+  const eventsOf = (name: string) => new Map(issueEvents.filter((e) => e.name === name).map((e) => [e.date, Number(e.events)]));
+
+  const iterationsByBucket = new Map<string, number>();
+  for (const day of iterations) {
+    const key = dateText(bucketStart(new Date(`${day.date}T00:00:00Z`), granularity));
+    iterationsByBucket.set(key, (iterationsByBucket.get(key) ?? 0) + day.value);
+  }
+
+  const createdAt = await issueCreationTimes(deps, tenantId, projectId, [...new Set(resolutions.map((r) => r.issue_id))]);
+  const spans = new Map<string, { days: number; n: number }>();
+  for (const r of resolutions) {
+    const created = createdAt.get(r.issue_id);
+    if (created === undefined) continue; // the issue was deleted with its history
+    const resolvedMs = Date.parse(`${r.resolved_at.replace(' ', 'T')}Z`);
+    const acc = spans.get(r.date) ?? { days: 0, n: 0 };
+    acc.days += Math.max(0, resolvedMs - created) / 1000 / DAY_SECONDS;
+    acc.n += 1;
+    spans.set(r.date, acc);
+  }
+
+  const lifetimeTraces = Number(traces.rows.length > 0 ? (traces.totals?.traces ?? 0) : 0);
+  const counts = issueCounts[0] ?? { issues: 0, resolved: 0 };
+  return {
+    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    state: roiState(lifetimeTraces, counts.issues),
+    counts: {
+      agents: Number(traces.rows.length > 0 ? (traces.totals?.agents ?? 0) : 0),
+      lifetime_traces: lifetimeTraces,
+      issues: counts.issues,
+      resolved: counts.resolved,
+    },
+    base: {
+      caught: series(eventsOf('issue.created')),
+      resolved: series(eventsOf('issue.resolved')),
+      dismissed: series(eventsOf('issue.dismissed')),
+      traces: series(new Map([...traceRows].map(([date, row]) => [date, Number(row.traces)]))),
+      errors: series(new Map([...traceRows].map(([date, row]) => [date, Number(row.errors)]))),
+      artifact_iterations: series(iterationsByBucket),
+      resolution_days: series(new Map([...spans].map(([date, s]) => [date, s.days / s.n]))),
+    },
+  };
+}
+
+/** created_at (epoch ms) of the given issues of the project. */
+async function issueCreationTimes(deps: ViewDeps, tenantId: string, projectId: string, issueIds: string[]): Promise<Map<string, number>> {
+  if (issueIds.length === 0) return new Map();
+  const rows = await deps.sql<{ id: string; created_at: Date }[]>`
+    select id::text as id, created_at from issues
+    where tenant_id = ${tenantId} and project_id = ${projectId} and id::text = any(${issueIds})`;
+  return new Map(rows.map((r) => [r.id, r.created_at.getTime()]));
+}
+

@@ -1,0 +1,134 @@
+/**
+ * Tool aggregates (SPEC.md "Project analytics: preset views": tool_aggregates): per tool, the
+ * calls (tool.called rows) whose span started in [start, endExclusive), plus the volume series
+ * and where the failures concentrate. SPEC leaves the element shapes of volume, failing_volume
+ * and error_concentration open; docs/analytics.md "tool_aggregates" fixes them.
+ */
+import { formatUtcSecond } from '../query/window.js';
+import { bucketDates, bucketSql, type Granularity } from './time-buckets.js';
+import type { WindowedParams } from './view-params.js';
+import { GUARD, IN_WINDOW, quantilesOrNull, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+/** Comparison rows answered at most (busiest tools); the volume totals still count every tool. */
+export const MAX_TOOLS = 1000;
+
+export interface ToolRow {
+  tool: string;
+  calls: number;
+  errors: number;
+  error_rate: number;
+  p50: number;
+  p95: number;
+  traces: number;
+  output_tokens: number;
+}
+
+export interface VolumePoint {
+  date: string;
+  /** Calls in the bucket (failing calls for failing_volume), all tools. */
+  value: number;
+  /** The same per tool, for tools with at least one such call in the bucket. */
+  by_tool: Record<string, number>;
+}
+
+export interface ErrorConcentration {
+  tool: string;
+  errors: number;
+  /** errors / all failing calls of the window. */
+  share: number;
+  /** Running sum of share down the list (most failing tool first): a Pareto curve. */
+  cumulative_share: number;
+}
+
+export interface ToolAggregatesPayload {
+  window: { start: string; end_exclusive: string };
+  granularity: Granularity;
+  rows: ToolRow[];
+  volume: VolumePoint[];
+  failing_volume: VolumePoint[];
+  error_concentration: ErrorConcentration[];
+}
+
+interface ToolQueryRow {
+  tool: string;
+  calls: number;
+  errors: number;
+  duration_q: number[];
+  traces: number;
+  output_tokens: number;
+}
+
+export async function toolAggregatesView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<ToolAggregatesPayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window, granularity } = params;
+  const sqlParams = scopeParams(scope, window);
+  const tools = table(scope, 'event_tool_called');
+  const [perTool, perBucket] = await Promise.all([
+    selectRows<ToolQueryRow>(
+      scope,
+      `SELECT tool,
+  count() AS calls,
+  sum(error) AS errors,
+  quantilesExact(0.5, 0.95)(duration_ms) AS duration_q,
+  uniqExact(trace_id) AS traces,
+  sum(output_tokens) AS output_tokens
+FROM ${tools} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY tool
+ORDER BY calls DESC, tool ASC
+LIMIT {v_max_tools:UInt32}`,
+      { ...sqlParams, v_max_tools: MAX_TOOLS },
+    ),
+    selectRows<{ date: string; tool: string; calls: number; errors: number }>(
+      scope,
+      `SELECT ${bucketSql(granularity)} AS date, tool, count() AS calls, sum(error) AS errors
+FROM ${tools} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+GROUP BY date, tool`,
+      sqlParams,
+    ),
+  ]);
+
+  const rows = perTool.map((t): ToolRow => {
+    const calls = Number(t.calls);
+    const errors = Number(t.errors);
+    // Every row has at least one call, so both quantiles exist.
+    const [p50, p95] = quantilesOrNull(t.duration_q, calls, 2) as number[];
+    return { tool: t.tool, calls, errors, error_rate: errors / calls, p50, p95, traces: Number(t.traces), output_tokens: Number(t.output_tokens) };
+  });
+  const listed = new Set(rows.map((r) => r.tool));
+
+  const dates = bucketDates(window, granularity);
+  const volume = new Map(dates.map((date): [string, VolumePoint] => [date, { date, value: 0, by_tool: {} }]));
+  const failing = new Map(dates.map((date): [string, VolumePoint] => [date, { date, value: 0, by_tool: {} }]));
+  for (const b of [...perBucket].sort((x, y) => x.tool.localeCompare(y.tool))) {
+    const calls = Number(b.calls);
+    const errors = Number(b.errors);
+    const v = volume.get(b.date);
+    const f = failing.get(b.date);
+    if (!v || !f) continue;
+    v.value += calls;
+    f.value += errors;
+    if (listed.has(b.tool) && calls > 0) v.by_tool[b.tool] = calls;
+    if (listed.has(b.tool) && errors > 0) f.by_tool[b.tool] = errors;
+  }
+
+  const allErrors = perBucket.reduce((sum, b) => sum + Number(b.errors), 0);
+  let running = 0;
+  const error_concentration = rows
+    .filter((r) => r.errors > 0)
+    .sort((a, b) => b.errors - a.errors || a.tool.localeCompare(b.tool))
+    .map((r): ErrorConcentration => {
+      running += r.errors;
+      return { tool: r.tool, errors: r.errors, share: r.errors / allErrors, cumulative_share: running / allErrors };
+    });
+
+  return {
+    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    granularity,
+    rows,
+    volume: [...volume.values()],
+    failing_volume: [...failing.values()],
+    error_concentration,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * How the preset views talk to ClickHouse. Their SQL is fixed text written in this directory —
+ * no identifier comes from a caller — and every value is a bound `{v_*:Type}` parameter. Every
+ * statement carries the tenant and project guard (DESIGN.md "Tenancy and credentials": every query
+ * filters by tenant) and reads event tables with FINAL so a re-sent span or a re-processed trace
+ * counts once (DESIGN.md "Analytics").
+ */
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { Sql } from '../../stores/postgres.js';
+import type { PriceCatalog } from '../cost/price-catalog.js';
+import { clickhouseDateTime } from '../query/window.js';
+import type { ViewWindow } from './time-buckets.js';
+
+/** What a view needs: both stores, plus optional overrides for tests (price catalog, clock). */
+export interface ViewDeps {
+  ch: ClickHouseStore;
+  sql: Sql;
+  /** ClickHouse max_execution_time of each statement (SPEC "Limits": 15 s for analytics). */
+  queryTimeoutSeconds?: number;
+  /** Price catalog for the cost module: omitted → the process's price book; null → no prices. */
+  catalog?: PriceCatalog | null;
+}
+
+export interface ViewScope {
+  deps: ViewDeps;
+  tenantId: string;
+  projectId: string;
+}
+
+/** The guard every statement starts its WHERE with. */
+export const GUARD = 'tenant_id = {v_tenant:String} AND project_id = {v_project:String}';
+/** Rows whose own timestamp is in the window. */
+export const IN_WINDOW = "timestamp >= {v_start:DateTime64(3, 'UTC')} AND timestamp < {v_end:DateTime64(3, 'UTC')}";
+
+export function scopeParams(scope: ViewScope, window?: ViewWindow): Record<string, string> {
+  const params: Record<string, string> = { v_tenant: scope.tenantId, v_project: scope.projectId };
+  if (window) {
+    params.v_start = clickhouseDateTime(window.start);
+    params.v_end = clickhouseDateTime(window.endExclusive);
+  }
+  return params;
+}
+
+function settings(scope: ViewScope) {
+  return {
+    max_execution_time: scope.deps.queryTimeoutSeconds ?? 15,
+    // Counts and token sums stay far below 2^53; plain JSON numbers keep the shaping simple.
+    output_format_json_quote_64bit_integers: 0,
+    // GROUPING(x) is 1 on rows where x was aggregated away (the SQL standard), which the
+    // GROUPING SETS statements below rely on; pinned so a server default cannot flip it.
+    force_grouping_standard_compatibility: 1,
+  } as const;
+}
+
+export async function selectRows<Row>(scope: ViewScope, sql: string, params: Record<string, unknown>): Promise<Row[]> {
+  const result = await scope.deps.ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings(scope) });
+  return result.json<Row>();
+}
+
+/**
+ * A grouped statement with its totals row from the same scan. The SQL groups with
+ * `GROUP BY GROUPING SETS ((date), ())` and selects `grouping(date) AS is_total` (1 on the totals
+ * row under standard GROUPING semantics, pinned in settings()). GROUPING SETS rather than
+ * WITH TOTALS: the embedded engine writes WITH TOTALS over no rows as malformed JSON, and
+ * JSONEachRow has no totals at all. Over no rows at all the totals row is still there (count 0).
+ */
+export async function selectWithTotals<Row>(scope: ViewScope, sql: string, params: Record<string, unknown>): Promise<{ rows: Row[]; totals: Row | undefined }> {
+  const all = await selectRows<Row & { is_total: number }>(scope, sql, params);
+  return { rows: all.filter((r) => Number(r.is_total) === 0), totals: all.find((r) => Number(r.is_total) === 1) };
+}
+
+/** The grouping of selectWithTotals statements: per bucket, and the whole window. */
+export const BY_DATE_WITH_TOTALS = 'GROUP BY GROUPING SETS ((date), ())';
+
+export function table(scope: ViewScope, name: 'event_trace_processed' | 'event_generation_completed' | 'event_tool_called' | 'event_span_errored' | 'event_issue'): string {
+  return scope.deps.ch.table(name);
+}
+
+/** A quantile list from quantilesExact, or nulls when no value went into it (ClickHouse answers 0s). */
+export function quantilesOrNull(values: unknown, contributing: number, count: number): (number | null)[] {
+  const list = Array.isArray(values) ? values.map(Number) : [];
+  return Array.from({ length: count }, (_, i) => (contributing > 0 && list[i] !== undefined ? list[i] : null));
+}
+
+/** a / b, or null when b is 0 (error rates over nothing are unknown, not 0). */
+export function ratio(a: number, b: number): number | null {
+  return b > 0 ? a / b : null;
+}
+
+/** Rows keyed by their `date` column, for completeSeries. */
+export function byDate<Row extends { date: string }>(rows: readonly Row[]): Map<string, Row> {
+  return new Map(rows.map((row) => [row.date, row]));
+}

@@ -1,0 +1,95 @@
+/**
+ * The window view (SPEC.md "Project analytics: preset views": window): run latency, outcome
+ * totals, coverage and cost of the traces that started in [start, endExclusive). Latency is the
+ * root span's duration; outcomes follow docs/analytics.md "Run outcomes".
+ */
+import { computeCostObject, windowCost } from '../cost/cost-object.js';
+import { formatUtcSecond } from '../query/window.js';
+import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
+import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
+import type { WindowedParams } from './view-params.js';
+import { BY_DATE_WITH_TOTALS, byDate, GUARD, IN_WINDOW, quantilesOrNull, ratio, scopeParams, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+
+export interface WindowPayload {
+  window: { start: string; end_exclusive: string };
+  latency: { granularity: Granularity; points: { date: string; p50: number | null; p95: number | null }[] };
+  totals: {
+    p50: number | null;
+    p95: number | null;
+    failed_runs: number;
+    root_status_known: number;
+    root_absent: number;
+    traces: number;
+    error_rate: number | null;
+  };
+  coverage: CoverageBlock;
+  cost: ReturnType<typeof windowCost>;
+}
+
+/** Run outcome columns shared with the base view (docs/analytics.md "Run outcomes"). */
+export const OUTCOME_COLUMNS = `count() AS traces,
+  countIf(has_root = 1 AND root_status_code = 'ERROR') AS failed_runs,
+  countIf(has_root = 1) AS root_status_known,
+  countIf(has_root = 0) AS root_absent`;
+
+interface WindowRow extends TraceCoverageCounts {
+  date: string;
+  traces: number;
+  failed_runs: number;
+  root_status_known: number;
+  root_absent: number;
+  duration_known: number;
+  latency_q: number[];
+}
+
+function latency(row: WindowRow | undefined) {
+  const [p50, p95] = quantilesOrNull(row?.latency_q, Number(row?.duration_known ?? 0), 2);
+  return { p50, p95 };
+}
+
+export async function windowView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<WindowPayload> {
+  const scope: ViewScope = { deps, tenantId, projectId };
+  const { window, granularity } = params;
+  const tracesQuery = selectWithTotals<WindowRow>(
+    scope,
+    `SELECT ${bucketSql(granularity)} AS date,
+  grouping(date) AS is_total,
+  ${OUTCOME_COLUMNS},
+  count(root_duration_ms) AS duration_known,
+  quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
+  ${TRACE_COVERAGE_COLUMNS}
+FROM ${table(scope, 'event_trace_processed')} FINAL
+WHERE ${GUARD} AND ${IN_WINDOW}
+${BY_DATE_WITH_TOTALS}
+ORDER BY date`,
+    scopeParams(scope, window),
+  );
+  const costQuery = computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive });
+  const totalsOf = (t: Awaited<typeof tracesQuery>) => (t.rows.length > 0 ? t.totals : undefined);
+  const [traces, coverage, cost] = await Promise.all([tracesQuery, coverageBlock(scope, window, tracesQuery.then(totalsOf)), costQuery]);
+  const totals = totalsOf(traces);
+  const known = Number(totals?.root_status_known ?? 0);
+  const failed = Number(totals?.failed_runs ?? 0);
+  return {
+    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    latency: {
+      granularity,
+      points: completeSeries(
+        bucketDates(window, granularity),
+        byDate(traces.rows),
+        (row, date) => ({ date, ...latency(row) }),
+        (date) => ({ date, ...latency(undefined) }),
+      ),
+    },
+    totals: {
+      ...latency(totals),
+      failed_runs: failed,
+      root_status_known: known,
+      root_absent: Number(totals?.root_absent ?? 0),
+      traces: Number(totals?.traces ?? 0),
+      error_rate: ratio(failed, known),
+    },
+    coverage,
+    cost: windowCost(cost.total),
+  };
+}
