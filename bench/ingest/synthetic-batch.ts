@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { otlpSchema } from '../../src/ingest/otlp-schema.js';
+
+/**
+ * Synthetic but realistic OTLP export batches for the ingest benchmark: each trace is an agent run
+ * (invoke_agent root → 5 chat generations with gen_ai usage → 4 tool calls; one run in ten has a
+ * failing tool call), ten
+ * spans, with the attribute sets GenAI instrumentations emit. Every batch has fresh ids, so the
+ * service stores all of it (nothing is skipped as a duplicate).
+ */
+
+const SPANS_PER_TRACE = 10;
+const MODELS = ['gpt-4o-2024-08-06', 'claude-3-5-sonnet-20241022', 'gpt-4o-mini'];
+const TOOLS = ['search_docs', 'lookup_order', 'create_ticket', 'reply_to_user'];
+
+type Kv = { key: string; value: Record<string, unknown> };
+const str = (key: string, v: string): Kv => ({ key, value: { stringValue: v } });
+const int = (key: string, v: number): Kv => ({ key, value: { intValue: v } });
+
+interface SpanSpec {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  start: bigint;
+  end: bigint;
+  attributes: Kv[];
+  error: boolean;
+}
+
+function traceSpans(base: bigint, n: number): SpanSpec[] {
+  const traceId = randomBytes(16).toString('hex');
+  const rootId = randomBytes(8).toString('hex');
+  const ms = 1_000_000n;
+  const spans: SpanSpec[] = [
+    {
+      traceId,
+      spanId: rootId,
+      parentSpanId: '',
+      name: 'invoke_agent support-agent',
+      kind: 1,
+      start: base,
+      end: base + 9000n * ms,
+      attributes: [
+        str('gen_ai.operation.name', 'invoke_agent'),
+        str('gen_ai.agent.name', `agent-${n % 5}`),
+        str('gen_ai.conversation.id', `thread-${n % 97}`),
+        str('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `Where is my order #${n}?` }] }])),
+      ],
+      error: false,
+    },
+  ];
+  for (let i = 0; i < SPANS_PER_TRACE - 1; i++) {
+    const start = base + BigInt(10 + i * 900) * ms;
+    const isTool = i % 2 === 1;
+    const model = MODELS[(n + i) % MODELS.length];
+    spans.push({
+      traceId,
+      spanId: randomBytes(8).toString('hex'),
+      parentSpanId: rootId,
+      name: isTool ? `execute_tool ${TOOLS[(i >> 1) % TOOLS.length]}` : `chat ${model}`,
+      kind: isTool ? 1 : 3,
+      start,
+      end: start + 850n * ms,
+      attributes: isTool
+        ? [
+            str('gen_ai.operation.name', 'execute_tool'),
+            str('gen_ai.tool.name', TOOLS[(i >> 1) % TOOLS.length]),
+            str('gen_ai.tool.call.arguments', `{"order_id":"A-${n}","message":"Your order ships tomorrow."}`),
+          ]
+        : [
+            str('gen_ai.operation.name', 'chat'),
+            str('gen_ai.provider.name', model.startsWith('claude') ? 'anthropic' : 'openai'),
+            str('gen_ai.request.model', model),
+            str('gen_ai.response.model', model),
+            int('gen_ai.usage.input_tokens', 800 + i * 37),
+            int('gen_ai.usage.output_tokens', 40 + i),
+            str('gen_ai.response.finish_reasons', 'stop'),
+          ],
+      // One run in ten has a failing tool call.
+      error: isTool && i === 3 && n % 10 === 0,
+    });
+  }
+  return spans;
+}
+
+export interface Batch {
+  protobuf: Buffer;
+  json: Buffer;
+  spans: number;
+}
+
+let counter = 0;
+
+/** A batch of `spans` spans (a multiple of 10): protobuf and JSON encodings of the same content. */
+export function syntheticBatch(spans: number, nowNs = BigInt(Date.now()) * 1_000_000n): Batch {
+  const all: SpanSpec[] = [];
+  for (let t = 0; t < spans / SPANS_PER_TRACE; t++) all.push(...traceSpans(nowNs - BigInt(t) * 1_000_000n, counter++));
+  const resource = { attributes: [str('service.name', 'bench-agent'), str('service.version', '1.0.0')] };
+  const scope = { name: 'bench', version: '1.0.0' };
+  const json = {
+    resourceSpans: [
+      {
+        resource,
+        scopeSpans: [
+          {
+            scope,
+            spans: all.map((s) => ({
+              traceId: s.traceId,
+              spanId: s.spanId,
+              ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+              name: s.name,
+              kind: s.kind,
+              startTimeUnixNano: s.start.toString(),
+              endTimeUnixNano: s.end.toString(),
+              attributes: s.attributes,
+              ...(s.error ? { status: { code: 2, message: 'upstream timed out' } } : {}),
+            })),
+          },
+        ],
+      },
+    ],
+  };
+  const type = otlpSchema().ExportTraceServiceRequest;
+  const message = type.fromObject({
+    resourceSpans: [
+      {
+        resource,
+        scopeSpans: [
+          {
+            scope,
+            spans: all.map((s) => ({
+              traceId: Buffer.from(s.traceId, 'hex'),
+              spanId: Buffer.from(s.spanId, 'hex'),
+              parentSpanId: s.parentSpanId ? Buffer.from(s.parentSpanId, 'hex') : Buffer.alloc(0),
+              name: s.name,
+              kind: s.kind,
+              startTimeUnixNano: s.start.toString(),
+              endTimeUnixNano: s.end.toString(),
+              attributes: s.attributes,
+              ...(s.error ? { status: { code: 2, message: 'upstream timed out' } } : {}),
+            })),
+          },
+        ],
+      },
+    ],
+  });
+  return { protobuf: Buffer.from(type.encode(message).finish()), json: Buffer.from(JSON.stringify(json)), spans: all.length };
+}

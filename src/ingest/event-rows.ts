@@ -1,0 +1,216 @@
+import type { NormalizedSpan } from './normalized-span.js';
+import type { SpanTree } from './span-tree.js';
+
+/**
+ * Per-span rows written at ingest (DESIGN.md "Ingestion"; SPEC.md "Events"): the raw `spans` row
+ * and the `generation.completed`, `tool.called` and `span.errored` events. Column names and types
+ * are those of clickhouse/001_spans.sql and 002_events.sql. UInt64 nanosecond times are written as
+ * decimal strings (ClickHouse parses them exactly); DateTime64(3) as 'YYYY-MM-DD hh:mm:ss.sss' UTC.
+ */
+
+/** Who recorded an event (SPEC.md "Events": every event carries these; missing = ''). */
+export interface EventOrigin {
+  actor: string;
+  surface: string;
+  user_id: string;
+  api_key_id: string;
+}
+
+/** Spans sent by an SDK over OTLP with an API key. */
+export function otlpOrigin(apiKeyId: string, userId: string): EventOrigin {
+  return { actor: 'sdk', surface: 'otlp', user_id: userId, api_key_id: apiKeyId };
+}
+
+/** Epoch nanoseconds (decimal string) → ClickHouse DateTime64(3) text, by string slicing so no precision is lost. */
+export function nsToDateTime64(ns: string): string {
+  const ms = ns.length > 6 ? Number(ns.slice(0, -6)) : 0;
+  return msToDateTime64(ms);
+}
+
+export function msToDateTime64(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2026-11-22T08:00:00.123Z
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+export interface SpanRow {
+  tenant_id: string;
+  project_id: string;
+  trace_id: string;
+  otel_trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  name: string;
+  kind: string;
+  start_time_ns: string;
+  end_time_ns: string;
+  duration_ms: number;
+  status_code: string;
+  status_description: string;
+  service_name: string;
+  span_class: string;
+  model: string;
+  provider: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  agent_name: string;
+  tool_name: string;
+  thread_id: string;
+  attributes: string;
+  events: string;
+  resource: string;
+  scope_name: string;
+  scope_version: string;
+  timestamp: string;
+}
+
+interface EventBase extends EventOrigin {
+  tenant_id: string;
+  project_id: string;
+  timestamp: string;
+  trace_id: string;
+  span_id: string;
+}
+
+export interface GenerationCompletedRow extends EventBase {
+  model: string;
+  provider: string;
+  duration_ms: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  tps: number | null;
+  error: number;
+}
+
+export interface ToolCalledRow extends EventBase {
+  tool: string;
+  agent_name: string;
+  duration_ms: number;
+  output_tokens: number;
+  error: number;
+}
+
+export interface SpanErroredRow extends EventBase {
+  span_name: string;
+}
+
+export interface SpanEventRows {
+  spans: SpanRow[];
+  generations: GenerationCompletedRow[];
+  tools: ToolCalledRow[];
+  errors: SpanErroredRow[];
+}
+
+/** Output tokens per second of a generation; null when unknown (no output count or no duration). */
+export function tokensPerSecond(outputTokens: number | null, durationMs: number): number | null {
+  if (outputTokens === null || outputTokens <= 0 || durationMs <= 0) return null;
+  return outputTokens / (durationMs / 1000);
+}
+
+/** Spans of one resource share its attributes object: serialize it once. */
+const resourceJson = new WeakMap<object, string>();
+function resourceText(resource: NormalizedSpan['resource']): string {
+  let text = resourceJson.get(resource);
+  if (text === undefined) {
+    text = JSON.stringify(resource);
+    resourceJson.set(resource, text);
+  }
+  return text;
+}
+
+export function spanRow(span: NormalizedSpan, tree: SpanTree): SpanRow {
+  return {
+    tenant_id: span.tenantId,
+    project_id: span.projectId,
+    trace_id: span.traceId,
+    otel_trace_id: span.otelTraceId,
+    span_id: span.spanId,
+    parent_span_id: span.parentSpanId,
+    name: span.name,
+    kind: span.kind,
+    start_time_ns: span.startNs,
+    end_time_ns: span.endNs,
+    duration_ms: span.durationMs,
+    status_code: span.statusCode,
+    status_description: span.statusDescription,
+    service_name: span.serviceName,
+    span_class: span.spanClass,
+    model: span.model,
+    provider: span.provider,
+    input_tokens: span.inputTokens ?? 0,
+    output_tokens: span.outputTokens ?? 0,
+    cached_input_tokens: span.cachedInputTokens ?? 0,
+    agent_name: tree.agentNameOf(span),
+    tool_name: span.toolName,
+    thread_id: span.threadId,
+    attributes: JSON.stringify(span.attributes),
+    events: JSON.stringify(span.events),
+    resource: resourceText(span.resource),
+    scope_name: span.scopeName,
+    scope_version: span.scopeVersion,
+    timestamp: span.timestamp,
+  };
+}
+
+function base(span: NormalizedSpan, origin: EventOrigin, timestamp: string): EventBase {
+  return {
+    tenant_id: span.tenantId,
+    project_id: span.projectId,
+    timestamp,
+    ...origin,
+    trace_id: span.traceId,
+    span_id: span.spanId,
+  };
+}
+
+/**
+ * The tool.called row of a tool span. Its agent falls back to `traceAgentName` (the trace's agent,
+ * see trace-summary) when no ancestor names one, so tool.called and trace.processed agree on
+ * agent_name and can be joined on it (SPEC.md "Analytics query", useful pairs).
+ */
+export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: EventOrigin, traceAgentName: string): ToolCalledRow {
+  return {
+    ...base(span, origin, span.timestamp),
+    tool: span.toolName || span.name,
+    agent_name: tree.agentNameOf(span) || traceAgentName,
+    duration_ms: span.durationMs,
+    output_tokens: tree.toolOutputTokens(span),
+    error: span.statusCode === 'ERROR' ? 1 : 0,
+  };
+}
+
+/**
+ * All rows for the spans of one request. `tree` covers those spans (possibly a partial trace);
+ * `fallbackAgentName(span)` is the trace-level agent used when the tree names none.
+ */
+export function deriveSpanEventRows(
+  spans: NormalizedSpan[],
+  tree: SpanTree,
+  origin: EventOrigin,
+  fallbackAgentName: (span: NormalizedSpan) => string,
+): SpanEventRows {
+  const rows: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
+  for (const span of spans) {
+    rows.spans.push(spanRow(span, tree));
+    const timestamp = span.timestamp;
+    const error = span.statusCode === 'ERROR' ? 1 : 0;
+    if (span.spanClass === 'generation') {
+      rows.generations.push({
+        ...base(span, origin, timestamp),
+        model: span.model,
+        provider: span.provider,
+        duration_ms: span.durationMs,
+        input_tokens: span.inputTokens ?? 0,
+        output_tokens: span.outputTokens ?? 0,
+        cached_input_tokens: span.cachedInputTokens ?? 0,
+        tps: tokensPerSecond(span.outputTokens, span.durationMs),
+        error,
+      });
+    } else if (span.spanClass === 'tool') {
+      rows.tools.push(toolCalledRow(span, tree, origin, fallbackAgentName(span)));
+    }
+    if (error) rows.errors.push({ ...base(span, origin, timestamp), span_name: span.name });
+  }
+  return rows;
+}

@@ -1,0 +1,125 @@
+import { otlpSchema } from './otlp-schema.js';
+import {
+  OtlpDecodeError,
+  type AttributeValue,
+  type Attributes,
+  type DecodedEvent,
+  type DecodedExport,
+  type DecodedLink,
+  type DecodedSpan,
+} from './otlp-types.js';
+
+/**
+ * Decodes an `application/x-protobuf` ExportTraceServiceRequest with protobufjs and turns the
+ * message objects into the encoding-neutral DecodedExport: bytes ids → lowercase hex, fixed64
+ * times → exact decimal strings, AnyValue → plain JSON values.
+ */
+
+interface LongLike {
+  low: number;
+  high: number;
+  unsigned?: boolean;
+}
+
+const TWO_32 = 4294967296;
+
+/** An unsigned 64-bit value (protobufjs Long, or a number for small values) as an exact decimal string. */
+export function unsignedToDecimal(value: LongLike | number | string | null | undefined): string {
+  if (value === null || value === undefined) return '0';
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : '0';
+  if (typeof value === 'string') return value;
+  const high = value.high >>> 0;
+  const low = value.low >>> 0;
+  // Below 2^53 the double arithmetic is exact; above it BigInt keeps every digit.
+  if (high < 0x200000) return String(high * TWO_32 + low);
+  return ((BigInt(high) << 32n) | BigInt(low)).toString();
+}
+
+/** A signed int64 attribute: a number when exactly representable, else its decimal string. */
+function signedToValue(value: LongLike | number): number | string {
+  if (typeof value === 'number') return value;
+  const high = value.high | 0;
+  const low = value.low >>> 0;
+  if (high >= -0x200000 && high < 0x200000) return high * TWO_32 + low;
+  return ((BigInt(high) << 32n) | BigInt(low)).toString();
+}
+
+function hex(bytes: Uint8Array | null | undefined): string {
+  if (!bytes || bytes.length === 0) return '';
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- protobufjs message objects are untyped reflections of the schema */
+function anyValue(v: any): AttributeValue {
+  if (!v) return null;
+  // `value` is protobufjs's virtual oneof getter: the name of the field that is set.
+  switch (v.value as string | undefined) {
+    case 'stringValue':
+      return v.stringValue;
+    case 'boolValue':
+      return v.boolValue;
+    case 'intValue':
+      return signedToValue(v.intValue);
+    case 'doubleValue':
+      return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
+    case 'arrayValue':
+      return (v.arrayValue.values ?? []).map(anyValue);
+    case 'kvlistValue':
+      return keyValues(v.kvlistValue.values);
+    case 'bytesValue':
+      return Buffer.from(v.bytesValue).toString('base64');
+    default:
+      return null;
+  }
+}
+
+function keyValues(list: any[] | null | undefined): Attributes {
+  const out: Attributes = {};
+  if (!list) return out;
+  for (const kv of list) out[kv.key] = anyValue(kv.value);
+  return out;
+}
+
+function span(s: any): DecodedSpan {
+  const events: DecodedEvent[] = [];
+  for (const e of s.events ?? []) {
+    events.push({ timeNs: unsignedToDecimal(e.timeUnixNano), name: e.name ?? '', attributes: keyValues(e.attributes) });
+  }
+  const links: DecodedLink[] = [];
+  for (const l of s.links ?? []) links.push({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: keyValues(l.attributes) });
+  return {
+    traceId: hex(s.traceId),
+    spanId: hex(s.spanId),
+    parentSpanId: hex(s.parentSpanId),
+    traceState: s.traceState ?? '',
+    name: s.name ?? '',
+    kind: s.kind ?? 0,
+    startNs: unsignedToDecimal(s.startTimeUnixNano),
+    endNs: unsignedToDecimal(s.endTimeUnixNano),
+    attributes: keyValues(s.attributes),
+    events,
+    links,
+    statusCode: s.status?.code ?? 0,
+    statusMessage: s.status?.message ?? '',
+  };
+}
+
+export function decodeProtobufExport(body: Uint8Array): DecodedExport {
+  let message: any;
+  try {
+    message = otlpSchema().ExportTraceServiceRequest.decode(body);
+  } catch (err) {
+    throw new OtlpDecodeError(`Invalid protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
+  }
+  return {
+    resourceSpans: (message.resourceSpans ?? []).map((rs: any) => ({
+      resource: keyValues(rs.resource?.attributes),
+      scopes: (rs.scopeSpans ?? []).map((ss: any) => ({
+        scopeName: ss.scope?.name ?? '',
+        scopeVersion: ss.scope?.version ?? '',
+        spans: (ss.spans ?? []).map(span),
+      })),
+    })),
+  };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */

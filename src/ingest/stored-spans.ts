@@ -1,0 +1,124 @@
+import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { mapAttributes } from './attribute-mapping.js';
+import { nsToDateTime64 } from './event-rows.js';
+import type { NormalizedSpan, SpanKindName, StatusCodeName } from './normalized-span.js';
+import type { Attributes, DecodedEvent } from './otlp-types.js';
+
+/**
+ * Reading spans back from ClickHouse for settling (and the traces API): the stored row is turned
+ * into a NormalizedSpan again by re-applying the attribute mapping to the stored raw attributes,
+ * so a trace is always summarized with the current mapping table, whichever process ingested it.
+ */
+
+export interface StoredSpanRow {
+  tenant_id: string;
+  project_id: string;
+  trace_id: string;
+  otel_trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  name: string;
+  kind: string;
+  start_time_ns: string;
+  end_time_ns: string;
+  duration_ms: number;
+  status_code: string;
+  status_description: string;
+  service_name: string;
+  attributes: string;
+  events: string;
+  resource: string;
+  scope_name: string;
+  scope_version: string;
+  /** The span's agent as resolved when it was ingested (own or an ancestor's in the same request). */
+  agent_name: string;
+}
+
+export const STORED_SPAN_COLUMNS =
+  'tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns, end_time_ns, ' +
+  'duration_ms, status_code, status_description, service_name, attributes, events, resource, scope_name, scope_version, agent_name';
+
+/** 64-bit integers must come back as strings (19-digit nanoseconds do not fit a double). */
+export const EXACT_INTEGERS = { output_format_json_quote_64bit_integers: 1 } as const;
+
+function parseObject<T>(text: string, fallback: T): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+export function spanFromStoredRow(row: StoredSpanRow): NormalizedSpan {
+  const attributes = parseObject<Attributes>(row.attributes, {});
+  const resource = parseObject<Attributes>(row.resource, {});
+  return {
+    tenantId: row.tenant_id,
+    projectId: row.project_id,
+    traceId: row.trace_id,
+    otelTraceId: row.otel_trace_id,
+    spanId: row.span_id,
+    parentSpanId: row.parent_span_id,
+    name: row.name,
+    kind: row.kind as SpanKindName,
+    startNs: String(row.start_time_ns),
+    endNs: String(row.end_time_ns),
+    timestamp: nsToDateTime64(String(row.start_time_ns)),
+    durationMs: Number(row.duration_ms),
+    statusCode: row.status_code as StatusCodeName,
+    statusDescription: row.status_description,
+    serviceName: row.service_name,
+    attributes,
+    events: parseObject<DecodedEvent[]>(row.events, []),
+    resource,
+    scopeName: row.scope_name,
+    scopeVersion: row.scope_version,
+    ...mapAttributes(attributes, resource),
+  };
+}
+
+export interface TraceKey {
+  tenantId: string;
+  projectId: string;
+  traceId: string;
+}
+
+export const traceKeyString = (k: TraceKey) => `${k.tenantId}\u0000${k.projectId}\u0000${k.traceId}`;
+
+export interface StoredTraceSpans {
+  spans: NormalizedSpan[];
+  /** span id → agent_name stored at ingest (to tell which tool.called rows the whole trace changes). */
+  ingestAgentNames: Map<string, string>;
+}
+
+/**
+ * All stored spans of the given traces, grouped by trace key. No FINAL: the writer stores each span
+ * once, and a copy left by a concurrent writer elsewhere is dropped here by span id (cheaper than
+ * merging every part of the table at read time).
+ */
+export async function readTraceSpans(ch: ClickHouseStore, keys: TraceKey[]): Promise<Map<string, StoredTraceSpans>> {
+  const out = new Map<string, StoredTraceSpans>();
+  if (keys.length === 0) return out;
+  const wanted = new Set(keys.map(traceKeyString));
+  const result = await ch.client.query({
+    query: `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')}
+            WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
+    query_params: {
+      tenants: [...new Set(keys.map((k) => k.tenantId))],
+      projects: [...new Set(keys.map((k) => k.projectId))],
+      traces: [...new Set(keys.map((k) => k.traceId))],
+    },
+    format: 'JSONEachRow',
+    clickhouse_settings: EXACT_INTEGERS,
+  });
+  for (const row of await result.json<StoredSpanRow>()) {
+    const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
+    if (!wanted.has(key)) continue;
+    let entry = out.get(key);
+    if (!entry) out.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
+    if (entry.ingestAgentNames.has(row.span_id)) continue;
+    entry.ingestAgentNames.set(row.span_id, row.agent_name);
+    entry.spans.push(spanFromStoredRow(row));
+  }
+  return out;
+}

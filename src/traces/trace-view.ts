@@ -1,0 +1,154 @@
+import { parseRecordedValue } from '../ingest/agent-io.js';
+import { tokensPerSecond } from '../ingest/event-rows.js';
+import { compareNs, type NormalizedSpan } from '../ingest/normalized-span.js';
+import { lookoutSpanId } from '../ingest/trace-id.js';
+import type { SpanTree } from '../ingest/span-tree.js';
+import type { TraceSummary } from '../ingest/trace-summary.js';
+import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
+import { ExactInteger } from './exact-json.js';
+
+/**
+ * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary
+ * (the same summarizeTrace the settler stores, so detail and stored summary agree):
+ *
+ * - the default payload: every field of the Trace table; spans with `id` and nanosecond times as
+ *   strings;
+ * - the context bundle (expand=context): {id, project_id, project_name, otel_trace_id,
+ *   service_name, created_at, trace, stats, spans, spans_total, issue_occurrences}; spans without
+ *   `id`, nanosecond times as exact JSON numbers (ExactInteger), a page of spans_limit from
+ *   spans_offset.
+ *
+ * Span `events` (shape not shown in SPEC): [{name, time_ns, timestamp, attributes}].
+ */
+
+export interface SpanViewOptions {
+  includeAttributes: boolean;
+  includeEvents: boolean;
+}
+
+export interface TraceContext {
+  projectName: string;
+  threadTraceCount: number;
+  issueExtraction: IssueExtraction;
+  occurrences: TraceIssueOccurrence[];
+}
+
+/** Until the issues module reports, a trace's extraction is pending. */
+export const PENDING_EXTRACTION: IssueExtraction = {
+  status: 'pending',
+  reason: 'awaiting_processing',
+  issue_count: 0,
+  occurrence_count: 0,
+  completed_at: null,
+};
+
+export function isoFromDateTime64(text: string): string {
+  return `${text.replace(' ', 'T')}Z`;
+}
+
+function nsToIso(ns: string): string {
+  return new Date(ns.length > 6 ? Number(ns.slice(0, -6)) : 0).toISOString();
+}
+
+/** Spans by start time; a parent before a child that started in the same nanosecond; then by span id. */
+export function orderSpans(spans: NormalizedSpan[], tree: SpanTree): NormalizedSpan[] {
+  return [...spans].sort(
+    (a, b) => compareNs(a.startNs, b.startNs) || tree.depth(a) - tree.depth(b) || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0),
+  );
+}
+
+function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: boolean): Record<string, unknown> {
+  const ns = (value: string) => (exactNumbers ? new ExactInteger(value) : value);
+  const view: Record<string, unknown> = {
+    otel_span_id: span.spanId,
+    parent_otel_span_id: span.parentSpanId === '' ? null : span.parentSpanId,
+    name: span.name,
+    kind: span.kind,
+    start_time_ns: ns(span.startNs),
+    end_time_ns: ns(span.endNs),
+    duration_ms: span.durationMs,
+    status_code: span.statusCode,
+    status_description: span.statusDescription,
+    span_class: span.spanClass,
+    input_tokens: span.inputTokens ?? 0,
+    output_tokens: span.outputTokens ?? 0,
+    model_name: span.model,
+    tps: span.spanClass === 'generation' ? tokensPerSecond(span.outputTokens, span.durationMs) : null,
+  };
+  if (options.includeAttributes) view.attributes = span.attributes;
+  if (options.includeEvents) {
+    view.events = span.events.map((e) => ({ name: e.name, time_ns: ns(e.timeNs), timestamp: nsToIso(e.timeNs), attributes: e.attributes }));
+  }
+  return view;
+}
+
+/** The trace-level fields shared by both forms (the Trace table minus spans, stats and id/project). */
+function traceFields(summary: TraceSummary, context: TraceContext) {
+  const t = summary.trace;
+  return {
+    otel_trace_id: t.otel_trace_id,
+    service_name: t.service_name,
+    agent_name: t.agent_name,
+    thread_id: t.thread_id,
+    thread_trace_count: context.threadTraceCount,
+    agent_input_display: t.agent_input_display,
+    agent_input: parseRecordedValue(t.agent_input),
+    agent_output: parseRecordedValue(t.agent_output),
+    release: t.release,
+    tool_calls: JSON.parse(t.tool_calls) as unknown[],
+    interaction: JSON.parse(t.interaction) as Record<string, unknown>,
+    has_error: t.has_error === 1,
+    total_duration_ms: t.total_duration_ms,
+    timestamp: isoFromDateTime64(t.timestamp),
+  };
+}
+
+export function traceStats(summary: TraceSummary) {
+  const t = summary.trace;
+  return {
+    span_count: t.span_count,
+    total_tokens: t.total_tokens,
+    total_duration_ms: t.total_duration_ms,
+    error_count: t.error_count,
+    tool_calls: JSON.parse(t.stats_tool_calls) as unknown[],
+    models_used: t.models_used,
+  };
+}
+
+export function defaultPayload(spans: NormalizedSpan[], summary: TraceSummary, context: TraceContext, options: SpanViewOptions) {
+  const t = summary.trace;
+  return {
+    id: t.trace_id,
+    project_id: t.project_id,
+    project_name: context.projectName,
+    ...traceFields(summary, context),
+    spans: orderSpans(spans, summary.tree).map((s) => ({ id: lookoutSpanId(t.trace_id, s.spanId), ...spanView(s, options, false) })),
+    stats: traceStats(summary),
+    issue_extraction: context.issueExtraction,
+  };
+}
+
+export function contextBundle(
+  spans: NormalizedSpan[],
+  summary: TraceSummary,
+  context: TraceContext,
+  options: SpanViewOptions & { limit: number; offset: number },
+) {
+  const t = summary.trace;
+  const page = orderSpans(spans, summary.tree).slice(options.offset, options.offset + options.limit);
+  return {
+    id: t.trace_id,
+    project_id: t.project_id,
+    project_name: context.projectName,
+    otel_trace_id: t.otel_trace_id,
+    service_name: t.service_name,
+    created_at: isoFromDateTime64(t.timestamp),
+    trace: { id: t.trace_id, project_id: t.project_id, ...traceFields(summary, context), issue_extraction: context.issueExtraction },
+    stats: traceStats(summary),
+    spans: page.map((s) => spanView(s, options, true)),
+    spans_total: spans.length,
+    spans_limit: options.limit,
+    spans_offset: options.offset,
+    issue_occurrences: context.occurrences,
+  };
+}
