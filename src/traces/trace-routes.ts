@@ -92,11 +92,15 @@ export function traceRoutes(deps: AppDeps): Router {
   const TraceList = deps.openapi.addSchema('TraceList', traceListSchema);
 
   // Registered before /traces/{trace_id} so the literal path wins.
-  defineRoute(router, deps, {
+  defineRoute<unknown, { project_id?: string }>(router, deps, {
     method: 'get', path: '/traces/agent-names', tag: 'traces', scope: 'read',
-    summary: 'Agent names seen in the processed traces of the tenant (within the key\'s project when it is limited), sorted',
+    summary: 'Agent names seen in the processed traces of the tenant, sorted; narrowed to `project_id` when given (and always to the key\'s project when it is limited)',
+    query: { type: 'object', additionalProperties: false, properties: { project_id: { type: 'string', description: 'Only this project\'s agents.' } } },
     responses: { 200: { description: 'Agent names', schema: { type: 'object', required: ['agent_names'], properties: { agent_names: { type: 'array', items: { type: 'string' } } } } } },
-    handler: async ({ principal }) => ({ agent_names: await agentNames(deps.ch, { tenantId: principal.tenantId, projectId: principal.projectId }) }),
+    handler: async ({ principal, query }) => {
+      const projectId = query.project_id ? (await projectForPrincipal(deps, principal, query.project_id)).id : principal.projectId;
+      return { agent_names: await agentNames(deps.ch, { tenantId: principal.tenantId, projectId }) };
+    },
   });
 
   defineRoute<unknown, DetailQuery>(router, deps, {

@@ -242,5 +242,11 @@ describe('trace lists and agent names', () => {
     expect((await svc.call('GET', '/traces/agent-names', { key: limited })).body).toEqual({ agent_names: [] });
     const tenant = await svc.newTenant('names-other');
     expect((await svc.call('GET', '/traces/agent-names', { key: tenant.adminKey })).body).toEqual({ agent_names: [] });
+    // Narrowed to one project on request (the dashboard's agent filter), with the usual 404 rules.
+    expect((await svc.call('GET', `/traces/agent-names?project_id=${empty.id}`)).body).toEqual({ agent_names: [] });
+    expect((await svc.call('GET', `/traces/agent-names?project_id=${empty.id}`, { key: tenant.adminKey })).status).toBe(404);
+    const other = await svc.newProject('other names');
+    expect((await svc.call('GET', `/traces/agent-names?project_id=${other.id}`, { key: limited })).status).toBe(404);
+    expect((await svc.call('GET', '/traces/agent-names?bogus=1')).status).toBe(400);
   });
 });
