@@ -116,6 +116,10 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // A test that fails before stopping its service must not leave it running after the test process ends.
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  void exited.then(() => process.removeListener('exit', reap));
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
