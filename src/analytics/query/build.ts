@@ -1,0 +1,273 @@
+/**
+ * Second pass of the compiler: a validated, catalog-resolved query → the SQL AST of ast.ts, plus
+ * what the runner needs to shape rows (SPEC "Analytics query"):
+ *  - window as `timestamp >= start AND timestamp < end_exclusive`, then the event's discriminator
+ *    (issue.*), then the caller's filters; the printer adds the tenant/project guard in front;
+ *  - measures: count / uniqExact / sum / avg / min / max / p50-p99 (quantileExact), a measure's own
+ *    filter through -If; the OrNull forms so an empty group answers null, not 0;
+ *  - buckets: minute and hour as date-time text, day/week/month as dates, weeks starting Sunday
+ *    (`toStartOfWeek(ts, 0)`);
+ *  - the join: the joined event grouped by `on`, LEFT JOINed on the primary group of that alias,
+ *    with `join_use_nulls` so unmatched rows get null joined measures;
+ *  - default order by the groups; explicit order_by first, then the groups as tie-breakers so a
+ *    truncated answer is deterministic.
+ * Internal aliases (`g0`, `m0`, `j0`, `k`) keep caller aliases out of SQL entirely: ClickHouse lets
+ * an alias shadow a column anywhere in the query, so `sum(error) AS error` would otherwise change
+ * what `WHERE error = 1` means.
+ */
+import type { Bucket, FieldDef } from '../catalog.js';
+import {
+  aggregate,
+  and,
+  BUCKET_TEXT_FORMAT,
+  call,
+  column,
+  compare,
+  inList,
+  leftJoin,
+  literal,
+  nullCheck,
+  orderItem,
+  ref,
+  select,
+  selectItem,
+  setting,
+  subquery,
+  table,
+  value,
+  type AggregateFn,
+  type CompareOp,
+  type Expr,
+  type OrderItemNode,
+  type SelectItemNode,
+  type SelectNode,
+  type SettingNode,
+  type ValueNode,
+} from './ast.js';
+import type { AggregateMeasure, ValidFilter, ValidQuery } from './validate.js';
+import { clickhouseDateTime } from './window.js';
+
+/** How a result column is turned into JSON (see rows.ts and docs/analytics-query.md). */
+export type OutputKind = 'string' | 'integer' | 'float';
+
+export interface OutputColumn {
+  /** The compiler's alias in SQL. */
+  key: string;
+  /** The caller's alias: the key in the response row. */
+  alias: string;
+  kind: OutputKind;
+}
+
+export interface CompiledQuery {
+  /** The whole statement. */
+  statement: SelectNode;
+  /** The select that reads the primary event table (its WHERE is what the cost module re-uses). */
+  primary: SelectNode;
+  /** Group expressions in group order, with the caller's aliases (handed to the cost module). */
+  groups: { alias: string; expr: Expr }[];
+  columns: OutputColumn[];
+  limit: number;
+}
+
+export interface BuildOptions {
+  /** SPEC: 15 s by default (config.queryTimeoutSeconds). */
+  timeoutSeconds: number;
+  /** Per-query memory ceiling in bytes. */
+  maxMemoryBytes: number;
+}
+
+/** 4 GiB: room for uniqExact/quantileExact over tens of millions of rows, far below the host's memory. */
+export const DEFAULT_MAX_MEMORY_BYTES = 4 * 1024 ** 3;
+
+const TIMESTAMP = column('timestamp');
+
+const COMPARE_OPS: Record<'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte', CompareOp> = {
+  eq: '=',
+  neq: '!=',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+};
+
+function valueNode(v: string | number): ValueNode {
+  // Numbers travel as decimal text: exact for both drivers, and 1e300 is still a Float64.
+  return typeof v === 'string' ? value('String', v) : value('Float64', String(v));
+}
+
+function filterExpr(filter: ValidFilter): Expr {
+  const target = column(filter.field.column);
+  switch (filter.op) {
+    case 'is_null':
+      return nullCheck(target, false);
+    case 'is_not_null':
+      return nullCheck(target, true);
+    case 'in':
+      return inList(target, filter.values.map(valueNode));
+    case 'eq':
+    case 'neq':
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return compare(COMPARE_OPS[filter.op], target, valueNode(filter.values[0]));
+    default: {
+      const never: never = filter.op;
+      throw new Error(`unhandled filter op ${String(never)}`);
+    }
+  }
+}
+
+export function bucketExpr(bucket: Bucket): Expr {
+  switch (bucket) {
+    case 'minute':
+      return call('formatDateTime', call('toStartOfMinute', TIMESTAMP), literal(BUCKET_TEXT_FORMAT));
+    case 'hour':
+      return call('formatDateTime', call('toStartOfHour', TIMESTAMP), literal(BUCKET_TEXT_FORMAT));
+    case 'day':
+      return call('toDate', TIMESTAMP);
+    case 'week':
+      // Mode 0: weeks start on Sunday (SPEC: "week as the date of the week's Sunday").
+      return call('toStartOfWeek', TIMESTAMP, literal(0));
+    case 'month':
+      return call('toStartOfMonth', TIMESTAMP);
+    default: {
+      const never: never = bucket;
+      throw new Error(`unhandled bucket ${String(never)}`);
+    }
+  }
+}
+
+const QUANTILE_LEVEL = { p50: 0.5, p95: 0.95, p99: 0.99 } as const;
+
+function measureExpr(measure: AggregateMeasure): { expr: Expr; kind: OutputKind } {
+  const condition = measure.filter ? filterExpr(measure.filter) : null;
+  const arg = measure.field ? column(measure.field.column) : null;
+  const storage: OutputKind = measure.field?.type === 'number' ? measure.field.storage : 'string';
+  const simple = (fn: AggregateFn, kind: OutputKind) => ({ expr: aggregate(fn, arg, condition), kind });
+  switch (measure.agg) {
+    case 'count':
+      return simple('count', 'integer');
+    case 'uniqExact':
+      return simple('uniqExact', 'integer');
+    case 'sum':
+      return simple('sum', storage);
+    case 'avg':
+      return simple('avgOrNull', 'float');
+    case 'min':
+      return simple('minOrNull', storage);
+    case 'max':
+      return simple('maxOrNull', storage);
+    case 'p50':
+    case 'p95':
+    case 'p99':
+      return { expr: aggregate('quantileExactOrNull', arg, condition, QUANTILE_LEVEL[measure.agg]), kind: storage };
+    default: {
+      const never: never = measure.agg;
+      throw new Error(`unhandled agg ${String(never)}`);
+    }
+  }
+}
+
+function fieldKind(field: FieldDef): OutputKind {
+  return field.type === 'number' ? field.storage : 'string';
+}
+
+/** The WHERE of one event read: window, discriminator, filters (the guard is the printer's). */
+function eventWhere(query: ValidQuery, event: ValidQuery['event'], filters: ValidFilter[]): Expr {
+  const items: Expr[] = [
+    compare('>=', TIMESTAMP, value("DateTime64(3, 'UTC')", clickhouseDateTime(query.window.start))),
+    compare('<', TIMESTAMP, value("DateTime64(3, 'UTC')", clickhouseDateTime(query.window.endExclusive))),
+  ];
+  if (event.discriminator) items.push(compare('=', column(event.discriminator.column), value('String', event.discriminator.value)));
+  items.push(...filters.map(filterExpr));
+  return and(items);
+}
+
+export function buildQuery(query: ValidQuery, options: BuildOptions): CompiledQuery {
+  const columns: OutputColumn[] = [];
+  const groupItems: SelectItemNode[] = [];
+  const groups: CompiledQuery['groups'] = [];
+  query.groups.forEach((group, i) => {
+    const key = `g${i}`;
+    const expr = group.kind === 'bucket' ? bucketExpr(group.bucket) : column(group.field.column);
+    groupItems.push(selectItem(expr, key));
+    groups.push({ alias: group.alias, expr });
+    columns.push({ key, alias: group.alias, kind: group.kind === 'bucket' ? 'string' : fieldKind(group.field) });
+  });
+  const measureItems = query.measures.map((measure, i) => {
+    const { expr, kind } = measureExpr(measure);
+    columns.push({ key: `m${i}`, alias: measure.alias, kind });
+    return selectItem(expr, `m${i}`);
+  });
+
+  const keyOf = new Map(columns.map((c) => [c.alias, c.key]));
+  const explicit: OrderItemNode[] = query.orderBy.map((o) => orderItem(ref(keyOf.get(o.alias)!), o.direction === 'desc' ? 'DESC' : 'ASC'));
+  const ordered = new Set(query.orderBy.map((o) => keyOf.get(o.alias)));
+  const tieBreakers = groupItems.filter((g) => !ordered.has(g.alias)).map((g) => orderItem(ref(g.alias), 'ASC'));
+  const orderBy = [...explicit, ...tieBreakers];
+
+  const grouped = query.groups.length > 0;
+  const settings: SettingNode[] = [
+    setting('max_execution_time', options.timeoutSeconds),
+    setting('max_result_rows', query.limit),
+    setting('max_memory_usage', options.maxMemoryBytes),
+    setting('output_format_json_quote_64bit_integers', 1),
+    setting('output_format_json_quote_denormals', 0),
+  ];
+  if (query.join) settings.push(setting('join_use_nulls', 1));
+  // The setting covers the whole statement, so only when every table read allows it.
+  if (query.event.finalWithinPartitions && (!query.join || query.join.event.finalWithinPartitions)) {
+    settings.push(setting('do_not_merge_across_partitions_select_final', 1));
+  }
+  // Last, so nothing after it needs to change a setting; 2 still lets this query carry its own SETTINGS.
+  settings.push(setting('readonly', 2));
+  const limit = grouped ? value('UInt32', String(query.limit)) : null;
+
+  // A query whose only measure is a cost measure, without groups, still needs a select list: a
+  // row count that is not returned keeps the "one row without group_by" shape.
+  const primaryItems = [...groupItems, ...measureItems];
+  if (primaryItems.length === 0) primaryItems.push(selectItem(aggregate('count', null, null), 'rows'));
+
+  const primary = select({
+    items: primaryItems,
+    from: table(query.event.table),
+    where: eventWhere(query, query.event, query.filters),
+    groupBy: groupItems.map((g) => ref(g.alias)),
+    orderBy: query.join ? [] : orderBy,
+    limit: query.join ? null : limit,
+    settings: query.join ? [] : settings,
+  });
+
+  if (!query.join) return { statement: primary, primary, groups, columns, limit: query.limit };
+
+  const join = query.join;
+  const onKey = keyOf.get(join.on)!;
+  const joinedItems = join.measures.map((measure, i) => {
+    const { expr, kind } = measureExpr(measure);
+    columns.push({ key: `j${i}`, alias: measure.alias, kind });
+    return selectItem(expr, `j${i}`);
+  });
+  const joined = select({
+    items: [selectItem(column(join.on), 'k'), ...joinedItems],
+    from: table(join.event.table),
+    where: eventWhere(query, join.event, join.filters),
+    groupBy: [ref('k')],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+  const statement = select({
+    items: [
+      ...[...groupItems, ...measureItems].map((item) => selectItem(ref(item.alias, 'p'), item.alias)),
+      ...joinedItems.map((item) => selectItem(ref(item.alias, 'j'), item.alias)),
+    ],
+    from: leftJoin(subquery(primary, 'p'), subquery(joined, 'j'), ref(onKey, 'p'), ref('k', 'j')),
+    where: null,
+    groupBy: [],
+    orderBy,
+    limit,
+    settings,
+  });
+  return { statement, primary, groups, columns, limit: query.limit };
+}

@@ -1,0 +1,26 @@
+/**
+ * SPEC "Project analytics": "MCP takes project_id in the body and uses endExclusive, groupBy,
+ * orderBy for end_exclusive, group_by, order_by." This maps an MCP query_project_analytics argument
+ * object (without project_id) to the REST body, so both surfaces go through the same validator and
+ * answer the same detail strings. Other keys pass through untouched (and unknown ones are rejected
+ * by the validator as usual).
+ */
+import { ValidationError } from '../../http/errors.js';
+
+const RENAMES = [
+  ['endExclusive', 'end_exclusive'],
+  ['groupBy', 'group_by'],
+  ['orderBy', 'order_by'],
+] as const;
+
+export function mcpArgumentsToQueryBody(args: unknown): unknown {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const body: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+  for (const [camel, snake] of RENAMES) {
+    if (!(camel in body)) continue;
+    if (snake in body) throw new ValidationError(`${camel} and ${snake} are the same key; send one`);
+    body[snake] = body[camel];
+    delete body[camel];
+  }
+  return body;
+}

@@ -1,0 +1,184 @@
+/**
+ * The one printer of the analytics compiler: walks the AST of ast.ts and emits ClickHouse SQL,
+ * collecting every value as a `{pN:Type}` placeholder with its value in `params` (the Kysely
+ * query-compiler shape). Two guarantees live here and nowhere else:
+ *  - identifiers are checked against a strict pattern before they are quoted (they come from the
+ *    catalog or the compiler; the check is the last line of defence, HogQL's escaper),
+ *  - every event table read is qualified, read with FINAL, and guarded by tenant and project
+ *    (HogQL injects the team guard in its printer the same way) — a tree that forgets the guard
+ *    cannot be printed without it.
+ */
+import type {
+  AggregateNode,
+  Expr,
+  LeftJoinNode,
+  OrderItemNode,
+  SelectItemNode,
+  SelectNode,
+  SettingNode,
+  SubqueryNode,
+  TableNode,
+  ValueNode,
+} from './ast.js';
+import { BUCKET_TEXT_FORMAT } from './ast.js';
+
+export interface PrintContext {
+  tenantId: string;
+  projectId: string;
+  /** Qualifies a table name with the database (ClickHouseStore.table). */
+  qualify(table: string): string;
+}
+
+export interface PrintedSql {
+  sql: string;
+  params: Record<string, string>;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/** Quotes an identifier that already passed the allowlist; anything else is a compiler bug, not caller input. */
+export function quoteIdentifier(name: string): string {
+  if (!IDENTIFIER.test(name)) throw new Error(`refusing to print identifier ${JSON.stringify(name)}`);
+  return `\`${name}\``;
+}
+
+function assertNever(node: never): never {
+  throw new Error(`unhandled AST node ${JSON.stringify(node)}`);
+}
+
+export class Printer {
+  private readonly params: Record<string, string> = {};
+  private next = 0;
+
+  constructor(private readonly context: PrintContext) {}
+
+  /** Prints a whole query. */
+  static query(node: SelectNode, context: PrintContext): PrintedSql {
+    const printer = new Printer(context);
+    const sql = printer.select(node);
+    return { sql, params: printer.params };
+  }
+
+  /**
+   * Prints only the WHERE condition of a select that reads a table — guard, then the tree's own
+   * condition — with its own parameters. The cost module runs its own query over the same rows.
+   */
+  static where(node: SelectNode, context: PrintContext): PrintedSql {
+    if (node.from.kind !== 'Table') throw new Error('Printer.where needs a select that reads a table');
+    const printer = new Printer(context);
+    const sql = printer.guardedWhere(node.where);
+    return { sql, params: printer.params };
+  }
+
+  /** Prints one expression on its own (used to hand group expressions to the cost module). */
+  static expression(node: Expr, context: PrintContext): PrintedSql {
+    const printer = new Printer(context);
+    const sql = printer.expr(node);
+    return { sql, params: printer.params };
+  }
+
+  private param(node: ValueNode): string {
+    const name = `p${this.next++}`;
+    this.params[name] = node.value;
+    return `{${name}:${node.type}}`;
+  }
+
+  /** The tenant and project guard; printed first so p0 and p1 are always tenant and project. */
+  private guard(): string {
+    const tenant = this.param({ kind: 'Value', type: 'String', value: this.context.tenantId });
+    const project = this.param({ kind: 'Value', type: 'String', value: this.context.projectId });
+    return `${quoteIdentifier('tenant_id')} = ${tenant} AND ${quoteIdentifier('project_id')} = ${project}`;
+  }
+
+  private guardedWhere(where: Expr | null, guard = this.guard()): string {
+    return where ? `${guard} AND ${this.expr(where)}` : guard;
+  }
+
+  private select(node: SelectNode): string {
+    const guard = node.from.kind === 'Table' ? this.guard() : null;
+    const parts = [`SELECT ${node.items.map((item) => this.selectItem(item)).join(', ')}`];
+    parts.push(`FROM ${this.from(node.from)}`);
+    if (guard !== null) parts.push(`WHERE ${this.guardedWhere(node.where, guard)}`);
+    else if (node.where) parts.push(`WHERE ${this.expr(node.where)}`);
+    if (node.groupBy.length > 0) parts.push(`GROUP BY ${node.groupBy.map((g) => this.expr(g)).join(', ')}`);
+    if (node.orderBy.length > 0) parts.push(`ORDER BY ${node.orderBy.map((o) => this.orderItem(o)).join(', ')}`);
+    if (node.limit) parts.push(`LIMIT ${this.param(node.limit)}`);
+    if (node.settings.length > 0) parts.push(`SETTINGS ${node.settings.map((s) => this.setting(s)).join(', ')}`);
+    return parts.join('\n');
+  }
+
+  private selectItem(node: SelectItemNode): string {
+    return `${this.expr(node.expr)} AS ${quoteIdentifier(node.alias)}`;
+  }
+
+  private from(node: TableNode | LeftJoinNode): string {
+    switch (node.kind) {
+      case 'Table':
+        quoteIdentifier(node.table); // allowlist check; the store quotes and qualifies
+        return `${this.context.qualify(node.table)} FINAL`;
+      case 'LeftJoin':
+        return `${this.subquery(node.left)}\nLEFT JOIN ${this.subquery(node.right)} ON ${this.expr(node.leftKey)} = ${this.expr(node.rightKey)}`;
+      default:
+        return assertNever(node);
+    }
+  }
+
+  private subquery(node: SubqueryNode): string {
+    const inner = this.select(node.query).replaceAll('\n', '\n  ');
+    return `(\n  ${inner}\n) AS ${quoteIdentifier(node.alias)}`;
+  }
+
+  private orderItem(node: OrderItemNode): string {
+    return `${this.expr(node.expr)} ${node.direction}`;
+  }
+
+  private setting(node: SettingNode): string {
+    if (!Number.isFinite(node.value) || node.value < 0) throw new Error(`refusing to print setting ${node.name}=${node.value}`);
+    return `${node.name} = ${node.value}`;
+  }
+
+  private aggregate(node: AggregateNode): string {
+    const level = node.level === null ? '' : `(${this.number(node.level)})`;
+    const args = node.arg ? [this.expr(node.arg)] : [];
+    if (node.condition) args.push(this.expr(node.condition));
+    // The -If combinator goes last: `quantileExactOrNullIf(0.95)(x, cond)`; count's is countIf(cond).
+    const name = node.condition ? `${node.fn}If` : node.fn;
+    return `${name}${level}(${args.join(', ')})`;
+  }
+
+  private number(value: number): string {
+    if (!Number.isFinite(value)) throw new Error(`refusing to print literal ${value}`);
+    return String(value);
+  }
+
+  expr(node: Expr): string {
+    switch (node.kind) {
+      case 'Value':
+        return this.param(node);
+      case 'Literal':
+        if (typeof node.value === 'number') return this.number(node.value);
+        // The only string literal is the compiler's bucket format; it has no quote or backslash.
+        if (node.value !== BUCKET_TEXT_FORMAT) throw new Error('refusing to print an unknown string literal');
+        return `'${node.value}'`;
+      case 'Column':
+        return quoteIdentifier(node.column);
+      case 'Ref':
+        return node.source ? `${quoteIdentifier(node.source)}.${quoteIdentifier(node.alias)}` : quoteIdentifier(node.alias);
+      case 'Call':
+        return `${node.fn}(${node.args.map((a) => this.expr(a)).join(', ')})`;
+      case 'Aggregate':
+        return this.aggregate(node);
+      case 'Compare':
+        return `${this.expr(node.left)} ${node.op} ${this.expr(node.right)}`;
+      case 'In':
+        return `${this.expr(node.expr)} IN (${node.values.map((v) => this.param(v)).join(', ')})`;
+      case 'NullCheck':
+        return `${node.negated ? 'isNotNull' : 'isNull'}(${this.expr(node.expr)})`;
+      case 'And':
+        // The DSL has no OR, and every item binds tighter than AND, so no parentheses are needed.
+        return node.items.map((i) => this.expr(i)).join(' AND ');
+      default:
+        return assertNever(node);
+    }
+  }
+}

@@ -1,0 +1,17 @@
+SELECT toDate(`timestamp`) AS `g0`, count() AS `m0`, uniqExact(`user_id`) AS `m1`
+FROM `lookout`.`event_issue` FINAL
+WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')} AND `name` = {p4:String}
+GROUP BY `g0`
+ORDER BY `g0` ASC
+LIMIT {p5:UInt32}
+SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 4294967296, output_format_json_quote_64bit_integers = 1, output_format_json_quote_denormals = 0, do_not_merge_across_partitions_select_final = 1, readonly = 2
+
+-- params
+{
+  "p0": "tenant-golden",
+  "p1": "project-golden",
+  "p2": "2026-11-15 00:00:00.000",
+  "p3": "2026-11-22 00:00:00.000",
+  "p4": "issue.resolved",
+  "p5": "10000"
+}
