@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { onUnauthorized } from './api/client.js';
 import { getProject } from './api/endpoints.js';
 import { Layout, type ProjectTab } from './components/layout.js';
@@ -26,10 +26,19 @@ interface Route {
   render: (params: Record<string, string>, query: URLSearchParams) => ComponentChildren;
 }
 
+/**
+ * A preset window ends at the next whole minute from when the page was opened. It is fixed per
+ * location: a re-render that happens after a minute boundary (the project name arriving, say) must
+ * not move the window under panels already loaded for it.
+ */
+function WindowedPage({ Page, projectId, query }: { Page: typeof OverviewPage; projectId: string; query: URLSearchParams }) {
+  const search = query.toString();
+  const window = useMemo(() => readWindow(query), [search]);
+  return <Page projectId={projectId} window={window} customActive={query.get('range') === 'custom'} />;
+}
+
 function windowed(Page: typeof OverviewPage) {
-  return (params: Record<string, string>, query: URLSearchParams) => (
-    <Page projectId={params.pid} window={readWindow(query)} customActive={query.get('range') === 'custom'} />
-  );
+  return (params: Record<string, string>, query: URLSearchParams) => <WindowedPage Page={Page} projectId={params.pid} query={query} />;
 }
 
 const PROJECT_ROUTES: [string, Route][] = [
