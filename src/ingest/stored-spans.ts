@@ -1,6 +1,6 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { mapAttributes } from './attribute-mapping.js';
-import { nsToDateTime64 } from './event-rows.js';
+import { nsToDateTime64, type SpanRow } from './event-rows.js';
 import type { NormalizedSpan, SpanKindName, StatusCodeName } from './normalized-span.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
 
@@ -10,29 +10,13 @@ import type { Attributes, DecodedEvent } from './otlp-types.js';
  * so a trace is always summarized with the current mapping table, whichever process ingested it.
  */
 
-export interface StoredSpanRow {
-  tenant_id: string;
-  project_id: string;
-  trace_id: string;
-  otel_trace_id: string;
-  span_id: string;
-  parent_span_id: string;
-  name: string;
-  kind: string;
-  start_time_ns: string;
-  end_time_ns: string;
-  duration_ms: number;
-  status_code: string;
-  status_description: string;
-  service_name: string;
-  attributes: string;
-  events: string;
-  resource: string;
-  scope_name: string;
-  scope_version: string;
-  /** The span's agent as resolved when it was ingested (own or an ancestor's in the same request). */
-  agent_name: string;
-}
+/** The columns of a `spans` row that settling reads back (STORED_SPAN_COLUMNS). */
+export type StoredSpanRow = Pick<
+  SpanRow,
+  | 'tenant_id' | 'project_id' | 'trace_id' | 'otel_trace_id' | 'span_id' | 'parent_span_id' | 'name' | 'kind'
+  | 'start_time_ns' | 'end_time_ns' | 'duration_ms' | 'status_code' | 'status_description' | 'service_name'
+  | 'attributes' | 'events' | 'resource' | 'scope_name' | 'scope_version' | 'agent_name'
+>;
 
 export const STORED_SPAN_COLUMNS =
   'tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns, end_time_ns, ' +
