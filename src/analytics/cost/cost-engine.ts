@@ -194,7 +194,11 @@ export function priceBucket(pair: ResolvedPair | undefined, row: RolledUpRow, no
   });
 }
 
-export async function runTraceCost(scope: EngineScope, sel: TraceSelection): Promise<EngineResult> {
+/**
+ * `storedRows`: the rows storedSql would answer for `sel` (cg_i group columns, traces and
+ * STORED_COLUMNS), computed by the caller in its own pass over the same rows; omitted → queried here.
+ */
+export async function runTraceCost(scope: EngineScope, sel: TraceSelection, storedRows?: readonly Record<string, unknown>[]): Promise<EngineResult> {
   const groups = new Map<string, { values: unknown[]; partial: CostPartial }>();
   const at = (row: Record<string, unknown>) => {
     const values = groupValues(row, sel.groups.length);
@@ -205,7 +209,7 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection): Pro
   };
 
   let unwritten = 0;
-  for (const row of await queryRows(scope.ch, storedSql(sel, scope.limits.unpricedModels), scope.timeoutSeconds)) {
+  for (const row of storedRows ?? (await queryRows(scope.ch, storedSql(sel, scope.limits.unpricedModels), scope.timeoutSeconds))) {
     const p = at(row);
     p.traces = Number(row.traces);
     p.storedTraces = Number(row.stored_traces);

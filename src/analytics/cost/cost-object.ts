@@ -10,7 +10,10 @@
  *            'agent'                        per agent_name (agent_scorecard)
  *            { bucket: 'hour'|'day'|'week'|'month' }  per bucket of the trace timestamp (base);
  *                                           day/week/month values are 'YYYY-MM-DD' (week = Sunday).
- *   options  agentName?  restricts to one agent; maxGroups? (default 1000) caps the groups returned.
+ *   options  agentName?  restricts to one agent; maxGroups? (default 1000) caps the groups returned;
+ *            storedRows?  the stored-cost aggregates already computed by the caller in its own scan
+ *                         of the same trace.processed rows (storedCostColumns()), so they are not
+ *                         read twice; the answer is the same as without.
  *
  *   → { total: CostDetail, groups: { group, detail }[], cost_rollup_truncated }
  *
@@ -38,7 +41,7 @@ import { resolveModel } from './model-match.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
-import type { TraceSelection } from './cost-sql.js';
+import { STORED_COLUMNS, storedColumnParams, type TraceSelection } from './cost-sql.js';
 import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';
 
 export type { CostDetail, CostObject, CostTraceCounts, LowerBoundReason, AttributionCoverage, CostLimits };
@@ -64,6 +67,18 @@ export interface CostWindowOptions {
   groupBy?: CostGroupBy;
   agentName?: string;
   maxGroups?: number;
+  /**
+   * The stored-cost rows of this exact selection (same project, window, agentName and groupBy),
+   * when the caller computed them in its own scan of trace.processed: one row per group with the
+   * group value as `cg_0` (none when ungrouped), `traces` = count() and STORED_COLUMNS
+   * (storedCostColumns). Saves the module's own pass over the trace rows; the answer is the same.
+   */
+  storedRows?: readonly Record<string, unknown>[];
+}
+
+/** Select list and parameters a caller adds to its trace.processed statement for `storedRows`. */
+export function storedCostColumns(limits?: Partial<CostLimits>): { sql: string; params: Record<string, unknown> } {
+  return { sql: STORED_COLUMNS, params: storedColumnParams(resolveLimits(limits).unpricedModels) };
 }
 
 export interface CostWindowResult {
@@ -124,6 +139,7 @@ export async function computeCostObject(ctx: CostContext, options: CostWindowOpt
   const result = await runTraceCost(
     { ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, start: options.start, endExclusive: options.endExclusive, catalog, limits, now: ctx.now ?? new Date(), timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS },
     selection,
+    options.storedRows,
   );
   const entries = [...result.groups.values()];
   const total = entries.reduce<CostPartial>((acc, e) => mergePartial(acc, e.partial), emptyPartial());

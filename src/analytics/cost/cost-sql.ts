@@ -37,21 +37,35 @@ export function groupColumns(groups: TraceSelection['groups'], prefix = ''): { s
   };
 }
 
-/** Per group: trace counts by basis, the stored dollars and tokens, the stored unpriced names. */
-export function storedSql(sel: TraceSelection, unpricedCap: number): SqlFragment {
-  const g = groupColumns(sel.groups);
-  const sql = `SELECT ${g.select ? `${g.select}, ` : ''}
-  count() AS traces,
-  countIf(${WRITTEN}) AS stored_traces,
+/**
+ * The stored-cost aggregates of storedSql, less its `count() AS traces`, so a view whose own
+ * statement reads the same trace.processed rows (same guard, same window, same groups) can compute
+ * them in its pass and hand the rows to the cost module (cost-object.ts `storedRows`) instead of
+ * the module scanning the rows a second time. Needs the `cost_unpriced_cap` parameter
+ * (storedColumnParams).
+ */
+export const STORED_COLUMNS = `countIf(${WRITTEN}) AS stored_traces,
   countIf(${UNPRICED_STORED}) AS stored_unpriced,
   sumIf(ifNull(estimated_cost_usd, 0), ${PRICED}) AS stored_cost,
   sumIf(cost_priced_tokens, ${WRITTEN}) AS stored_priced_tokens,
   sum(total_tokens) AS window_tokens,
   minIf(cost_priced_at, ${WRITTEN}) AS stored_priced_at,
-  groupUniqArrayArrayIf({cost_unpriced_cap:UInt32})(cost_unpriced_models, ${WRITTEN}) AS stored_unpriced_models
+  groupUniqArrayArrayIf({cost_unpriced_cap:UInt32})(cost_unpriced_models, ${WRITTEN}) AS stored_unpriced_models`;
+
+/** One more name than listed, so the engine sees whether the list overflowed. */
+export function storedColumnParams(unpricedCap: number): Record<string, unknown> {
+  return { cost_unpriced_cap: unpricedCap + 1 };
+}
+
+/** Per group: trace counts by basis, the stored dollars and tokens, the stored unpriced names. */
+export function storedSql(sel: TraceSelection, unpricedCap: number): SqlFragment {
+  const g = groupColumns(sel.groups);
+  const sql = `SELECT ${g.select ? `${g.select}, ` : ''}
+  count() AS traces,
+  ${STORED_COLUMNS}
 FROM ${sel.table} FINAL
 WHERE ${sel.where.sql}${g.by ? `\nGROUP BY ${g.by}` : ''}`;
-  return { sql, params: { ...sel.where.params, cost_unpriced_cap: unpricedCap + 1 } };
+  return { sql, params: { ...sel.where.params, ...storedColumnParams(unpricedCap) } };
 }
 
 export interface GenerationScope {

@@ -3,7 +3,7 @@
  * agent_name of the traces that started in [start, endExclusive), busiest first
  * (docs/analytics.md "agent_scorecard").
  */
-import { computeCostObject, scorecardCost } from '../cost/cost-object.js';
+import { computeCostObject, scorecardCost, storedCostColumns } from '../cost/cost-object.js';
 import { formatUtcSecond } from '../query/window.js';
 import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
@@ -45,21 +45,26 @@ export async function agentScorecardView(deps: ViewDeps, tenantId: string, proje
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window } = params;
   const sqlParams = scopeParams(scope, window);
-  const [agents, tools, cost] = await Promise.all([
-    selectRows<AgentRow>(
-      scope,
-      `SELECT agent_name AS agent,
+  // One scan of trace.processed answers the rows and the cost module's stored-cost aggregates per
+  // agent. Every agent is read (the cost module ranks all of them to keep its MAX_AGENTS busiest);
+  // the rows keep the first MAX_AGENTS in this order.
+  const stored = storedCostColumns();
+  const agentsQuery = selectRows<AgentRow & Record<string, unknown>>(
+    scope,
+    `SELECT agent_name AS agent,
   ${OUTCOME_COLUMNS},
   count(root_duration_ms) AS duration_known,
   quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
-  sum(total_tokens) AS tokens
+  sum(total_tokens) AS tokens,
+  ${stored.sql}
 FROM ${table(scope, 'event_trace_processed')} FINAL
 WHERE ${GUARD} AND ${IN_WINDOW}
 GROUP BY agent
-ORDER BY traces DESC, agent ASC
-LIMIT {v_max_agents:UInt32}`,
-      { ...sqlParams, v_max_agents: MAX_AGENTS },
-    ),
+ORDER BY traces DESC, agent ASC`,
+    { ...sqlParams, ...stored.params },
+  );
+  const [allAgents, tools, cost] = await Promise.all([
+    agentsQuery,
     selectRows<{ agent: string; tools_used: number }>(
       scope,
       `SELECT agent_name AS agent, uniqExact(tool) AS tools_used
@@ -68,8 +73,14 @@ WHERE ${GUARD} AND ${IN_WINDOW}
 GROUP BY agent`,
       sqlParams,
     ),
-    computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive, groupBy: 'agent', maxGroups: MAX_AGENTS }),
+    agentsQuery.then((rows) =>
+      computeCostObject(
+        { ch: deps.ch, tenantId, projectId, catalog: deps.catalog },
+        { start: window.start, endExclusive: window.endExclusive, groupBy: 'agent', maxGroups: MAX_AGENTS, storedRows: rows.map((r) => ({ ...r, cg_0: r.agent })) },
+      ),
+    ),
   ]);
+  const agents = allAgents.slice(0, MAX_AGENTS);
   const toolsByAgent = new Map(tools.map((t) => [t.agent, Number(t.tools_used)]));
   const costByAgent = new Map(cost.groups.map((g) => [g.group, g.detail]));
   // Tool calls in the window prove the project sends them; only otherwise is the project probed.

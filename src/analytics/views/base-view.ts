@@ -5,7 +5,7 @@
  * another (docs/analytics.md "base").
  */
 import { emptyPartial } from '../cost/cost-engine.js';
-import { computeCostObject, costByModel, resolveCatalog, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../cost/cost-object.js';
+import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../cost/cost-object.js';
 import { summarize } from '../cost/cost-summary.js';
 import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
@@ -39,22 +39,27 @@ export async function baseView(deps: ViewDeps, tenantId: string, projectId: stri
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
   const catalog = await resolveCatalog(deps.catalog);
-  const [rows, cost] = await Promise.all([
-    selectRows<BaseRow>(
-      scope,
-      `SELECT ${bucketSql(granularity)} AS date,
+  // One scan of trace.processed answers the series and the cost module's stored-cost aggregates
+  // per bucket (the same groups as its { bucket } grouping: bucketSql is its bucket expression).
+  const stored = storedCostColumns();
+  const rows = await selectRows<BaseRow & Record<string, unknown>>(
+    scope,
+    `SELECT ${bucketSql(granularity)} AS date,
   ${OUTCOME_COLUMNS},
   sum(error_count) AS span_errors,
   sum(input_tokens) AS input_tokens,
-  sum(output_tokens) AS output_tokens
+  sum(output_tokens) AS output_tokens,
+  ${stored.sql}
 FROM ${table(scope, 'event_trace_processed')} FINAL
 WHERE ${GUARD} AND ${IN_WINDOW}
 GROUP BY date
 ORDER BY date`,
-      scopeParams(scope, window),
-    ),
-    computeCostObject({ ch: deps.ch, tenantId, projectId, catalog }, { start: window.start, endExclusive: window.endExclusive, groupBy: { bucket: granularity } }),
-  ]);
+    { ...scopeParams(scope, window), ...stored.params },
+  );
+  const cost = await computeCostObject(
+    { ch: deps.ch, tenantId, projectId, catalog },
+    { start: window.start, endExclusive: window.endExclusive, groupBy: { bucket: granularity }, storedRows: rows.map((r) => ({ ...r, cg_0: r.date })) },
+  );
 
   const dates = bucketDates(window, granularity);
   const byBucket = byDate(rows);

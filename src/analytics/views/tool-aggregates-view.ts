@@ -63,31 +63,29 @@ export async function toolAggregatesView(deps: ViewDeps, tenantId: string, proje
   const { window, granularity } = params;
   const sqlParams = scopeParams(scope, window);
   const tools = table(scope, 'event_tool_called');
-  const [perTool, perBucket] = await Promise.all([
-    selectRows<ToolQueryRow>(
-      scope,
-      `SELECT tool,
+  // One scan of the window's tool calls: the per-tool figures and, per tool, its calls and
+  // failing calls per bucket (sumMap over the bucket date: (dates, calls, errors)). Every tool is
+  // read, since the volume series count all of them; the rows keep the first MAX_TOOLS.
+  const allTools = await selectRows<ToolQueryRow & { by_date: [string[], (number | string)[], (number | string)[]] }>(
+    scope,
+    `SELECT tool,
   count() AS calls,
   sum(error) AS errors,
   quantilesExact(0.5, 0.95)(duration_ms) AS duration_q,
   uniqExact(trace_id) AS traces,
-  sum(output_tokens) AS output_tokens
+  sum(output_tokens) AS output_tokens,
+  sumMap([${bucketSql(granularity)}], [toUInt64(1)], [toUInt64(error)]) AS by_date
 FROM ${tools} FINAL
 WHERE ${GUARD} AND ${IN_WINDOW}
 GROUP BY tool
-ORDER BY calls DESC, tool ASC
-LIMIT {v_max_tools:UInt32}`,
-      { ...sqlParams, v_max_tools: MAX_TOOLS },
-    ),
-    selectRows<{ date: string; tool: string; calls: number; errors: number }>(
-      scope,
-      `SELECT ${bucketSql(granularity)} AS date, tool, count() AS calls, sum(error) AS errors
-FROM ${tools} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
-GROUP BY date, tool`,
-      sqlParams,
-    ),
-  ]);
+ORDER BY calls DESC, tool ASC`,
+    sqlParams,
+  );
+  const perTool = allTools.slice(0, MAX_TOOLS);
+  const perBucket = allTools.flatMap((t) => {
+    const [keys, calls, errors] = t.by_date;
+    return keys.map((date, i) => ({ date, tool: t.tool, calls: Number(calls[i]), errors: Number(errors[i]) }));
+  });
 
   const rows = perTool.map((t): ToolRow => {
     const calls = Number(t.calls);

@@ -3,7 +3,7 @@
  * totals, coverage and cost of the traces that started in [start, endExclusive). Latency is the
  * root span's duration; outcomes follow docs/analytics.md "Run outcomes".
  */
-import { computeCostObject, windowCost } from '../cost/cost-object.js';
+import { computeCostObject, storedCostColumns, windowCost } from '../cost/cost-object.js';
 import { formatUtcSecond } from '../query/window.js';
 import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
 import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
@@ -50,6 +50,9 @@ function latency(row: WindowRow | undefined) {
 export async function windowView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<WindowPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
+  // The cost module's stored-cost aggregates ride on this scan (its totals row is the window's
+  // selection), so trace.processed is read once (bench/README.md "Preset analytics views").
+  const stored = storedCostColumns();
   const tracesQuery = selectWithTotals<WindowRow>(
     scope,
     `SELECT ${bucketSql(granularity)} AS date,
@@ -57,14 +60,20 @@ export async function windowView(deps: ViewDeps, tenantId: string, projectId: st
   ${OUTCOME_COLUMNS},
   count(root_duration_ms) AS duration_known,
   quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
-  ${TRACE_COVERAGE_COLUMNS}
+  ${TRACE_COVERAGE_COLUMNS},
+  ${stored.sql}
 FROM ${table(scope, 'event_trace_processed')} FINAL
 WHERE ${GUARD} AND ${IN_WINDOW}
 ${BY_DATE_WITH_TOTALS}
 ORDER BY date`,
-    scopeParams(scope, window),
+    { ...scopeParams(scope, window), ...stored.params },
   );
-  const costQuery = computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive });
+  const costQuery = tracesQuery.then((t) =>
+    computeCostObject(
+      { ch: deps.ch, tenantId, projectId, catalog: deps.catalog },
+      { start: window.start, endExclusive: window.endExclusive, storedRows: t.totals ? [t.totals as unknown as Record<string, unknown>] : undefined },
+    ),
+  );
   const totalsOf = (t: Awaited<typeof tracesQuery>) => (t.rows.length > 0 ? t.totals : undefined);
   const [traces, coverage, cost] = await Promise.all([tracesQuery, coverageBlock(scope, window, tracesQuery.then(totalsOf)), costQuery]);
   const totals = totalsOf(traces);
