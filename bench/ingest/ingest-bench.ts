@@ -46,6 +46,13 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** CPU seconds (user + system, every thread: the embedded engine runs inside the service) of a process. */
+function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s on Linux)
+}
+
 function peakRssMiB(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
@@ -71,7 +78,26 @@ async function startService(dataDir: string) {
     await new Promise((r) => setTimeout(r, 200));
   }
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { url, pid: child.pid!, stop: () => (child.kill('SIGTERM'), exited) };
+  // The last CPU reading before exit, so the shutdown's work (flush, settle, hooks) is counted too.
+  let lastCpu = cpuSeconds(child.pid!);
+  const sampler = setInterval(() => {
+    try {
+      lastCpu = cpuSeconds(child.pid!);
+    } catch {
+      // exited
+    }
+  }, 100);
+  return {
+    url,
+    pid: child.pid!,
+    cpu: () => cpuSeconds(child.pid!),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      clearInterval(sampler);
+      return lastCpu;
+    },
+  };
 }
 
 async function sendAll(url: string, project: string, batches: Batch[], encoding: 'protobuf' | 'json') {
@@ -119,6 +145,7 @@ async function rawInsert(batches: Batch[]) {
   const perInsert = 8; // about what one service flush carries with 8 senders
   let spans = 0;
   const started = process.hrtime.bigint();
+  const cpuStarted = process.cpuUsage();
   for (let i = 0; i < derived.length; i += perInsert) {
     const group = derived.slice(i, i + perInsert);
     const insert = async (table: string, values: object[]) => {
@@ -131,9 +158,10 @@ async function rawInsert(batches: Batch[]) {
     spans += group.reduce((n, g) => n + g.spans.length, 0);
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpuStarted);
   await ch.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { spans, seconds, rate: spans / seconds };
+  return { spans, seconds, rate: spans / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
 }
 
 async function main() {
@@ -157,14 +185,18 @@ async function main() {
     });
     const project = ((await created.json()) as { id: string }).id;
     await sendAll(service.url, project, warmup, 'protobuf');
+    const cpuBefore = service.cpu();
     const proto = await sendAll(service.url, project, protoBatches, 'protobuf');
+    const cpuMid = service.cpu();
     const json = await sendAll(service.url, project, jsonBatches, 'json');
+    const cpuSent = service.cpu();
     const rss = peakRssMiB(service.pid);
     const stopStarted = Date.now();
-    await service.stop();
+    const cpuEnd = await service.stop();
     const shutdownMs = Date.now() - stopStarted;
 
     const raw = await rawInsert(protoBatches);
+    const perK = (cpu: number, spans: number) => ((cpu * 1e6) / spans).toFixed(1);
     const row = (name: string, r: { spans: number; seconds: number; rate: number }) =>
       `${name.padEnd(34)} ${String(r.spans).padStart(9)} spans ${r.seconds.toFixed(2).padStart(7)} s ${Math.round(r.rate).toLocaleString('en-US').padStart(9)} spans/s`;
     process.stdout.write(
@@ -177,6 +209,10 @@ async function main() {
         row('raw @clickhouse/client insert', raw),
         `ratio protobuf / raw: ${(proto.rate / raw.rate).toFixed(2)}   JSON / raw: ${(json.rate / raw.rate).toFixed(2)}`,
         `retries after 429/503: protobuf ${proto.retries}, JSON ${json.retries}`,
+        // CPU per 1000 spans is steadier than wall time on a shared machine (it does not count waiting for a core).
+        `service CPU per 1000 spans: protobuf ${perK(cpuMid - cpuBefore, proto.spans)} ms, JSON ${perK(cpuSent - cpuMid, json.spans)} ms, ` +
+          `both including settling and hooks (to exit) ${perK(cpuEnd - cpuBefore, proto.spans + json.spans)} ms; ` +
+          `raw insert ${perK(raw.cpuSeconds, raw.spans)} ms`,
         `service peak RSS: ${rss} MiB; graceful shutdown (flush + settle) took ${shutdownMs} ms`,
         '',
       ].join('\n'),

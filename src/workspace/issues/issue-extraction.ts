@@ -39,6 +39,7 @@ function groupByFingerprint(failures: TraceFailure[]): [string, TraceFailure[]][
  * fingerprint, through openOrAttachIssue (idempotent; recurrence rules there).
  */
 export async function extractIssues(sql: Sql, trace: ProcessedTrace): Promise<IssueExtraction> {
+  if (trace.failures.length === 0) return recordWithoutFailures(sql, trace);
   return sql.begin(async (tx) => {
     for (const [fingerprint, failures] of groupByFingerprint(trace.failures)) {
       const first = failures[0];
@@ -75,6 +76,26 @@ export async function extractIssues(sql: Sql, trace: ProcessedTrace): Promise<Is
   });
 }
 
+/**
+ * The common case at volume, a trace without failed spans: nothing to attach, so the record is
+ * written by one statement (no transaction round trips). Its counts still come from the trace's
+ * stored occurrences (an earlier processing, or a monitor), as in the general path.
+ */
+async function recordWithoutFailures(sql: SqlHandle, trace: ProcessedTrace): Promise<IssueExtraction> {
+  const completedAt = new Date().toISOString();
+  const [row] = await sql<{ reason: string; issue_count: number; occurrence_count: number }[]>`
+    insert into trace_issue_extractions (tenant_id, project_id, trace_id, status, reason, issue_count, occurrence_count, completed_at)
+    select ${trace.tenantId}::uuid, ${trace.projectId}::uuid, ${trace.traceId}::uuid, ${EXTRACTION.completed},
+      case when count(*) > 0 then ${EXTRACTION.failuresAttached} else ${EXTRACTION.noFailures} end,
+      count(distinct issue_id)::int, count(*)::int, ${completedAt}::timestamptz
+    from issue_occurrences
+    where tenant_id = ${trace.tenantId} and project_id = ${trace.projectId} and trace_id = ${trace.traceId}
+    on conflict (tenant_id, project_id, trace_id) do update set status = excluded.status, reason = excluded.reason,
+      issue_count = excluded.issue_count, occurrence_count = excluded.occurrence_count, completed_at = excluded.completed_at
+    returning reason, issue_count, occurrence_count`;
+  return { status: EXTRACTION.completed, ...row, completed_at: completedAt };
+}
+
 async function saveExtraction(sql: SqlHandle, trace: Pick<ProcessedTrace, 'tenantId' | 'projectId' | 'traceId'>, e: IssueExtraction): Promise<void> {
   await sql`
     insert into trace_issue_extractions (tenant_id, project_id, trace_id, status, reason, issue_count, occurrence_count, completed_at)
@@ -91,7 +112,9 @@ export function extractionListener(sql: Sql, logger: Logger, afterCommit: () => 
   return async (trace: ProcessedTrace): Promise<void> => {
     try {
       await extractIssues(sql, trace);
-      afterCommit();
+      // Only attaching failures writes issue events to the outbox; waking its relay for every
+      // trace would make it poll PostgreSQL continuously under load.
+      if (trace.failures.length > 0) afterCommit();
     } catch (error) {
       logger.error({ err: error, trace_id: trace.traceId }, 'issue extraction failed');
       await saveExtraction(sql, trace, {

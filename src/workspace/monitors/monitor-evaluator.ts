@@ -5,7 +5,7 @@ import { kickRelay } from '../issues/issue-access.js';
 import { openOrAttachIssue, type FingerprintOccurrence } from '../issues/issue-open.js';
 import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } from './monitor-baseline.js';
 import { observe, type TraceObservation } from './monitor-signal.js';
-import { activeWindow, findMonitor, learningTotals, updateMonitor, upsertObservation, watchingMonitors, type MonitorRow } from './monitor-store.js';
+import { activeWindow, cachedWatchingMonitors, findMonitor, learningTotals, updateMonitor, upsertObservation, type MonitorRow } from './monitor-store.js';
 
 export type Evaluation =
   | { outcome: 'skipped' }
@@ -75,7 +75,7 @@ export class MonitorEvaluator {
 
   /** The hook registered in traceHooks().onTraceProcessed. One failing monitor does not stop the others. */
   readonly onTraceProcessed = async (trace: ProcessedTrace): Promise<void> => {
-    const monitors = await watchingMonitors(this.deps.sql, trace.tenantId, trace.projectId);
+    const monitors = await cachedWatchingMonitors(this.deps.sql, trace.tenantId, trace.projectId);
     for (const monitor of monitors) {
       try {
         const evaluation = await this.evaluate(monitor.id, trace);

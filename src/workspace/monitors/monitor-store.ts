@@ -69,6 +69,7 @@ export async function insertMonitor(sql: SqlHandle, tenantId: string, projectId:
             ${input.issueCriteria === null ? null : sql.json(input.issueCriteria as never)}, ${sql.json(input.definition as never)})
     on conflict do nothing
     returning *`;
+  monitorsChanged();
   return row ?? null;
 }
 
@@ -89,6 +90,43 @@ export async function watchingMonitors(sql: SqlHandle, tenantId: string, project
   return sql<MonitorRow[]>`
     select * from monitors where tenant_id = ${tenantId} and project_id = ${projectId}
       and exploration_status in ('learning', 'active') order by created_at, id`;
+}
+
+/**
+ * The watching monitors of a project, as the evaluator asks for them on every processed trace
+ * (one query per trace is a large share of ingest's database work at volume). Held for
+ * WATCHING_CACHE_MS and dropped by every monitor write of this process (insert, update, delete).
+ * A change made by another process (or committed after an entry was filled) reaches the evaluator
+ * within WATCHING_CACHE_MS: a new or resumed monitor may miss the traces processed in that second.
+ * The evaluator re-reads each monitor under its row lock before acting, so a stale entry never
+ * makes a deleted or paused monitor act.
+ */
+const WATCHING_CACHE_MS = 1000;
+let monitorWrites = 0;
+const watchingCache = new Map<string, { until: number; generation: number; rows: Promise<MonitorRow[]> }>();
+
+function monitorsChanged(): void {
+  monitorWrites++;
+  watchingCache.clear();
+}
+
+export async function cachedWatchingMonitors(sql: SqlHandle, tenantId: string, projectId: string): Promise<MonitorRow[]> {
+  const key = `${tenantId}\u0000${projectId}`;
+  const now = Date.now();
+  const hit = watchingCache.get(key);
+  if (hit && hit.until > now && hit.generation === monitorWrites) return hit.rows;
+  const generation = monitorWrites;
+  const rows = watchingMonitors(sql, tenantId, projectId);
+  const entry = { until: now + WATCHING_CACHE_MS, generation, rows };
+  watchingCache.set(key, entry);
+  // A failed read is not remembered.
+  rows.catch(() => {
+    if (watchingCache.get(key) === entry) watchingCache.delete(key);
+  });
+  if (watchingCache.size > 10_000) {
+    for (const [k, v] of watchingCache) if (v.until <= now) watchingCache.delete(k);
+  }
+  return rows;
 }
 
 export interface MonitorChange {
@@ -117,6 +155,8 @@ export async function updateMonitor(sql: SqlHandle, tenantId: string, monitorId:
     const [row] = await sql<MonitorRow[]>`
       update monitors set ${sql(values as Record<string, never>, ...(Object.keys(values) as never[]))}
       where tenant_id = ${tenantId} and id = ${monitorId} returning *`;
+    // Pausing, resuming or relearning changes which monitors watch traces (see cachedWatchingMonitors).
+    if (change.exploration_status !== undefined) monitorsChanged();
     return row ?? null;
   } catch (error) {
     if ((error as { code?: string }).code === '23505') return null;
@@ -126,6 +166,7 @@ export async function updateMonitor(sql: SqlHandle, tenantId: string, monitorId:
 
 export async function deleteMonitor(sql: SqlHandle, tenantId: string, monitorId: string): Promise<void> {
   await sql`delete from monitors where tenant_id = ${tenantId} and id = ${monitorId}`;
+  monitorsChanged();
 }
 
 export async function clearObservations(sql: SqlHandle, monitorId: string): Promise<void> {
