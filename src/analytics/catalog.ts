@@ -134,6 +134,8 @@ const EVENTS: readonly EventDef[] = [
     finalWithinPartitions: false,
   },
   {
+    // provider, cached_input_tokens and cache_write_input_tokens are cost bookkeeping, not SPEC
+    // fields: generation_cost / trace_cost read them (test/integration/analytics-query/engine.test.ts).
     name: 'generation.completed',
     table: 'event_generation_completed',
     discriminator: null,

@@ -96,6 +96,9 @@ export const ATTRIBUTE_MAP: Readonly<Record<MappedField, readonly AttributeSourc
   cacheWriteInputTokens: [
     span('gen_ai.usage.cache_creation.input_tokens', 'gen_ai'),
     span('gen_ai.usage.cache_creation_input_tokens', 'gen_ai'),
+    // Dotted alias some gen_ai emitters use (OpenRouter; Sentry's conventions list it), the
+    // counterpart of gen_ai.usage.input_tokens.cached above.
+    span('gen_ai.usage.input_tokens.cache_write', 'gen_ai'),
     span('llm.token_count.prompt_details.cache_write', 'openinference'),
     span('ai.usage.inputTokenDetails.cacheWriteTokens', 'vercel_ai'),
   ],

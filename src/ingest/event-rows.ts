@@ -79,6 +79,8 @@ export interface GenerationCompletedRow extends EventBase {
   input_tokens: number;
   output_tokens: number;
   cached_input_tokens: number;
+  /** Prompt tokens written to a provider cache (clickhouse/004_cache_write_tokens.sql); 0 when not reported. */
+  cache_write_input_tokens: number;
   tps: number | null;
   error: number;
 }
@@ -213,6 +215,7 @@ export function deriveSpanEventRows(
         input_tokens: span.inputTokens ?? 0,
         output_tokens: span.outputTokens ?? 0,
         cached_input_tokens: span.cachedInputTokens ?? 0,
+        cache_write_input_tokens: span.cacheWriteInputTokens ?? 0,
         tps: tokensPerSecond(span.outputTokens, span.durationMs),
         error,
       });

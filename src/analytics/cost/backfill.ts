@@ -60,7 +60,7 @@ function shiftTime(value: unknown): string {
 async function generationsByTrace(store: ClickHouseStore, tenantId: string, projectId: string, rows: Record<string, unknown>[]): Promise<Map<string, GenerationForCost[]>> {
   const times = rows.map((r) => parseChTime(r.timestamp)?.getTime() ?? Date.now());
   const result = await queryRows(store, {
-    sql: `SELECT trace_id, model, provider, input_tokens, output_tokens, cached_input_tokens, timestamp
+    sql: `SELECT trace_id, model, provider, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, timestamp
 FROM ${store.table('event_generation_completed')} FINAL
 WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {bf_ids:Array(String)}
   AND timestamp >= {bf_from:DateTime64(3, 'UTC')} AND timestamp < {bf_to:DateTime64(3, 'UTC')}`,
@@ -81,6 +81,7 @@ WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {
       inputTokens: Number(g.input_tokens),
       outputTokens: Number(g.output_tokens),
       cachedInputTokens: Number(g.cached_input_tokens),
+      cacheWriteInputTokens: Number(g.cache_write_input_tokens),
       timestamp: parseChTime(g.timestamp) ?? undefined,
     });
     byTrace.set(String(g.trace_id), list);
@@ -131,7 +132,7 @@ ORDER BY tenant_id, project_id, trace_id LIMIT {bf_limit:UInt32}`,
       const costs = new Map<string, number | null>();
       const priceable = rows.filter((row) => {
         // Tokens but nothing to price them from: writing $0 would hide them, so the row stays unbackfilled.
-        const found = (generations.get(String(row.trace_id)) ?? []).some((g) => g.inputTokens + g.outputTokens + (g.cachedInputTokens ?? 0) > 0);
+        const found = (generations.get(String(row.trace_id)) ?? []).some((g) => g.inputTokens + g.outputTokens + (g.cachedInputTokens ?? 0) + (g.cacheWriteInputTokens ?? 0) > 0);
         if (!found && Number(row.total_tokens) > 0) result.without_generations += 1;
         return found || Number(row.total_tokens) === 0;
       });

@@ -169,6 +169,8 @@ export interface RolledUpRow {
   model: string;
   input: number;
   cached: number;
+  /** Cache-write tokens (0 on rows written before the column existed). */
+  cacheWrite: number;
   output: number;
   tokens: number;
   calls: number;
@@ -179,7 +181,7 @@ export interface RolledUpRow {
 export function rolledUp(row: Record<string, unknown>, modelColumn = 'model'): RolledUpRow {
   return {
     model: String(row[modelColumn] ?? ''),
-    input: Number(row.input), cached: Number(row.cached), output: Number(row.output),
+    input: Number(row.input), cached: Number(row.cached), cacheWrite: Number(row.cache_write ?? 0), output: Number(row.output),
     tokens: Number(row.tokens), calls: Number(row.calls), tier: Number(row.tier), atSeconds: Number(row.at_s),
   };
 }
@@ -187,7 +189,8 @@ export function rolledUp(row: Record<string, unknown>, modelColumn = 'model'): R
 /** Prices one rollup bucket; null when its model has no price. */
 export function priceBucket(pair: ResolvedPair | undefined, row: RolledUpRow, now: Date): number | null {
   if (!pair?.resolved) return null;
-  return priceUsage(pair.resolved, { inputTokens: row.input, cachedInputTokens: row.cached, outputTokens: row.output }, {
+  const usage = { inputTokens: row.input, cachedInputTokens: row.cached, cacheWriteInputTokens: row.cacheWrite, outputTokens: row.output };
+  return priceUsage(pair.resolved, usage, {
     at: row.atSeconds > 0 ? new Date(row.atSeconds * 1000) : now,
     tierInputTokens: tierRepresentative(pair.breaks, row.tier),
     requests: Math.max(1, row.calls),
@@ -241,7 +244,7 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection, stor
       p.liveWithoutGenerations = Number(row.without_generations);
     }
     const pairs = (await queryRows(scope.ch, liveModelsSql(sel, gen, cap), scope.timeoutSeconds))
-      .map((r) => ({ model: String(r.model ?? ''), provider: String(r.provider ?? ''), volume: Number(r.tokens) + Number(r.cached) }))
+      .map((r) => ({ model: String(r.model ?? ''), provider: String(r.provider ?? ''), volume: Number(r.tokens) + Number(r.cached) + Number(r.cache_write) }))
       .filter((r) => r.volume > 0);
     const kept = pairs.slice(0, scope.limits.modelRollup);
     modelRollupTruncated = pairs.length > kept.length;
@@ -250,7 +253,7 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection, stor
       const p = at(row);
       const r = rolledUp(row);
       const key = pairKey(r.model, String(row.provider ?? ''));
-      if (r.tokens + r.cached === 0) continue;
+      if (r.tokens + r.cached + r.cacheWrite === 0) continue;
       if (!resolved.has(key)) {
         p.cutModelTokens += r.tokens;
         continue;

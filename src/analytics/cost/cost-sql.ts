@@ -118,13 +118,19 @@ FROM live${g.by ? `\nGROUP BY ${g.by}` : ''}`;
   return { sql, params: { ...sel.where.params, ...genParams(gen), cost_live_cap: liveCap } };
 }
 
-/** Input tokens including cached ones (see price-calc.ts normalizeUsage), per generation row. */
-const IN_TOTAL = (p: string) => `if(${p}cached_input_tokens > ${p}input_tokens, ${p}input_tokens + ${p}cached_input_tokens, ${p}input_tokens)`;
+/**
+ * Input tokens including cache reads and writes, per generation row: the same rule as price-calc.ts
+ * normalizeUsage (cache parts larger than the reported prompt were reported outside it, Anthropic
+ * style), so a summed bucket prices each call as stored cost prices it alone.
+ */
+const IN_TOTAL = (p: string) =>
+  `if(${p}cached_input_tokens + ${p}cache_write_input_tokens > ${p}input_tokens, ${p}input_tokens + ${p}cached_input_tokens + ${p}cache_write_input_tokens, ${p}input_tokens)`;
 
 /** Distinct (model, provider) of the live traces' generations, largest token volume first. */
 export function liveModelsSql(sel: TraceSelection, gen: GenerationScope, liveCap: number): SqlFragment {
   const sql = `${liveCte(sel)}
-SELECT model, provider, sum(input_tokens + output_tokens) AS tokens, sum(cached_input_tokens) AS cached
+SELECT model, provider, sum(input_tokens + output_tokens) AS tokens, sum(cached_input_tokens) AS cached,
+  sum(cache_write_input_tokens) AS cache_write
 FROM ${gen.table} FINAL
 WHERE ${genGuard()} AND trace_id IN (SELECT trace_id FROM live)
 GROUP BY model, provider
@@ -160,7 +166,8 @@ function bucketParams(spec: BucketSpec): Record<string, unknown> {
   };
 }
 
-const SUMS = (p: string) => `sum(${IN_TOTAL(p)}) AS input, sum(${p}cached_input_tokens) AS cached, sum(${p}output_tokens) AS output,
+const SUMS = (p: string) => `sum(${IN_TOTAL(p)}) AS input, sum(${p}cached_input_tokens) AS cached,
+  sum(${p}cache_write_input_tokens) AS cache_write, sum(${p}output_tokens) AS output,
   sum(${p}input_tokens + ${p}output_tokens) AS tokens, count() AS calls`;
 
 /** The live traces' generations summed per group × model × provider × tier bucket × price time. */

@@ -54,7 +54,8 @@ describe('catalog and DDL', () => {
       // trace_id: SPEC "no queryable trace_id"; cost bookkeeping is read by trace_cost, not the DSL.
       event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at'],
       // SPEC lists neither provider nor cached tokens among generation.completed's fields.
-      event_generation_completed: ['provider', 'cached_input_tokens', 'inserted_at'],
+      // cache_write_input_tokens: cost bookkeeping (004_cache_write_tokens.sql), read by generation_cost / trace_cost only.
+      event_generation_completed: ['provider', 'cached_input_tokens', 'cache_write_input_tokens', 'inserted_at'],
       event_tool_called: ['inserted_at'],
       event_span_errored: ['inserted_at'],
       // name is the discriminator; issue.* events carry "only the fields every event has".

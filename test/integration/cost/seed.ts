@@ -80,6 +80,8 @@ export interface GenerationSeed {
   input: number;
   output: number;
   cached?: number;
+  /** Cache-write tokens (clickhouse/004_cache_write_tokens.sql). */
+  cacheWrite?: number;
 }
 
 export async function seedGenerations(store: ClickHouseStore, scope: Scope, generations: GenerationSeed[]): Promise<void> {
@@ -97,6 +99,7 @@ export async function seedGenerations(store: ClickHouseStore, scope: Scope, gene
     input_tokens: g.input,
     output_tokens: g.output,
     cached_input_tokens: g.cached ?? 0,
+    cache_write_input_tokens: g.cacheWrite ?? 0,
     tps: null,
     error: 0,
   }));

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { mapAttributes } from '../../../src/ingest/attribute-mapping.js';
 import { deriveSpanEventRows, nsToDateTime64, otlpOrigin, tokensPerSecond } from '../../../src/ingest/event-rows.js';
 import type { NormalizedSpan } from '../../../src/ingest/normalized-span.js';
 import { buildSpanTree } from '../../../src/ingest/span-tree.js';
@@ -40,6 +41,7 @@ describe('per-span event rows', () => {
       input_tokens: 900,
       output_tokens: 40,
       cached_input_tokens: 512,
+      cache_write_input_tokens: 0,
       tps: tokensPerSecond(40, span.durationMs),
       error: 0,
     });
@@ -48,6 +50,30 @@ describe('per-span event rows', () => {
     const spanRow = rows.spans.find((r) => r.span_id === span.spanId)!;
     expect(spanRow).toMatchObject({ span_class: 'generation', kind: 'client', status_code: 'UNSET', agent_name: 'support-agent', start_time_ns: span.startNs });
     expect(JSON.parse(spanRow.attributes)['gen_ai.request.model']).toBe('gpt-4o-2024-08-06');
+  });
+
+  it('fills cache_write_input_tokens from each convention\'s cache-write usage attribute (0 when absent)', () => {
+    const gen = spans.find((s) => s.spanClass === 'generation' && s.model === 'gpt-4o-2024-08-06')!;
+    const cases: [string, number][] = [
+      ['gen_ai.usage.cache_creation.input_tokens', 300],
+      ['gen_ai.usage.cache_creation_input_tokens', 301],
+      ['gen_ai.usage.input_tokens.cache_write', 302],
+      ['llm.token_count.prompt_details.cache_write', 303],
+      ['ai.usage.inputTokenDetails.cacheWriteTokens', 304],
+    ];
+    for (const [key, value] of cases) {
+      const attributes = { ...gen.attributes, [key]: value };
+      const span: NormalizedSpan = { ...gen, attributes, ...mapAttributes(attributes, gen.resource) };
+      const rows = deriveSpanEventRows([span], buildSpanTree([span]), otlpOrigin('', ''), () => '');
+      expect(rows.generations.map((g) => g.cache_write_input_tokens), key).toEqual([value]);
+      // Cache writes are part of the prompt: input and cache-read counts stay as reported.
+      expect(rows.generations[0]).toMatchObject({ input_tokens: 900, cached_input_tokens: 512 });
+    }
+    // The current gen_ai name wins over the deprecated one; a malformed value falls through to the next source.
+    const both = mapAttributes({ 'gen_ai.usage.cache_creation.input_tokens': 7, 'gen_ai.usage.cache_creation_input_tokens': 8 }, {});
+    expect(both.cacheWriteInputTokens).toBe(7);
+    expect(mapAttributes({ 'gen_ai.usage.cache_creation.input_tokens': 'n/a', 'llm.token_count.prompt_details.cache_write': '9' }, {}).cacheWriteInputTokens).toBe(9);
+    expect(mapAttributes({ 'gen_ai.usage.input_tokens': 5 }, {}).cacheWriteInputTokens).toBeNull();
   });
 
   it('uses the trace-level fallback agent for a tool span whose ancestors are not in the batch', () => {
