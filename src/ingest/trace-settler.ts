@@ -265,6 +265,7 @@ export class TraceSettler {
     };
     await insert('event_tool_called', toolRewrites);
     await insert('event_trace_processed', summaries.map((s) => s.summary.processed));
+    // Last: recovery (recover()) counts a trace as processed only once its `traces` row exists.
     await insert('traces', summaries.map((s) => s.summary.trace));
 
     for (const t of traces) {
@@ -278,6 +279,11 @@ export class TraceSettler {
    * Start-up recovery: traces whose newest span was ingested after their latest trace.processed
    * row (or that have none) within `recoveryDays` are opened again and settle as usual. The
    * processing version is ClickHouse's clock when the spans were read, so "after" is exact.
+   */
+  /**
+   * Finds traces whose spans are newer than their last processing, after a restart. It compares
+   * with `traces`, the last table a settling round writes: a process killed between the
+   * trace.processed insert and the traces insert left a trace that only looks processed.
    */
   async recover(): Promise<number> {
     const { ch } = this.options;
@@ -293,7 +299,7 @@ export class TraceSettler {
               ) AS s
               LEFT JOIN (
                 SELECT tenant_id, project_id, trace_id, max(processed_at) AS last_processed
-                FROM ${ch.table('event_trace_processed')}
+                FROM ${ch.table('traces')}
                 WHERE processed_at >= now64(3) - toIntervalDay({days:UInt32} + 1)
                 GROUP BY tenant_id, project_id, trace_id
               ) AS p ON s.tenant_id = p.tenant_id AND s.project_id = p.project_id AND s.trace_id = p.trace_id

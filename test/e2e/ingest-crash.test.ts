@@ -122,6 +122,6 @@ describe('crash safety', () => {
         cursor = page.body.next_cursor;
       } while (cursor);
       return [...want].every((id) => seen.has(id)) ? true : undefined;
-    }, 60_000, 'acknowledged traces processed after restart');
+    }, 150_000, 'acknowledged traces processed after restart');
   });
 });
