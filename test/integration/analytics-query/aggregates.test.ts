@@ -2,41 +2,16 @@
  * The analytics query on the embedded ClickHouse: every figure is checked against a reference
  * computed in this file from the seeded rows (dataset.ts), never against a hard-coded answer.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
-import { runAnalyticsQuery, type AnalyticsQueryResponse } from '../../../src/analytics/query/run.js';
-import fs from 'node:fs';
-import { tempDataDir } from '../../helpers/temp-dir.js';
+import { describe, expect, test } from 'vitest';
+import { useSeededQueryStore } from './seeded-store.js';
 import {
-  avg, buildDataset, dayText, EDGE, END, groupRows, hourText, minuteText, monthText, OTHER_PROJECT, OTHER_TENANT, PROJECT,
-  quantileExact, seedDataset, START, sum, sundayText, TENANT, uniq, type Dataset,
+  avg, dayText, EDGE, END, groupRows, hourText, minuteText, monthText, OTHER_PROJECT, OTHER_TENANT, PROJECT,
+  quantileExact, sum, sundayText, TENANT, uniq,
 } from './dataset.js';
 import { isoSecond } from './seed.js';
 
-let store: ClickHouseStore;
-let dataDir: string;
-let live: Dataset;
-
-const window = { start: isoSecond(START), end_exclusive: isoSecond(END) };
-
-async function run(body: Record<string, unknown>, tenant = TENANT, project = PROJECT): Promise<AnalyticsQueryResponse> {
-  return runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, tenant, project, { ...window, ...body });
-}
-
-beforeAll(async () => {
-  dataDir = tempDataDir('lookout-aq-');
-  store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
-  await migrateClickHouse(store, 'clickhouse');
-  const data = buildDataset();
-  live = data.live;
-  await seedDataset(store, data.all);
-});
-
-afterAll(async () => {
-  await store?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const seeded = useSeededQueryStore();
+const { run } = seeded;
 
 describe('measures', () => {
   test('count, sum, avg, min, max, percentiles and uniqExact without groups: one row', async () => {
@@ -56,7 +31,7 @@ describe('measures', () => {
         { as: 'avg_tps', agg: 'avg', field: 'tps' },
       ],
     });
-    const g = live.generations;
+    const g = seeded.live.generations;
     expect(result.rows).toHaveLength(1);
     const row = result.rows[0];
     expect(row.calls).toBe(g.length);
@@ -73,7 +48,7 @@ describe('measures', () => {
     expect(row.avg_tps).toBeCloseTo(avg(g.filter((r) => r.tps !== null).map((r) => r.tps!))!, 6);
     expect(Object.keys(row)).toEqual(['calls', 'input', 'avg_ms', 'min_out', 'max_out', 'p50_ms', 'p95_ms', 'p99_out', 'traces', 'models', 'avg_tps']);
     expect(result.truncated).toBe(false);
-    expect(result.window).toEqual(window);
+    expect(result.window).toEqual(seeded.window);
   });
 
   test('grouped by model: every group, sorted by the groups', async () => {
@@ -89,7 +64,7 @@ describe('measures', () => {
       ],
       group_by: [{ field: 'model' }],
     });
-    const expected = [...groupRows(live.generations, (r) => r.model)].map(([model, rows]) => ({
+    const expected = [...groupRows(seeded.live.generations, (r) => r.model)].map(([model, rows]) => ({
       model,
       calls: rows.length,
       failures: rows.filter((r) => r.error === 1).length,
@@ -112,7 +87,7 @@ describe('measures', () => {
         { as: 'none_count', agg: 'count', filter: { field: 'model', op: 'eq', value: 'no-such-model' } },
       ],
     });
-    expect(result.rows).toEqual([{ calls: live.generations.length, none_min: null, none_count: 0 }]);
+    expect(result.rows).toEqual([{ calls: seeded.live.generations.length, none_min: null, none_count: 0 }]);
   });
 
   test('an empty window still answers one row without groups, and no rows with groups', async () => {
@@ -132,7 +107,7 @@ describe('measures', () => {
 describe('FINAL: re-sent spans and re-processed traces count once', () => {
   test('duplicated generation rows do not double count', async () => {
     const result = await run({ from: 'generation.completed', measures: [{ as: 'calls', agg: 'count' }, { as: 'spans', agg: 'uniqExact', field: 'span_id' }] });
-    expect(result.rows[0]).toEqual({ calls: live.generations.length, spans: live.generations.length });
+    expect(result.rows[0]).toEqual({ calls: seeded.live.generations.length, spans: seeded.live.generations.length });
   });
 
   test('trace.processed reads the newest processing of each trace', async () => {
@@ -147,7 +122,7 @@ describe('FINAL: re-sent spans and re-processed traces count once', () => {
       ],
       group_by: [{ field: 'agent_name' }],
     });
-    const expected = [...groupRows(live.traces, (t) => t.agent_name)].map(([agent_name, rows]) => ({
+    const expected = [...groupRows(seeded.live.traces, (t) => t.agent_name)].map(([agent_name, rows]) => ({
       agent_name,
       traces: rows.length,
       errors: sum(rows.map((r) => r.error_count)),
@@ -171,7 +146,7 @@ describe('buckets', () => {
   for (const [bucket, text] of buckets) {
     test(`${bucket}: every bucket with rows, in order, in SPEC's text form`, async () => {
       const result = await run({ from: 'generation.completed', measures: [{ as: 'calls', agg: 'count' }], group_by: [{ bucket }] });
-      const expected = [...groupRows(live.generations, (r) => text(r.ts))].map(([key, rows]) => ({ bucket: key, calls: rows.length }));
+      const expected = [...groupRows(seeded.live.generations, (r) => text(r.ts))].map(([key, rows]) => ({ bucket: key, calls: rows.length }));
       expect(result.rows).toEqual(expected);
     });
   }
@@ -181,7 +156,7 @@ describe('buckets', () => {
     for (const row of result.rows) expect(new Date(`${row.week as string}T00:00:00Z`).getUTCDay()).toBe(0);
     const edgeWeek = sundayText(EDGE);
     const straddling = result.rows.filter((r) => r.week === edgeWeek);
-    const expectedMonths = [...groupRows(live.generations.filter((r) => sundayText(r.ts) === edgeWeek), (r) => monthText(r.ts))].map(([month, rows]) => ({ week: edgeWeek, month, calls: rows.length }));
+    const expectedMonths = [...groupRows(seeded.live.generations.filter((r) => sundayText(r.ts) === edgeWeek), (r) => monthText(r.ts))].map(([month, rows]) => ({ week: edgeWeek, month, calls: rows.length }));
     expect(straddling).toEqual(expectedMonths);
     // Unless the month starts on a Sunday, its first week began in the month before.
     if (new Date(EDGE).getUTCDay() !== 0) expect(straddling.map((r) => r.month)).toEqual([monthText(EDGE - 1), monthText(EDGE)]);
@@ -198,7 +173,7 @@ describe('filters', () => {
         { field: 'error', op: 'in', value: [1] },
       ],
     });
-    expect(result.rows[0].calls).toBe(live.generations.filter((r) => ['gpt-4o', 'llama-3'].includes(r.model) && r.error === 1).length);
+    expect(result.rows[0].calls).toBe(seeded.live.generations.filter((r) => ['gpt-4o', 'llama-3'].includes(r.model) && r.error === 1).length);
   });
 
   test('comparisons on numbers and strings', async () => {
@@ -213,7 +188,7 @@ describe('filters', () => {
         { field: 'model', op: 'neq', value: 'gpt-4o' },
       ],
     });
-    const n = live.generations.filter((r) => Number(r.input_tokens) >= 1000 && Number(r.input_tokens) < 4000 && r.duration_ms > 100.5 && r.output_tokens <= 600 && r.model !== 'gpt-4o').length;
+    const n = seeded.live.generations.filter((r) => Number(r.input_tokens) >= 1000 && Number(r.input_tokens) < 4000 && r.duration_ms > 100.5 && r.output_tokens <= 600 && r.model !== 'gpt-4o').length;
     expect(result.rows[0].calls).toBe(n);
   });
 
@@ -226,11 +201,11 @@ describe('filters', () => {
       ],
     });
     expect(result.rows[0]).toEqual({
-      unknown_tps: live.generations.filter((r) => r.tps === null).length,
-      known_tps: live.generations.filter((r) => r.tps !== null).length,
+      unknown_tps: seeded.live.generations.filter((r) => r.tps === null).length,
+      known_tps: seeded.live.generations.filter((r) => r.tps !== null).length,
     });
     const traces = await run({ from: 'trace.processed', measures: [{ as: 'unpriced', agg: 'count' }], filters: [{ field: 'estimated_cost_usd', op: 'is_null' }] });
-    expect(traces.rows[0].unpriced).toBe(live.traces.filter((t) => t.estimated_cost_usd === null).length);
+    expect(traces.rows[0].unpriced).toBe(seeded.live.traces.filter((t) => t.estimated_cost_usd === null).length);
   });
 
   test('a missing string is the empty string: eq "" matches it, is_null does not', async () => {
@@ -244,10 +219,10 @@ describe('filters', () => {
       ],
     });
     expect(result.rows[0]).toEqual({
-      no_model: live.generations.filter((r) => r.model === '').length,
+      no_model: seeded.live.generations.filter((r) => r.model === '').length,
       null_model: 0,
-      has_model: live.generations.filter((r) => r.model !== '').length,
-      no_surface: live.generations.filter((r) => (r.surface ?? '') === '').length,
+      has_model: seeded.live.generations.filter((r) => r.model !== '').length,
+      no_surface: seeded.live.generations.filter((r) => (r.surface ?? '') === '').length,
     });
     expect(result.rows[0].no_model).toBeGreaterThan(0);
   });
@@ -255,7 +230,7 @@ describe('filters', () => {
   test('issue events: each name reads only its own rows of the shared table', async () => {
     for (const name of ['issue.created', 'issue.chat_sent']) {
       const result = await run({ from: name, measures: [{ as: 'n', agg: 'count' }, { as: 'people', agg: 'uniqExact', field: 'user_id' }], group_by: [{ bucket: 'day' }] });
-      const rows = live.issues.filter((i) => i.name === name);
+      const rows = seeded.live.issues.filter((i) => i.name === name);
       expect(result.rows).toEqual([...groupRows(rows, (r) => dayText(r.ts))].map(([bucket, list]) => ({ bucket, n: list.length, people: uniq(list.map((r) => r.user_id)) })));
     }
   });

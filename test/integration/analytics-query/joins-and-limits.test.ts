@@ -2,38 +2,12 @@
  * Joins (each pair SPEC names), order_by, limit and truncated, and the cost measures' row shape,
  * on the embedded ClickHouse against references computed from the seeded rows.
  */
-import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
-import { runAnalyticsQuery, type AnalyticsQueryResponse } from '../../../src/analytics/query/run.js';
-import { tempDataDir } from '../../helpers/temp-dir.js';
-import { buildDataset, dayText, END, groupRows, hourText, PROJECT, seedDataset, START, sum, TENANT, uniq, type Dataset } from './dataset.js';
-import { isoSecond } from './seed.js';
+import { describe, expect, test } from 'vitest';
+import { useSeededQueryStore } from './seeded-store.js';
+import { dayText, groupRows, hourText, sum, uniq } from './dataset.js';
 
-let store: ClickHouseStore;
-let dataDir: string;
-let live: Dataset;
-
-const window = { start: isoSecond(START), end_exclusive: isoSecond(END) };
-
-async function run(body: Record<string, unknown>): Promise<AnalyticsQueryResponse> {
-  return runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, TENANT, PROJECT, { ...window, ...body });
-}
-
-beforeAll(async () => {
-  dataDir = tempDataDir('lookout-aq-');
-  store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
-  await migrateClickHouse(store, 'clickhouse');
-  const data = buildDataset();
-  live = data.live;
-  await seedDataset(store, data.all);
-});
-
-afterAll(async () => {
-  await store?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const seeded = useSeededQueryStore();
+const { run } = seeded;
 
 describe('join', () => {
   test('trace.processed with tool.called on agent_name; joined filters apply only to the joined event', async () => {
@@ -48,8 +22,8 @@ describe('join', () => {
         measures: [{ as: 'failed_calls', agg: 'count' }, { as: 'failing_tools', agg: 'uniqExact', field: 'tool' }],
       },
     });
-    const failedCalls = groupRows(live.tools.filter((t) => t.error === 1), (t) => t.agent_name);
-    const expected = [...groupRows(live.traces, (t) => t.agent_name)].map(([agent_name, rows]) => {
+    const failedCalls = groupRows(seeded.live.tools.filter((t) => t.error === 1), (t) => t.agent_name);
+    const expected = [...groupRows(seeded.live.traces, (t) => t.agent_name)].map(([agent_name, rows]) => {
       const calls = failedCalls.get(agent_name);
       return {
         agent_name,
@@ -79,8 +53,8 @@ describe('join', () => {
         ],
       },
     });
-    const generations = groupRows(live.generations, (g) => g.trace_id);
-    const expected = [...groupRows(live.tools, (t) => t.trace_id)].map(([trace_id, rows]) => {
+    const generations = groupRows(seeded.live.generations, (g) => g.trace_id);
+    const expected = [...groupRows(seeded.live.tools, (t) => t.trace_id)].map(([trace_id, rows]) => {
       const gens = generations.get(trace_id);
       return {
         trace_id,
@@ -102,8 +76,8 @@ describe('join', () => {
       group_by: [{ field: 'trace_id' }],
       join: { from: 'span.errored', on: 'trace_id', filters: [{ field: 'span_name', op: 'neq', value: 'root' }], measures: [{ as: 'span_errors', agg: 'count' }, { as: 'kinds', agg: 'uniqExact', field: 'span_name' }] },
     });
-    const errors = groupRows(live.spanErrors.filter((e) => e.span_name !== 'root'), (e) => e.trace_id);
-    const expected = [...groupRows(live.tools, (t) => t.trace_id)].map(([trace_id, rows]) => {
+    const errors = groupRows(seeded.live.spanErrors.filter((e) => e.span_name !== 'root'), (e) => e.trace_id);
+    const expected = [...groupRows(seeded.live.tools, (t) => t.trace_id)].map(([trace_id, rows]) => {
       const e = errors.get(trace_id);
       return { trace_id, calls: rows.length, span_errors: e ? e.length : null, kinds: e ? uniq(e.map((x) => x.span_name)) : null };
     });
@@ -119,8 +93,8 @@ describe('join', () => {
       order_by: [{ measure: 'calls', direction: 'desc' }],
       limit: 7,
     });
-    const generations = groupRows(live.generations, (g) => g.trace_id);
-    const all = [...groupRows(live.tools, (t) => `${dayText(t.ts)}|${t.trace_id}`)].map(([key, rows]) => {
+    const generations = groupRows(seeded.live.generations, (g) => g.trace_id);
+    const all = [...groupRows(seeded.live.tools, (t) => `${dayText(t.ts)}|${t.trace_id}`)].map(([key, rows]) => {
       const [bucket, trace_id] = key.split('|');
       return { bucket, trace_id, calls: rows.length, generations: generations.get(trace_id)?.length ?? null };
     });
@@ -132,7 +106,7 @@ describe('join', () => {
 
 describe('order_by, limit and truncated', () => {
   const body = { from: 'generation.completed', measures: [{ as: 'calls', agg: 'count' }], group_by: [{ field: 'trace_id' }] };
-  const byTrace = () => [...groupRows(live.generations, (g) => g.trace_id)].map(([trace_id, rows]) => ({ trace_id, calls: rows.length }));
+  const byTrace = () => [...groupRows(seeded.live.generations, (g) => g.trace_id)].map(([trace_id, rows]) => ({ trace_id, calls: rows.length }));
 
   test('ordered by a measure desc, ties broken by the groups, limited: truncated', async () => {
     const result = await run({ ...body, order_by: [{ measure: 'calls', direction: 'desc' }], limit: 5 });
@@ -163,7 +137,7 @@ describe('order_by, limit and truncated', () => {
       filters: [{ field: 'model', op: 'eq', value: 'gpt-4o' }],
       limit: 3,
     });
-    const expected = [...groupRows(live.generations.filter((g) => g.model === 'gpt-4o'), (g) => hourText(g.ts))].slice(0, 3).map(([h, rows]) => ({ m: 'gpt-4o', h, calls: rows.length }));
+    const expected = [...groupRows(seeded.live.generations.filter((g) => g.model === 'gpt-4o'), (g) => hourText(g.ts))].slice(0, 3).map(([h, rows]) => ({ m: 'gpt-4o', h, calls: rows.length }));
     expect(result.rows).toEqual(expected);
     expect(Object.keys(result.rows[0])).toEqual(['m', 'h', 'calls']);
   });
@@ -172,7 +146,7 @@ describe('order_by, limit and truncated', () => {
 describe('cost measures', () => {
   test('generation_cost adds its cost row fields, not its alias, to each model row', async () => {
     const result = await run({ from: 'generation.completed', measures: [{ as: 'cost', agg: 'generation_cost' }, { as: 'calls', agg: 'count' }], group_by: [{ field: 'model' }] });
-    expect(result.rows.map((r) => r.model)).toEqual([...groupRows(live.generations, (g) => g.model)].map(([m]) => m));
+    expect(result.rows.map((r) => r.model)).toEqual([...groupRows(seeded.live.generations, (g) => g.model)].map(([m]) => m));
     for (const row of result.rows) {
       expect(row).not.toHaveProperty('cost');
       expect(Object.keys(row)).toEqual(expect.arrayContaining(['model', 'calls', 'estimated_cost_usd', 'priced']));
@@ -192,7 +166,7 @@ describe('cost measures', () => {
       expect(Array.isArray(row.cost_lower_bound_reasons)).toBe(true);
       expect(['all', 'unwritten_only', 'none']).toContain((row.attribution as { coverage: string }).coverage);
     }
-    expect(result.rows.map((r) => r.bucket)).toEqual([...groupRows(live.traces, (t) => dayText(t.ts))].map(([d]) => d));
+    expect(result.rows.map((r) => r.bucket)).toEqual([...groupRows(seeded.live.traces, (t) => dayText(t.ts))].map(([d]) => d));
   });
 
   test('trace_cost without groups answers one row', async () => {

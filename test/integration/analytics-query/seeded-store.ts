@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
+import { runAnalyticsQuery, type AnalyticsQueryResponse } from '../../../src/analytics/query/run.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { buildDataset, END, PROJECT, seedDataset, START, TENANT, type Dataset } from './dataset.js';
+import { isoSecond } from './seed.js';
+
+export interface SeededQueryStore {
+  /** The rows a query over the window should see (references are computed from these). */
+  live: Dataset;
+  /** The dataset's window, as the query body spells it. */
+  window: { start: string; end_exclusive: string };
+  /** Runs a query body over the dataset's window for a tenant and project (default: the seeded ones). */
+  run(body: Record<string, unknown>, tenant?: string, project?: string): Promise<AnalyticsQueryResponse>;
+}
+
+/**
+ * One embedded ClickHouse per test file, migrated and seeded with the shared dataset in beforeAll,
+ * closed and removed in afterAll.
+ */
+export function useSeededQueryStore(): SeededQueryStore {
+  let store: ClickHouseStore;
+  let dataDir: string;
+  const window = { start: isoSecond(START), end_exclusive: isoSecond(END) };
+  const seeded: SeededQueryStore = {
+    live: undefined as unknown as Dataset,
+    window,
+    run: (body, tenant = TENANT, project = PROJECT) =>
+      runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, tenant, project, { ...window, ...body }),
+  };
+  beforeAll(async () => {
+    dataDir = tempDataDir('lookout-aq-');
+    store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
+    await migrateClickHouse(store, 'clickhouse');
+    const data = buildDataset();
+    seeded.live = data.live;
+    await seedDataset(store, data.all);
+  });
+  afterAll(async () => {
+    await store?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return seeded;
+}
