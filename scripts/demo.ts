@@ -181,7 +181,10 @@ function agentRun(tracer: Tracer, agent: AgentSpec, run: number, startMs: number
     t += 120;
     reply.end(t);
   }
-  root.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: answer }] }]));
+  // The final assistant message; an agent that answers through a message tool records that call too.
+  const parts: unknown[] = [{ type: 'text', content: answer }];
+  if (messageTool) parts.push({ type: 'tool_call', id: `reply_${run}`, name: messageTool, arguments: { message: answer } });
+  root.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts }]));
   if (fail) root.setStatus({ code: SpanStatusCode.ERROR, message: 'run failed after a tool error' });
   root.end(t + 10);
   return { failed: fail };

@@ -45,7 +45,7 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
             />
             <div class="chart-grid">
               <TimeChart
-                title="Tool calls"
+                title={`Tool calls per ${data.granularity ?? 'day'}`}
                 testId="chart-tool-volume"
                 dates={volume.dates}
                 format={formatCount}
