@@ -10,7 +10,8 @@ import { Router, type Response } from 'express';
  */
 const require = createRequire(import.meta.url);
 const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-const SWAGGER_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-16x16.png', 'favicon-32x32.png'];
+// The stylesheet's source map too: developer tools ask for it by its sourceMappingURL.
+const SWAGGER_FILES = ['swagger-ui.css', 'swagger-ui.css.map', 'swagger-ui-bundle.js', 'favicon-16x16.png', 'favicon-32x32.png'];
 
 /**
  * Same-origin only. Swagger UI sets inline style attributes (hence 'unsafe-inline' for styles,
