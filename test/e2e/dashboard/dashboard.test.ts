@@ -236,6 +236,8 @@ describe('dashboard in a browser', () => {
       expect(cells[row.agent].tokens).toBe(formatCount(row.tokens));
       expect(cells[row.agent].cost).toBe(`${row.cost_is_lower_bound && row.cost !== null ? '≥ ' : ''}${formatUsd(row.cost)}`);
     }
+    const agentHeaders = await page.locator('[data-testid="agent-scorecard"] thead th').allInnerTexts();
+    expect(agentHeaders.map((h) => h.replace(/[▲▼]/g, '').trim())).toContain('Failed runs %');
     // Keyboard: focus the "Agent" header button and press Enter to sort by name, again to reverse.
     await page.focus('[data-testid="agent-scorecard"] button[data-column="agent"]');
     await page.keyboard.press('Enter');
@@ -276,6 +278,9 @@ describe('dashboard in a browser', () => {
       expect(toolCells[row.tool].errors).toBe(formatCount(row.errors));
       expect(toolCells[row.tool].p50).toBe(formatMs(row.p50));
     }
+    // Error columns say what they count: failed calls of the tool, not failed runs.
+    const toolHeaders = await page.locator('[data-testid="tool-aggregates"] thead th').allInnerTexts();
+    expect(toolHeaders.map((h) => h.replace(/[▲▼]/g, '').trim())).toEqual(expect.arrayContaining(['Failed calls', 'Failed calls %']));
     await screenshot(page, '07-tools');
   });
 
