@@ -8,7 +8,7 @@ import { formatCount, formatMs, formatNumber, formatRate, formatUsd } from '../.
 import { hourlyQueries, hoursOf } from '../../../web/src/api/hourly-series.js';
 import { readWindow } from '../../../web/src/time-window.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
-import { chartTable, rowOrder, shownWindow, statText, tableCells } from './figures.js';
+import { chartTable, expectNoSidewaysScroll, rowOrder, shownWindow, statText, tableCells } from './figures.js';
 import { sendLongTrace } from './long-trace.js';
 import { seedWithDemo } from './seed.js';
 
@@ -42,25 +42,6 @@ async function rest(apiPath: string) {
   return res.body;
 }
 
-/**
- * Readable on a narrow screen: nothing wider than the viewport (wide tables scroll inside their
- * box). Waits for the layout to follow the resize (two animation frames, then the charts'
- * ResizeObserver) instead of reading the width right after it.
- */
-async function expectNoSidewaysScroll(target: Page) {
-  const widths = () =>
-    target.evaluate(
-      () =>
-        new Promise<{ scrollWidth: number; innerWidth: number }>((resolve) =>
-          requestAnimationFrame(() => requestAnimationFrame(() => resolve({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))),
-        ),
-    );
-  await expect.poll(async () => {
-    const { scrollWidth, innerWidth } = await widths();
-    return scrollWidth <= innerWidth ? 'fits' : `${scrollWidth} > ${innerWidth}`;
-  }, { timeout: 15_000 }).toBe('fits');
-}
-
 async function post(apiPath: string, body: unknown) {
   const res = await svc.call('POST', apiPath, { body });
   expect(res.status, `${apiPath}: ${JSON.stringify(res.body)}`).toBe(200);
@@ -91,27 +72,6 @@ describe('dashboard in a browser', () => {
     const stored = await page.evaluate(() => ({ session: sessionStorage.getItem('lookout.apiKey'), local: localStorage.length, cookie: document.cookie }));
     expect(stored).toEqual({ session: svc.adminKey, local: 0, cookie: '' });
     await screenshot(page, '02-projects');
-  });
-
-  it('has a favicon, by name and by link', async () => {
-    const ico = await fetch(`${svc.url}/favicon.ico`);
-    expect(ico.status).toBe(200);
-    expect(ico.headers.get('content-type')).toBe('image/x-icon');
-    const bytes = new Uint8Array(await ico.arrayBuffer());
-    expect([...bytes.slice(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]); // ICO header, one image
-    const links = await page.locator('link[rel="icon"]').evaluateAll((l) => l.map((x) => x.getAttribute('href')));
-    expect(links).toEqual(['/favicon.svg', '/favicon.ico']);
-    for (const href of links) expect((await fetch(`${svc.url}${href}`)).status).toBe(200);
-    // Chromium draws the SVG icon: it decodes as an image.
-    const size = await page.evaluate(
-      () => new Promise<number[]>((resolve, reject) => {
-        const img = new Image();
-        img.onload = () => resolve([img.naturalWidth, img.naturalHeight]);
-        img.onerror = () => reject(new Error('favicon.svg did not decode'));
-        img.src = '/favicon.svg';
-      }),
-    );
-    expect(size[0]).toBeGreaterThan(0);
   });
 
   it('lists exactly the projects the API lists', async () => {
