@@ -1,6 +1,5 @@
 import http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pino, type Logger } from 'pino';
 import type { AppDeps } from './app-deps.js';
 import { createApp } from './app.js';
@@ -9,15 +8,10 @@ import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
 import { OpenApiDocument } from './http/openapi.js';
+import { projectRoot } from './project-root.js';
 import { openClickHouse } from './stores/clickhouse.js';
 import { migrateClickHouse, migratePostgres } from './stores/migrations.js';
 import { openPostgres } from './stores/postgres.js';
-
-/** The repository root, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
-export const projectRoot = (() => {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  return here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..') : path.resolve(here, '..');
-})();
 
 export interface RunningService {
   deps: AppDeps;

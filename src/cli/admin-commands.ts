@@ -1,13 +1,5 @@
-import type { ParseArgsConfig } from 'node:util';
-import type { AppDeps } from '../app-deps.js';
 import { backfillCostsCommand } from '../analytics/cost/cost-module.js';
+import type { AdminCommand } from './admin-command.js';
 
-/** One admin CLI command. Feature modules add theirs to `adminCommands` (e.g. backfill-costs). */
-export interface AdminCommand {
-  name: string;
-  usage: string;
-  options: NonNullable<ParseArgsConfig['options']>;
-  run(deps: AppDeps, values: Record<string, string | boolean | undefined>): Promise<unknown>;
-}
-
+/** Every admin CLI command. Feature modules define theirs (e.g. backfill-costs) and are listed here. */
 export const adminCommands: AdminCommand[] = [backfillCostsCommand];

@@ -4,7 +4,8 @@ import { loadConfig } from '../config.js';
 import { openStores } from '../service.js';
 import { SCOPES, type Scope } from '../tenancy/keys.js';
 import { createApiKey, createUser, provisionTenant } from '../tenancy/tenancy-store.js';
-import { adminCommands, type AdminCommand } from './admin-commands.js';
+import type { AdminCommand } from './admin-command.js';
+import { adminCommands } from './admin-commands.js';
 
 /**
  * `npm run admin -- <command> [options]`: operator tasks against the configured stores

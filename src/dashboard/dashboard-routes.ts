@@ -2,12 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../app-deps.js';
-import { projectRoot } from '../service.js';
+import { projectRoot } from '../project-root.js';
 
-/**
- * Where `npm run build` (scripts/build-web.mjs) writes the browser app. A function, not a constant:
- * service.ts imports the module list that imports this file, so projectRoot is read at call time.
- */
+/** Where `npm run build` (scripts/build-web.mjs) writes the browser app. */
 export function defaultWebDir(): string {
   return path.join(projectRoot, 'dist', 'web');
 }

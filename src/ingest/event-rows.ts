@@ -21,17 +21,6 @@ export function otlpOrigin(apiKeyId: string, userId: string): EventOrigin {
   return { actor: 'sdk', surface: 'otlp', user_id: userId, api_key_id: apiKeyId };
 }
 
-/** Epoch nanoseconds (decimal string) → ClickHouse DateTime64(3) text, by string slicing so no precision is lost. */
-export function nsToDateTime64(ns: string): string {
-  const ms = ns.length > 6 ? Number(ns.slice(0, -6)) : 0;
-  return msToDateTime64(ms);
-}
-
-export function msToDateTime64(ms: number): string {
-  const iso = new Date(ms).toISOString(); // 2026-11-22T08:00:00.123Z
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
-}
-
 export interface SpanRow {
   tenant_id: string;
   project_id: string;

@@ -1,6 +1,7 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { mapAttributes } from './attribute-mapping.js';
-import { nsToDateTime64, type SpanRow } from './event-rows.js';
+import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import type { SpanRow } from './event-rows.js';
 import type { NormalizedSpan, SpanKindName, StatusCodeName } from './normalized-span.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
 

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
-import { msToDateTime64, nsToDateTime64, type EventOrigin, type ToolCalledRow } from './event-rows.js';
+import { msToDateTime64, nsToDateTime64 } from '../stores/clickhouse-time.js';
+import type { EventOrigin, ToolCalledRow } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
 import type { NormalizedSpan } from './normalized-span.js';
 import { HookRunner } from './hook-runner.js';

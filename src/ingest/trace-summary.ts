@@ -1,5 +1,6 @@
 import { readAgentInput } from './agent-io.js';
-import { nsToDateTime64, toolCalledRow, type EventOrigin, type ToolCalledRow } from './event-rows.js';
+import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import { toolCalledRow, type EventOrigin, type ToolCalledRow } from './event-rows.js';
 import { compareNs, type NormalizedSpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';
 import { extractUserFacingMessage } from './user-facing-message.js';

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { startService, projectRoot, type RunningService } from '../../src/service.js';
+import { startService, type RunningService } from '../../src/service.js';
+import { projectRoot } from '../../src/project-root.js';
 import { tempDataDir } from './temp-dir.js';
 
 export const SYSTEM_KEY = 'lk_system_test_key';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import type { AdminCommand } from '../../cli/admin-commands.js';
+import type { AdminCommand } from '../../cli/admin-command.js';
 import { ValidationError } from '../../http/errors.js';
 import { defineRoute, projectForPrincipal } from '../../http/route.js';
 import type { LookoutModule } from '../../module.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PriceBook } from '../../../src/analytics/cost/price-book.js';
-import { projectRoot } from '../../../src/service.js';
+import { projectRoot } from '../../../src/project-root.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { testProviders } from '../../unit/cost/test-catalog.js';
