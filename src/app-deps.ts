@@ -5,6 +5,13 @@ import type { Sql } from './stores/postgres.js';
 import type { OpenApiDocument } from './http/openapi.js';
 
 /**
+ * The services modules share, one optional key each. A module declares its key beside the service
+ * it creates (`declare module '…/app-deps.js' { interface ServiceRegistry { … } }`), so this file
+ * imports no feature module and every read is typed without a cast.
+ */
+export interface ServiceRegistry {}
+
+/**
  * What every router and service gets: configuration, both stores, the OpenAPI document routes
  * register into, and the logger. Modules that own background work (ingest writer, outbox relay,
  * monitor evaluator) hang their services off `services` so routes and MCP tools share them.
@@ -15,5 +22,5 @@ export interface AppDeps {
   ch: ClickHouseStore;
   openapi: OpenApiDocument;
   logger: Logger;
-  services: Record<string, unknown>;
+  services: ServiceRegistry;
 }

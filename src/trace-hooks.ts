@@ -1,5 +1,12 @@
 import type { AppDeps } from './app-deps.js';
 
+declare module './app-deps.js' {
+  interface ServiceRegistry {
+    /** Listeners to processed traces, shared by ingestion (which calls them) and the modules that add them. */
+    traceHooks?: TraceHooks;
+  }
+}
+
 /**
  * The seam between ingestion and the workspace: ingestion announces each processed trace, and the
  * issues and monitors modules listen; the traces API asks the issues module for a trace's
@@ -61,5 +68,5 @@ export interface TraceHooks {
 }
 
 export function traceHooks(deps: AppDeps): TraceHooks {
-  return (deps.services.traceHooks ??= { onTraceProcessed: [] }) as TraceHooks;
+  return (deps.services.traceHooks ??= { onTraceProcessed: [] });
 }

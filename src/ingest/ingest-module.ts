@@ -5,6 +5,14 @@ import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
 import type { PriceTrace } from './trace-summary.js';
 
+declare module '../app-deps.js' {
+  interface ServiceRegistry {
+    ingest?: IngestService;
+    /** Set by the cost module; read at each processing, so the order of module init does not matter. */
+    priceTrace?: PriceTrace;
+  }
+}
+
 /**
  * The ingest module: POST /v1/traces at the root, the writer and the settler as background work.
  * The cost module prices processed traces by putting its PriceTrace function on
@@ -13,7 +21,7 @@ import type { PriceTrace } from './trace-summary.js';
  * stop flushes and settles, which calls those hooks.
  */
 export function ingestService(deps: AppDeps): IngestService {
-  const service = deps.services.ingest as IngestService | undefined;
+  const service = deps.services.ingest;
   if (!service) throw new Error('ingest module not initialised');
   return service;
 }
@@ -27,7 +35,7 @@ export const ingestModule: LookoutModule = {
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),
-      priceTrace: () => deps.services.priceTrace as PriceTrace | undefined,
+      priceTrace: () => deps.services.priceTrace,
     });
   },
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),

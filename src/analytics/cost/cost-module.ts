@@ -9,6 +9,13 @@ import { createPriceTrace, type TraceUsageForCost } from './ingest-pricing.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
 import type { StoredTraceCost } from './stored-cost.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    /** The process's price book: ingest-time pricing, query-time cost and the backfill read it. */
+    priceBook?: PriceBook;
+  }
+}
+
 /**
  * The cost module: the process's price book (bundled catalog, refreshed from PRICES_REFRESH_URL
  * when set), the pricing hook ingestion calls per processed trace, the admin backfill route and
@@ -17,7 +24,7 @@ import type { StoredTraceCost } from './stored-cost.js';
 export const PRICE_REFRESH_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
 function bookOf(deps: AppDeps): PriceBook | undefined {
-  return deps.services.priceBook as PriceBook | undefined;
+  return deps.services.priceBook;
 }
 
 /**

@@ -15,6 +15,12 @@ import type { LookoutModule } from '../../module.js';
 import { ALL_AGGS, BUCKETS, catalogResponse, FILTER_OPS, LIMITS, NUMERIC_AGGS } from '../catalog.js';
 import { runAnalyticsQuery } from './run.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    analyticsQuery?: AnalyticsQueryService;
+  }
+}
+
 const filterSchema = {
   type: 'object',
   additionalProperties: false,

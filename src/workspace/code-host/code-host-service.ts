@@ -4,6 +4,12 @@ import { checkAccount, checkRepository, type CheckResult } from './code-host-cli
 import { findConnection, saveConnection, toView, type CodeHostChange, type CodeHostRow, type CodeHostView } from './code-host-store.js';
 import { TokenSeal } from './token-seal.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    codeHost?: CodeHostService;
+  }
+}
+
 /**
  * The code-host operations behind the routes. Nothing here deletes history: disconnect, unbind and
  * disabling the feature change states and timestamps but keep the last-known account and repository
@@ -138,5 +144,5 @@ export class CodeHostService {
 }
 
 export function codeHostService(deps: AppDeps): CodeHostService {
-  return (deps.services.codeHost ??= new CodeHostService(deps)) as CodeHostService;
+  return (deps.services.codeHost ??= new CodeHostService(deps));
 }

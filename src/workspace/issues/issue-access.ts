@@ -17,7 +17,7 @@ export async function issueForPrincipal(deps: AppDeps, principal: Principal, iss
 
 /** The outbox relay of this process (set up by the issues module); routes wake it after a commit. */
 export function issueRelay(deps: AppDeps): OutboxRelay | undefined {
-  return deps.services.issueOutboxRelay as OutboxRelay | undefined;
+  return deps.services.issueOutboxRelay;
 }
 
 export function kickRelay(deps: AppDeps): void {

@@ -11,6 +11,13 @@ import { issueRoutes } from './issue-routes.js';
 import { issueSchemas } from './issue-schemas.js';
 import { tagRoutes } from './tag-routes.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    /** The issue-event outbox relay of this process; routes wake it after a commit. */
+    issueOutboxRelay?: OutboxRelay;
+  }
+}
+
 /**
  * Issues found in traces (issue #7): routes for issues, tags, ticket tracker and pull requests;
  * extraction hooked into trace processing; and the outbox relay that delivers issue.* events to

@@ -18,6 +18,12 @@ import {
 } from './metric-store.js';
 import { inSample, normalizeEventValue } from './metric-values.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    metrics?: MetricService;
+  }
+}
+
 /** SPEC.md "Metric": every field, always present. */
 export interface Metric {
   id: string;
@@ -166,5 +172,5 @@ export class MetricService {
 }
 
 export function metricService(deps: AppDeps): MetricService {
-  return (deps.services.metrics ??= new MetricService(deps)) as MetricService;
+  return (deps.services.metrics ??= new MetricService(deps));
 }

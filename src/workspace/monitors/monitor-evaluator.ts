@@ -7,6 +7,12 @@ import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } fro
 import { observe, type TraceObservation } from './monitor-signal.js';
 import { activeWindow, cachedWatchingMonitors, findMonitor, learningTotals, updateMonitor, upsertObservation, type MonitorRow } from './monitor-store.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    monitorEvaluator?: MonitorEvaluator;
+  }
+}
+
 export type Evaluation =
   | { outcome: 'skipped' }
   | { outcome: 'learning'; observed: number }
@@ -121,5 +127,5 @@ export class MonitorEvaluator {
 }
 
 export function monitorEvaluator(deps: AppDeps): MonitorEvaluator {
-  return (deps.services.monitorEvaluator ??= new MonitorEvaluator(deps)) as MonitorEvaluator;
+  return (deps.services.monitorEvaluator ??= new MonitorEvaluator(deps));
 }

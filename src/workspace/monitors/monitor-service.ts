@@ -16,6 +16,12 @@ import {
   type MonitorRow,
 } from './monitor-store.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    monitors?: MonitorService;
+  }
+}
+
 export interface MonitorInput {
   name: string;
   kind?: 'signal' | 'tool';
@@ -123,5 +129,5 @@ export class MonitorService {
 }
 
 export function monitorService(deps: AppDeps): MonitorService {
-  return (deps.services.monitors ??= new MonitorService(deps)) as MonitorService;
+  return (deps.services.monitors ??= new MonitorService(deps));
 }

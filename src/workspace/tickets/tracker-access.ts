@@ -6,8 +6,14 @@ import { SecretBox } from './secret-box.js';
 import type { TrackerSettingsRow } from './tracker-settings-store.js';
 import { TrackerError, type TicketTracker, type TrackerProvider } from './tracker-types.js';
 
+declare module '../../app-deps.js' {
+  interface ServiceRegistry {
+    trackerSecretBox?: SecretBox;
+  }
+}
+
 export function secretBox(deps: AppDeps): SecretBox {
-  return (deps.services.trackerSecretBox ??= SecretBox.fromConfig(deps.config)) as SecretBox;
+  return (deps.services.trackerSecretBox ??= SecretBox.fromConfig(deps.config));
 }
 
 /** The tracker client for a provider, with the tenant's decrypted key for Linear. `sql` is the local provider's transaction. */

@@ -4,7 +4,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PriceBook } from '../../../src/analytics/cost/price-book.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { testProviders } from '../../unit/cost/test-catalog.js';
 import { otlpRequest, RUNS } from './dataset.js';
@@ -24,7 +23,7 @@ export async function startHarness(): Promise<Harness> {
   const url = `http://127.0.0.1:${(prices.address() as AddressInfo).port}/data.json`;
   // A rootless trace settles TRACE_MAX_WAIT_MS after its first span: keep that short here.
   const svc = await startTestService({ PRICES_REFRESH_URL: url, TRACE_MAX_WAIT_MS: '1500' });
-  const book = svc.service.deps.services.priceBook as PriceBook;
+  const book = svc.service.deps.services.priceBook!;
   for (let i = 0; i < 200 && book.current()?.source !== 'refresh'; i++) await sleep(50);
   if (book.current()?.source !== 'refresh') throw new Error('the test price list was not loaded');
   return {

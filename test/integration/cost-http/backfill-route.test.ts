@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PriceBook } from '../../../src/analytics/cost/price-book.js';
 import { projectRoot } from '../../../src/project-root.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
@@ -27,7 +26,7 @@ beforeAll(async () => {
   const url = `http://127.0.0.1:${(prices.address() as AddressInfo).port}/data.json`;
   service = await startTestService({ PRICES_REFRESH_URL: url });
   dirs.push(service.dataDir);
-  const book = service.service.deps.services.priceBook as PriceBook;
+  const book = service.service.deps.services.priceBook!;
   for (let i = 0; i < 100 && book.current()?.source !== 'refresh'; i++) await new Promise((r) => setTimeout(r, 50));
 });
 

@@ -14,7 +14,7 @@ export interface IssueEventRow {
 }
 
 export function relayOf(svc: TestService): OutboxRelay {
-  return svc.service.deps.services.issueOutboxRelay as OutboxRelay;
+  return svc.service.deps.services.issueOutboxRelay!;
 }
 
 /** issue.* rows in ClickHouse for some issues; `final` reads as analytics does (ReplacingMergeTree FINAL). */
