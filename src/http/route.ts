@@ -7,14 +7,7 @@ import { authenticate, requireScope, type ScopeNeed } from './auth.js';
 import { ForbiddenError, NotFoundError } from './errors.js';
 import { errorResponse, type JsonSchema } from './openapi.js';
 import { assertStorableStrings, assertValid, compileBodySchema, compileQuerySchema } from './validation.js';
-
-/** Who did something and through which surface: stamped on every analytics event (SPEC "Events"). */
-export interface Actor {
-  actor: 'sdk' | 'user' | 'api_key' | 'system';
-  surface: 'otlp' | 'api' | 'mcp' | 'system';
-  user_id: string;
-  api_key_id: string;
-}
+import type { Origin } from '../origin.js';
 
 export interface RouteContext<Body = any, Query = any> {
   principal: Principal;
@@ -24,7 +17,7 @@ export interface RouteContext<Body = any, Query = any> {
   body: Body;
   /** The project named by the route's `{project_id}` path parameter, already checked against tenant and key. */
   project: Project;
-  actor: Actor;
+  actor: Origin;
   req: Request;
   res: Response;
   deps: AppDeps;
@@ -66,7 +59,7 @@ export async function projectForPrincipal(deps: AppDeps, principal: Principal, p
   return project;
 }
 
-export function actorOf(principal: Principal, surface: Actor['surface']): Actor {
+export function actorOf(principal: Principal, surface: Origin['surface']): Origin {
   return {
     actor: principal.userId ? 'user' : 'api_key',
     surface,

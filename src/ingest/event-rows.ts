@@ -1,5 +1,6 @@
 import type { NormalizedSpan } from './normalized-span.js';
 import type { SpanTree } from './span-tree.js';
+import type { Origin } from '../origin.js';
 
 /**
  * Per-span rows written at ingest (DESIGN.md "Ingestion"; SPEC.md "Events"): the raw `spans` row
@@ -8,16 +9,8 @@ import type { SpanTree } from './span-tree.js';
  * decimal strings (ClickHouse parses them exactly); DateTime64(3) as 'YYYY-MM-DD hh:mm:ss.sss' UTC.
  */
 
-/** Who recorded an event (SPEC.md "Events": every event carries these; missing = ''). */
-export interface EventOrigin {
-  actor: string;
-  surface: string;
-  user_id: string;
-  api_key_id: string;
-}
-
 /** Spans sent by an SDK over OTLP with an API key. */
-export function otlpOrigin(apiKeyId: string, userId: string): EventOrigin {
+export function otlpOrigin(apiKeyId: string, userId: string): Origin {
   return { actor: 'sdk', surface: 'otlp', user_id: userId, api_key_id: apiKeyId };
 }
 
@@ -53,7 +46,7 @@ export interface SpanRow {
   timestamp: string;
 }
 
-interface EventBase extends EventOrigin {
+interface EventBase extends Origin {
   tenant_id: string;
   project_id: string;
   timestamp: string;
@@ -153,7 +146,7 @@ export function spanRow(span: NormalizedSpan, tree: SpanTree): SpanRow {
  * see trace-summary) when no ancestor names one, so tool.called and trace.processed agree on
  * agent_name and can be joined on it (SPEC.md "Analytics query", useful pairs).
  */
-export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: EventOrigin, traceAgentName: string): ToolCalledRow {
+export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: Origin, traceAgentName: string): ToolCalledRow {
   return {
     tenant_id: span.tenantId,
     project_id: span.projectId,
@@ -179,7 +172,7 @@ export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: Even
 export function deriveSpanEventRows(
   spans: NormalizedSpan[],
   tree: SpanTree,
-  origin: EventOrigin,
+  origin: Origin,
   fallbackAgentName: (span: NormalizedSpan) => string,
 ): SpanEventRows {
   const rows: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { EventOrigin, SpanEventRows, ToolCalledRow } from './event-rows.js';
+import type { SpanEventRows, ToolCalledRow } from './event-rows.js';
 import type { NormalizedSpan } from './normalized-span.js';
+import type { Origin } from '../origin.js';
 
 /**
  * The ingest write path (DESIGN.md "Ingestion"):
@@ -28,7 +29,7 @@ export interface TraceNote {
   projectId: string;
   traceId: string;
   hasRoot: boolean;
-  origin: EventOrigin;
+  origin: Origin;
   /** The request's spans of this trace, so the settler can summarize from memory. */
   spans: NormalizedSpan[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */

@@ -2,12 +2,13 @@ import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
 import { msToDateTime64, nsToDateTime64 } from '../stores/clickhouse-time.js';
-import type { EventOrigin, ToolCalledRow } from './event-rows.js';
+import type { ToolCalledRow } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
 import type { NormalizedSpan } from './normalized-span.js';
 import { HookRunner } from './hook-runner.js';
 import { readTraceSpans, traceKeyString, type TraceKey } from './stored-spans.js';
 import { summarizeTrace, type PriceTrace, type TraceSummary } from './trace-summary.js';
+import { SYSTEM_ORIGIN, type Origin } from '../origin.js';
 
 /**
  * Trace settling (DESIGN.md "Ingestion"): a trace is processed — one trace.processed row, one
@@ -33,7 +34,7 @@ interface OpenTrace extends TraceKey {
   hasRoot: boolean;
   /** lastSeen when the root was last looked up in ClickHouse (no repeat lookups while nothing new came). */
   rootCheckedAt: number;
-  origin: EventOrigin;
+  origin: Origin;
   /** The whole trace as received here, by span id; null when it must be read from ClickHouse. */
   spans: Map<string, NormalizedSpan> | null;
   /** tool.called rows as written at ingest, by span id (memory path). */
@@ -55,9 +56,6 @@ export interface TraceSettlerOptions {
   maxCachedSpans?: number;
   now?: () => number;
 }
-
-/** Origin of rows written for traces recovered at start-up, whose sender is no longer known. */
-export const SYSTEM_ORIGIN: EventOrigin = { actor: 'system', surface: 'system', user_id: '', api_key_id: '' };
 
 function isoFromDateTime64(text: string): string {
   return `${text.replace(' ', 'T')}Z`;

@@ -1,9 +1,10 @@
 import { readAgentInput } from './agent-io.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
-import { toolCalledRow, type EventOrigin, type ToolCalledRow } from './event-rows.js';
+import { toolCalledRow, type ToolCalledRow } from './event-rows.js';
 import { compareNs, type NormalizedSpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';
 import { extractUserFacingMessage } from './user-facing-message.js';
+import type { Origin } from '../origin.js';
 
 /**
  * Trace summarization at settling (DESIGN.md "Ingestion"): all spans of one trace → one
@@ -81,7 +82,7 @@ export interface StatsToolCall {
   status: string;
 }
 
-export interface TraceProcessedRow extends EventOrigin, TraceCost {
+export interface TraceProcessedRow extends Origin, TraceCost {
   tenant_id: string;
   project_id: string;
   timestamp: string;
@@ -138,7 +139,7 @@ export interface TraceSummary {
 }
 
 export interface SummarizeOptions {
-  origin: EventOrigin;
+  origin: Origin;
   /**
    * processed_at (DateTime64 text, UTC): the version of the rows; a newer processing of the same
    * trace replaces the older row (ReplacingMergeTree). The settler uses ClickHouse's clock at the

@@ -1,8 +1,8 @@
 import type { AppDeps } from '../app-deps.js';
-import type { Actor } from '../http/route.js';
 import type { JsonSchema } from '../http/openapi.js';
 import type { Project } from '../workspace/projects/project-store.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
+import type { Origin } from '../origin.js';
 
 export interface McpToolContext {
   deps: AppDeps;
@@ -10,7 +10,7 @@ export interface McpToolContext {
   /** The project named by the tool's `project_id` argument, already checked against tenant and key. */
   project: Project;
   /** surface `mcp`: events recorded through a tool say so. */
-  actor: Actor;
+  actor: Origin;
 }
 
 /**

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import type { Actor } from '../http/route.js';
 import type { SqlHandle } from '../stores/postgres.js';
+import type { Origin } from '../origin.js';
 
 /** The eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table event_issue. */
 export const ISSUE_EVENT_NAMES = [
@@ -15,15 +15,12 @@ export const ISSUE_EVENT_NAMES = [
 ] as const;
 export type IssueEventName = (typeof ISSUE_EVENT_NAMES)[number];
 
-/** Extraction works on behalf of nobody: its events say so (DESIGN.md "Analytics": actor/surface `system`). */
-export const SYSTEM_ACTOR: Actor = { actor: 'system', surface: 'system', user_id: '', api_key_id: '' };
-
 export interface IssueEventInput {
   tenantId: string;
   projectId: string;
   issueId: string;
   name: IssueEventName;
-  actor: Actor;
+  actor: Origin;
   /** Defaults to now; millisecond precision, because that is what the ClickHouse column keeps. */
   occurredAt?: Date;
 }

@@ -2,7 +2,6 @@ import { Router } from 'express';
 import type { AppDeps } from '../app-deps.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { defineRoute, projectForPrincipal } from '../http/route.js';
-import { SYSTEM_ORIGIN } from '../ingest/trace-settler.js';
 import { summarizeTrace } from '../ingest/trace-summary.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hooks.js';
@@ -11,6 +10,7 @@ import { stringifyExact } from './exact-json.js';
 import { agentNames, listTraces, readTraceById, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
 import { contextBundle, defaultPayload, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
+import { SYSTEM_ORIGIN } from '../origin.js';
 
 /**
  * The traces API: SPEC.md "Traces" (GET /traces/{trace_id}, GET /traces/agent-names) and

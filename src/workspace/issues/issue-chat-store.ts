@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import type { Actor } from '../../http/route.js';
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
 import { recordIssueEvent } from '../../outbox/issue-event-outbox.js';
+import type { Origin } from '../../origin.js';
 
 export interface ChatMessage {
   id: string;
@@ -17,7 +17,7 @@ type ChatRow = Omit<ChatMessage, 'created_at'> & { created_at: Date };
 const toMessage = (r: ChatRow): ChatMessage => ({ ...r, created_at: r.created_at.toISOString() });
 
 /** Posts a message on an issue and records issue.chat_sent in the same transaction. */
-export async function postChatMessage(sql: Sql, tenantId: string, issue: { id: string; project_id: string }, message: string, actor: Actor): Promise<ChatMessage> {
+export async function postChatMessage(sql: Sql, tenantId: string, issue: { id: string; project_id: string }, message: string, actor: Origin): Promise<ChatMessage> {
   return sql.begin(async (tx) => {
     const [row] = await tx<ChatRow[]>`
       insert into issue_chat_messages (id, tenant_id, issue_id, user_id, api_key_id, message)

@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../stores/postgres.js';
-import { recordIssueEvent, SYSTEM_ACTOR } from '../../outbox/issue-event-outbox.js';
+import { recordIssueEvent } from '../../outbox/issue-event-outbox.js';
 import { ISSUE_COLUMNS } from './issue-store.js';
 import type { IssueRow } from './issue-types.js';
+import { SYSTEM_ORIGIN } from '../../origin.js';
 
 /** One occurrence to attach: a failed span (extraction) or a matching call (a monitor). */
 export interface FingerprintOccurrence {
@@ -34,7 +35,7 @@ async function issueForFingerprint(tx: SqlHandle, input: FingerprintIssueInput):
     on conflict (project_id, fingerprint) where fingerprint is not null do nothing
     returning ${tx.unsafe(ISSUE_COLUMNS)}`;
   if (created) {
-    await recordIssueEvent(tx, { tenantId: input.tenantId, projectId: input.projectId, issueId: created.id, name: 'issue.created', actor: SYSTEM_ACTOR, occurredAt: created.created_at });
+    await recordIssueEvent(tx, { tenantId: input.tenantId, projectId: input.projectId, issueId: created.id, name: 'issue.created', actor: SYSTEM_ORIGIN, occurredAt: created.created_at });
     return { issue: created, created: true };
   }
   const [existing] = await tx<IssueRow[]>`
@@ -86,7 +87,7 @@ export async function openOrAttachIssue(tx: SqlHandle, input: FingerprintIssueIn
       updated_at = now()
     where id = ${issue.id}`;
   if (recurs) {
-    await recordIssueEvent(tx, { tenantId: input.tenantId, projectId: input.projectId, issueId: issue.id, name: 'issue.reopened', actor: SYSTEM_ACTOR });
+    await recordIssueEvent(tx, { tenantId: input.tenantId, projectId: input.projectId, issueId: issue.id, name: 'issue.reopened', actor: SYSTEM_ORIGIN });
   }
   return { issueId: issue.id, created, attached: inserted.length };
 }

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import type { Actor } from '../../http/route.js';
 import { isUuid } from '../projects/project-store.js';
 import type { SqlHandle } from '../../stores/postgres.js';
 import { recordIssueEvent } from '../../outbox/issue-event-outbox.js';
 import { toIssue, type Issue, type IssueRow, type IssueStatus, type IssueTag } from './issue-types.js';
+import type { Origin } from '../../origin.js';
 
 export const ISSUE_COLUMNS = 'id, seq, tenant_id, project_id, title, description, status, assignee_user_id, fingerprint, flagged, first_seen_at, last_seen_at, occurrence_count, resolved_at, created_at, updated_at';
 
@@ -71,7 +71,7 @@ export interface NewIssue {
 }
 
 /** Creates an issue by hand and records issue.created in the same transaction. */
-export async function createIssue(tx: SqlHandle, input: NewIssue, actor: Actor): Promise<IssueRow> {
+export async function createIssue(tx: SqlHandle, input: NewIssue, actor: Origin): Promise<IssueRow> {
   const [row] = await tx<IssueRow[]>`
     insert into issues (id, tenant_id, project_id, title, description, assignee_user_id, flagged)
     values (${crypto.randomUUID()}, ${input.tenantId}, ${input.projectId}, ${input.title}, ${input.description},

@@ -1,9 +1,9 @@
 import { ConflictError, NotFoundError } from '../../http/errors.js';
-import type { Actor } from '../../http/route.js';
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
 import { recordIssueEvent, type IssueEventName } from '../../outbox/issue-event-outbox.js';
 import { findIssueRow, ISSUE_COLUMNS } from './issue-store.js';
 import { isTerminal, type IssueRow, type IssueStatus } from './issue-types.js';
+import type { Origin } from '../../origin.js';
 
 export const ISSUE_TERMINAL_CONFLICT = 'issue_terminal_conflict';
 
@@ -20,7 +20,7 @@ export interface StartReviewResult {
  * match nothing, and fall through to "in_progress: returned unchanged". So exactly one caller
  * moves the issue, sets the assignee and records issue.review_started.
  */
-export async function startReview(sql: Sql, tenantId: string, issueId: string, actor: Actor, actingUserId: string | null): Promise<StartReviewResult> {
+export async function startReview(sql: Sql, tenantId: string, issueId: string, actor: Origin, actingUserId: string | null): Promise<StartReviewResult> {
   return sql.begin(async (tx) => {
     const [moved] = await tx<(StartReviewResult & { updated_at: Date })[]>`
       update issues set status = 'in_progress', assignee_user_id = coalesce(assignee_user_id, ${actingUserId}::uuid), updated_at = now()
@@ -75,12 +75,12 @@ function planMove(name: TransitionName, row: IssueRow): Move {
 }
 
 /** Applies a transition under the row lock and records its event in the same transaction. */
-export async function applyTransition(sql: Sql, tenantId: string, issueId: string, name: TransitionName, actor: Actor): Promise<{ row: IssueRow; changed: boolean }> {
+export async function applyTransition(sql: Sql, tenantId: string, issueId: string, name: TransitionName, actor: Origin): Promise<{ row: IssueRow; changed: boolean }> {
   return sql.begin((tx) => transitionIn(tx, tenantId, issueId, name, actor));
 }
 
 /** applyTransition inside a caller's transaction (PATCH combines an edit with flag/unflag). */
-export async function transitionIn(tx: SqlHandle, tenantId: string, issueId: string, name: TransitionName, actor: Actor): Promise<{ row: IssueRow; changed: boolean }> {
+export async function transitionIn(tx: SqlHandle, tenantId: string, issueId: string, name: TransitionName, actor: Origin): Promise<{ row: IssueRow; changed: boolean }> {
   const row = await findIssueRow(tx, tenantId, issueId, { forUpdate: true });
   if (!row) throw new NotFoundError('Issue not found');
   const move = planMove(name, row);

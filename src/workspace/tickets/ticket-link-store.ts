@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import type { Actor } from '../../http/route.js';
 import type { SqlHandle } from '../../stores/postgres.js';
 import type { Ticket, TicketDraft, TrackerProvider } from './tracker-types.js';
+import type { Origin } from '../../origin.js';
 
 /** SPEC.md "Ticket link": activity[] entry. */
 export interface TicketActivity {
@@ -45,7 +45,7 @@ export function hashPreviewToken(token: string): string {
 }
 
 /** Activity names who acted: the key's user, else the key itself, else the system. */
-export function activityActor(actor: Actor): { actor_type: string; actor_id: string } {
+export function activityActor(actor: Origin): { actor_type: string; actor_id: string } {
   if (actor.user_id) return { actor_type: 'user', actor_id: actor.user_id };
   if (actor.api_key_id) return { actor_type: 'api_key', actor_id: actor.api_key_id };
   return { actor_type: 'system', actor_id: '' };
@@ -55,7 +55,7 @@ export async function addActivity(
   sql: SqlHandle,
   tenantId: string,
   issueId: string,
-  a: { type: string; actor: Actor; ticketIdentifier?: string; metadata?: Record<string, unknown> },
+  a: { type: string; actor: Origin; ticketIdentifier?: string; metadata?: Record<string, unknown> },
 ): Promise<void> {
   const who = activityActor(a.actor);
   await sql`

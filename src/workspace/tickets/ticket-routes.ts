@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { defineRoute, type Actor } from '../../http/route.js';
+import { defineRoute } from '../../http/route.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
 import { issueForPrincipal } from '../issues/issue-access.js';
 import type { IssueRow } from '../issues/issue-types.js';
@@ -9,6 +9,7 @@ import { addActivity, addPullRequest, createPreview, findLink, insertLink, lockP
 import { trackerFor } from './tracker-access.js';
 import { clearTrackerError, readTrackerSettings, recordTrackerError } from './tracker-settings-store.js';
 import { TrackerError, type TicketDraft } from './tracker-types.js';
+import type { Origin } from '../../origin.js';
 
 function defaultDescription(issue: IssueRow): string {
   const lines = [issue.description ?? '', '', `Lookout issue ${issue.id}`];
@@ -24,7 +25,7 @@ function defaultDescription(issue: IssueRow): string {
  * transaction commits only the failure's record (attempt count, the tenant tracker's last_error_*,
  * a ticket_create_failed activity) — no link row, token still usable — and the error is answered.
  */
-async function linkFromPreview(deps: AppDeps, tenantId: string, issue: IssueRow, token: string, actor: Actor): Promise<{ status: number }> {
+async function linkFromPreview(deps: AppDeps, tenantId: string, issue: IssueRow, token: string, actor: Origin): Promise<{ status: number }> {
   const outcome = await deps.sql.begin(async (tx) => {
     const preview = await lockPreview(tx, tenantId, issue.id, token);
     if (!preview) throw new ValidationError('preview_token: unknown for this issue; request a preview first');

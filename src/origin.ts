@@ -1,0 +1,14 @@
+/**
+ * Who did something and through which surface: stamped on every analytics event (SPEC.md
+ * "Events": every event carries these; missing = ''). One type for span events written at ingest,
+ * issue lifecycle events from routes and MCP tools, and the work the service does on its own.
+ */
+export interface Origin {
+  actor: 'sdk' | 'user' | 'api_key' | 'system';
+  surface: 'otlp' | 'api' | 'mcp' | 'system';
+  user_id: string;
+  api_key_id: string;
+}
+
+/** Settling and issue extraction work on behalf of nobody: their events say so (actor/surface `system`). */
+export const SYSTEM_ORIGIN: Origin = { actor: 'system', surface: 'system', user_id: '', api_key_id: '' };
