@@ -3,20 +3,20 @@ import type { LookoutModule } from '../module.js';
 import { traceHooks } from '../trace-hooks.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
-import type { PriceTrace } from './trace-summary.js';
+import type { PriceTrace } from '../trace-pricing.js';
 
 declare module '../app-deps.js' {
   interface ServiceRegistry {
     ingest?: IngestService;
-    /** Set by the cost module; read at each processing, so the order of module init does not matter. */
+    /** Set by the cost module's init, which src/modules.ts runs before this module's. */
     priceTrace?: PriceTrace;
   }
 }
 
 /**
  * The ingest module: POST /v1/traces at the root, the writer and the settler as background work.
- * The cost module prices processed traces by putting its PriceTrace function on
- * `deps.services.priceTrace` (read at each processing, so the order of module init does not matter).
+ * The cost module prices processed traces by putting its PriceTrace (src/trace-pricing.ts) on
+ * `deps.services.priceTrace` in its init, which runs before this one (src/modules.ts lists cost first).
  * List it after the modules that listen to trace hooks: modules stop in reverse, and ingestion's
  * stop flushes and settles, which calls those hooks.
  */
@@ -35,7 +35,7 @@ export const ingestModule: LookoutModule = {
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),
-      priceTrace: () => deps.services.priceTrace,
+      priceTrace: deps.services.priceTrace,
     });
   },
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),

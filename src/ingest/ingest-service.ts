@@ -13,7 +13,8 @@ import type { DecodedExport } from './otlp-types.js';
 import { buildSpanTree } from './span-tree.js';
 import { validateExport } from './span-validation.js';
 import { TraceSettler } from './trace-settler.js';
-import { traceAgentName, type PriceTrace } from './trace-summary.js';
+import type { PriceTrace } from '../trace-pricing.js';
+import { traceAgentName } from './trace-summary.js';
 
 /**
  * Ingestion as a service: validated OTLP spans of an authenticated request → project resolution
@@ -27,8 +28,8 @@ export interface IngestServiceDeps {
   sql: SqlHandle;
   logger: Logger;
   hooks: TraceHooks;
-  /** The cost module's pricing (src/analytics/cost/ingest-pricing.ts), looked up at each processing. */
-  priceTrace?: () => PriceTrace | undefined;
+  /** The cost module's pricing (src/trace-pricing.ts); without it processed traces say `unavailable`. */
+  priceTrace?: PriceTrace;
 }
 
 export interface IngestResult {
@@ -58,9 +59,7 @@ export class IngestService {
       settleMs: config.traceSettleMs,
       maxWaitMs: config.traceMaxWaitMs,
       hooks: deps.hooks,
-      get priceTrace() {
-        return deps.priceTrace?.();
-      },
+      priceTrace: deps.priceTrace,
     });
     this.writer = new IngestWriter({
       ch,

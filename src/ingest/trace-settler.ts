@@ -7,7 +7,8 @@ import type { TraceNote } from './ingest-writer.js';
 import type { NormalizedSpan } from './normalized-span.js';
 import { HookRunner } from './hook-runner.js';
 import { readTraceSpans, traceKeyString, type TraceKey } from './stored-spans.js';
-import { summarizeTrace, type PriceTrace, type TraceSummary } from './trace-summary.js';
+import type { PriceTrace } from '../trace-pricing.js';
+import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import { SYSTEM_ORIGIN, type Origin } from '../origin.js';
 
 /**

@@ -5,6 +5,7 @@ import { compareNs, type NormalizedSpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';
 import { extractUserFacingMessage } from './user-facing-message.js';
 import type { Origin } from '../origin.js';
+import { UNPRICED, type GenerationUsage, type PriceTrace, type TraceCost, type TraceUsage } from '../trace-pricing.js';
 
 /**
  * Trace summarization at settling (DESIGN.md "Ingestion"): all spans of one trace → one
@@ -15,48 +16,6 @@ import type { Origin } from '../origin.js';
  * trace's counted usage per generation and returns the stored estimate; without it the cost
  * columns say 'unavailable' and stay null/empty.
  */
-
-export interface GenerationUsage {
-  span_id: string;
-  model: string;
-  provider: string;
-  input_tokens: number;
-  output_tokens: number;
-  cached_input_tokens: number;
-  /** Present when the span reported cache writes. */
-  cache_write_input_tokens?: number;
-}
-
-/** What the cost module prices: the leaf-most usage of a trace (never a parent's repeated sum). */
-export interface TraceUsage {
-  tenant_id: string;
-  project_id: string;
-  trace_id: string;
-  /** The trace's time (its start), for pricing as of that date if the catalog keeps history. */
-  timestamp: string;
-  generations: GenerationUsage[];
-}
-
-export interface TraceCost {
-  estimated_cost_usd: number | null;
-  /** 'stored' when priced here; 'unavailable' when no price could be applied. */
-  estimated_cost_basis: string;
-  cost_priced_tokens: number;
-  cost_unpriced_models: string[];
-  cost_priced_at: string | null;
-  cost_model_costs: Record<string, number>;
-}
-
-export type PriceTrace = (usage: TraceUsage) => TraceCost;
-
-export const UNPRICED: TraceCost = {
-  estimated_cost_usd: null,
-  estimated_cost_basis: 'unavailable',
-  cost_priced_tokens: 0,
-  cost_unpriced_models: [],
-  cost_priced_at: null,
-  cost_model_costs: {},
-};
 
 export interface ToolCallSummary {
   span_id: string;

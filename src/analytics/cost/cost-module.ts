@@ -5,9 +5,8 @@ import { ValidationError } from '../../http/errors.js';
 import { defineRoute, projectForPrincipal } from '../../http/route.js';
 import type { LookoutModule } from '../../module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
-import { createPriceTrace, type TraceUsageForCost } from './ingest-pricing.js';
+import { createPriceTrace } from './ingest-pricing.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
-import type { StoredTraceCost } from './stored-cost.js';
 
 declare module '../../app-deps.js' {
   interface ServiceRegistry {
@@ -25,14 +24,6 @@ export const PRICE_REFRESH_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
 function bookOf(deps: AppDeps): PriceBook | undefined {
   return deps.services.priceBook;
-}
-
-/**
- * The `priceTrace` hook for the trace settler. It reads the book at call time, so it may be taken
- * before this module's init ran; until the book is loaded it writes `unavailable` (backfilled later).
- */
-export function priceTraceFor(deps: AppDeps): (usage: TraceUsageForCost) => StoredTraceCost {
-  return createPriceTrace({ current: () => bookOf(deps)?.current() ?? null });
 }
 
 async function refreshIfConfigured(deps: Pick<AppDeps, 'config' | 'logger'>, book: PriceBook): Promise<void> {
@@ -84,8 +75,10 @@ function costRoutes(deps: AppDeps): Router {
 export const costModule: LookoutModule = {
   name: 'cost',
   async init(deps) {
-    deps.services.priceBook = await defaultPriceBook();
-    deps.services.priceTrace = priceTraceFor(deps);
+    const book = await defaultPriceBook();
+    deps.services.priceBook = book;
+    // Ingestion takes this in its init (listed after cost); the book is read at each call, so a refresh applies to the next trace.
+    deps.services.priceTrace = createPriceTrace(book);
   },
   api: costRoutes,
   start(deps) {

@@ -1,6 +1,7 @@
 import { resolveModel } from './model-match.js';
 import { priceUsage, type TokenUsage } from './price-calc.js';
 import type { PriceCatalog } from './price-catalog.js';
+import type { CostBasis, TraceCost } from '../../trace-pricing.js';
 
 /**
  * The cost written on a `trace.processed` row (clickhouse/002_events.sql, columns
@@ -16,7 +17,6 @@ import type { PriceCatalog } from './price-catalog.js';
  *                 time from its generation rows until the backfill job writes it as stored.
  * A row with basis '' (written before cost existed) is read as `unavailable`.
  */
-export type CostBasis = 'stored' | 'partial' | 'unpriced' | 'unavailable';
 
 /** Bases whose cost was decided when the row was written (or backfilled). */
 export const WRITTEN_BASES: readonly CostBasis[] = ['stored', 'partial', 'unpriced'];
@@ -34,18 +34,6 @@ export interface GenerationForCost extends TokenUsage {
   timestamp?: Date;
 }
 
-export interface StoredTraceCost {
-  estimated_cost_usd: number | null;
-  estimated_cost_basis: CostBasis;
-  /** Input + output tokens of priced generations (the trace's total_tokens counts every one). */
-  cost_priced_tokens: number;
-  cost_unpriced_models: string[];
-  /** fetchedAt of the catalog that priced the row, as ClickHouse DateTime64 text; null when unavailable. */
-  cost_priced_at: string | null;
-  /** USD per model name as reported, for priced models. */
-  cost_model_costs: Record<string, number>;
-}
-
 /** ClickHouse DateTime64(3) text in UTC: 'YYYY-MM-DD hh:mm:ss.sss'. */
 export function clickHouseTime(date: Date): string {
   return date.toISOString().replace('T', ' ').replace('Z', '');
@@ -60,7 +48,7 @@ export function roundUsd(value: number): number {
  * Prices one trace's generations with `catalog` (null: no catalog → `unavailable`).
  * Generations without tokens cost nothing whatever their model and are not named as unpriced.
  */
-export function computeStoredTraceCost(generations: readonly GenerationForCost[], catalog: PriceCatalog | null, now: Date = new Date()): StoredTraceCost {
+export function computeStoredTraceCost(generations: readonly GenerationForCost[], catalog: PriceCatalog | null, now: Date = new Date()): TraceCost {
   if (!catalog) {
     return {
       estimated_cost_usd: null,

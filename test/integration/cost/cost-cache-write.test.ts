@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillCosts } from '../../../src/analytics/cost/backfill.js';
 import { computeCostObject } from '../../../src/analytics/cost/cost-object.js';
-import { createPriceTrace, type TraceUsageForCost } from '../../../src/analytics/cost/ingest-pricing.js';
+import { createPriceTrace } from '../../../src/analytics/cost/ingest-pricing.js';
+import type { UsageToPrice } from '../../../src/trace-pricing.js';
 import { computeCostRows } from '../../../src/analytics/cost/query-cost.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
@@ -49,7 +50,7 @@ async function seedUnwritten(scope: Scope): Promise<string> {
 
 describe('cache-write tokens', () => {
   it('are priced at the cache-write price at write time (hand-computed)', () => {
-    const usage: TraceUsageForCost = {
+    const usage: UsageToPrice = {
       timestamp: T,
       generations: GENERATIONS.map((g) => ({
         model: g.model, provider: g.provider ?? '', input_tokens: g.input, output_tokens: g.output,

@@ -6,7 +6,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { otlpOrigin } from '../../../src/ingest/event-rows.js';
 import type { NormalizedSpan } from '../../../src/ingest/normalized-span.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
-import { summarizeTrace, type PriceTrace } from '../../../src/ingest/trace-summary.js';
+import { summarizeTrace } from '../../../src/ingest/trace-summary.js';
+import type { PriceTrace } from '../../../src/trace-pricing.js';
 import { GEN_AI_RUN, runGenAiSupportAgent } from './fixtures/gen-ai-agent-run.js';
 import { normalizeSdkSpans, TEST_SCOPE } from './fixtures/normalize-sdk-spans.js';
 import { runVercelWeatherAgent } from './fixtures/vercel-ai-run.js';
