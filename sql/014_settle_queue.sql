@@ -24,6 +24,8 @@ create table settle_queue (
   primary key (tenant_id, project_id, trace_id)
 );
 create index settle_queue_due on settle_queue (settle_after);
+-- A round renews and releases its claims by token.
+create index settle_queue_claim on settle_queue (claim_token) where claim_token is not null;
 
 -- The settle version: a strictly increasing millisecond count shared by every process. It is the
 -- ClickHouse processed_at of the rows a settle writes (ReplacingMergeTree keeps the largest), so

@@ -130,12 +130,20 @@ export class TraceSettler {
   /** Claims rounds until nothing more is claimable. */
   private async claimAndProcess(select: Pick<ClaimOptions, 'keys' | 'all'>): Promise<void> {
     const limit = this.options.chunkSize ?? 5000;
+    if (select.keys) {
+      for (let i = 0; i < select.keys.length; i += limit) {
+        const token = randomUUID();
+        const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, keys: select.keys.slice(i, i + limit) });
+        if (round.claims.length > 0) await this.processRound(token, round);
+      }
+      return;
+    }
     for (;;) {
       const token = randomUUID();
-      const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, ...select });
+      const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, all: select.all });
       if (round.claims.length === 0) return;
       await this.processRound(token, round);
-      if (select.keys || round.claims.length < limit) return;
+      if (round.claims.length < limit) return;
     }
   }
 

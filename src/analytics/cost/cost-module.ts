@@ -8,7 +8,7 @@ import { backfillCosts, type BackfillResult } from './backfill.js';
 import { createPriceTrace, type TraceUsageForCost } from './ingest-pricing.js';
 import type { Leader } from '../../stores/leader.js';
 import type { SharedEvents } from '../../stores/shared-events.js';
-import { defaultPriceBook, PriceBook } from './price-book.js';
+import { defaultPriceBook, type PriceBook } from './price-book.js';
 import { loadSharedCatalog, PRICE_CATALOG_TOPIC, shareCatalog } from './shared-catalog.js';
 import type { StoredTraceCost } from './stored-cost.js';
 
@@ -84,8 +84,8 @@ function costRoutes(deps: AppDeps): Router {
 export const costModule: LookoutModule = {
   name: 'cost',
   async init(deps) {
-    // This instance's own book (several instances may share a test process), from the bundled snapshot.
-    const book = new PriceBook((await defaultPriceBook()).current());
+    // The process-wide book: query-time cost (cost-object.ts) reads the same one.
+    const book = await defaultPriceBook();
     deps.services.priceBook = book;
     deps.services.priceTrace = priceTraceFor(deps);
     const adopt = async () => {

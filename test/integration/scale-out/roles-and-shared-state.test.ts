@@ -2,7 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PriceBook } from '../../../src/analytics/cost/price-book.js';
+import { loadSharedCatalog, PRICE_CATALOG_TOPIC } from '../../../src/analytics/cost/shared-catalog.js';
 import type { Leader } from '../../../src/stores/leader.js';
+import type { SharedEvents } from '../../../src/stores/shared-events.js';
+import { MONITORS_CHANGED_TOPIC } from '../../../src/workspace/monitors/monitor-store.js';
 import type { TestService } from '../../helpers/service.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { testProviders } from '../../unit/cost/test-catalog.js';
@@ -56,23 +59,31 @@ function otlp(svc: TestService, projectId: string) {
 }
 
 describe('instances sharing one PostgreSQL', () => {
-  it('refreshes prices on one leader and every instance prices with that catalog; another leads when it stops', { timeout: 120_000 }, async () => {
+  it('refreshes prices on one leader, shares the catalog through PostgreSQL and announces it; another leads when it stops', { timeout: 120_000 }, async () => {
     const first = await start();
     const second = await start();
-    await waitFor(async () => {
-      const [a, b] = [book(first).current(), book(second).current()];
-      return a?.source === 'refresh' && b?.source === 'refresh' && a.fetchedAt.getTime() === b.fetchedAt.getTime() ? true : undefined;
-    }, 30_000, 'both instances on the refreshed catalog');
+    const announced: number[] = [];
+    (second.service.deps.services.events as SharedEvents).on(PRICE_CATALOG_TOPIC, async () => {
+      announced.push((await loadSharedCatalog(second.service.deps.sql))!.fetchedAt.getTime());
+    });
+    const shared = () => loadSharedCatalog(stores.pg.sql);
+    const refreshed = await waitFor(async () => {
+      const catalog = await shared();
+      return catalog && book(first).current()?.source === 'refresh' ? catalog : undefined;
+    }, 30_000, 'catalog refreshed and shared');
+    // Only the leader fetched; what it stored is what it prices with.
     expect(fetches).toBe(1);
     expect([leader(first)?.isLeader, leader(second)?.isLeader]).toEqual([true, false]);
-    const before = book(second).current()!.fetchedAt.getTime();
+    expect(refreshed.fetchedAt.getTime()).toBe(book(first).current()!.fetchedAt.getTime());
+    expect(refreshed.providers.map((p) => p.id)).toEqual(testProviders().map((p) => p.id));
 
-    // The leader goes away: the other instance takes over and refreshes at once.
+    // The leader goes away: the other instance takes over, refreshes at once, and announces it.
     await first.stop();
     instances.splice(instances.indexOf(first), 1);
     await waitFor(async () => (leader(second)?.isLeader ? true : undefined), 30_000, 'second instance leads');
-    await waitFor(async () => (book(second).current()!.fetchedAt.getTime() > before ? true : undefined), 30_000, 'refreshed by the new leader');
+    await waitFor(async () => (announced.some((t) => t > refreshed.fetchedAt.getTime()) ? true : undefined), 30_000, 'new catalog announced');
     expect(fetches).toBe(2);
+    expect((await shared())!.fetchedAt.getTime()).toBeGreaterThan(refreshed.fetchedAt.getTime());
   });
 
   it('serves and runs only what LOOKOUT_ROLES names', { timeout: 120_000 }, async () => {
@@ -101,5 +112,18 @@ describe('instances sharing one PostgreSQL', () => {
     expect((await otlp(b, project.id)).status).toBe(200);
     expect((await a.call('DELETE', `/projects/${project.id}`)).status).toBe(204);
     await waitFor(async () => ((await otlp(b, project.id)).status === 404 ? true : undefined), 10_000, 'b refuses the deleted project');
+  });
+
+  it("announces a monitor change made through one instance to another's monitor-list cache", { timeout: 60_000 }, async () => {
+    const [a, b] = [await start({ LOOKOUT_ROLES: 'api' }), await start({ LOOKOUT_ROLES: 'api' })];
+    const heard: string[] = [];
+    (b.service.deps.services.events as SharedEvents).on(MONITORS_CHANGED_TOPIC, () => {
+      heard.push('changed');
+    });
+    const project = await a.newProject('monitors');
+    expect(heard).toEqual([]);
+    const created = await a.call('POST', `/projects/${project.id}/monitors`, { body: { name: 'Refunds', seed_hint: 'refund', expected_behavior: 'refund issued' } });
+    expect(created.status).toBe(201);
+    await waitFor(async () => (heard.length > 0 ? true : undefined), 10_000, 'b hears the monitor change');
   });
 });
