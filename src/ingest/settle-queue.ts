@@ -8,11 +8,11 @@ import type { TraceKey } from './stored-spans.js';
  *
  * - The ingest writer records the traces of each flush with one multi-row upsert, after ClickHouse
  *   acknowledged the spans and before the request is answered.
- * - A settler claims due rows with FOR UPDATE SKIP LOCKED inside a short transaction that sets a
+ * - A settler claims due rows with FOR UPDATE SKIP LOCKED in one short statement that sets a
  *   lease (claim_token, lease_until); the row lock is not held while the trace is summarized, so
  *   writers upsert a claimed row freely and only bump its `seq`. A crashed settler's lease runs out
  *   on PostgreSQL's clock and the row is due again for anyone.
- * - The same transaction takes the settle version from `settle_clock`; its row lock orders claims,
+ * - The same statement takes the settle version from `settle_clock`; its row lock orders claims,
  *   so a later claim of a trace always writes a larger version than an earlier one.
  * - A claim finishes (the row is deleted) only if `seq` is still what was claimed; otherwise a span
  *   came meanwhile and the row is released to settle again.
@@ -97,6 +97,7 @@ interface ClaimRow extends QueueRow {
   surface: string;
   user_id: string;
   api_key_id: string;
+  version_ms: bigint | string;
 }
 
 export interface ClaimRound {
@@ -109,64 +110,60 @@ export interface ClaimOptions {
   token: string;
   limit: number;
   leaseMs: number;
-  /** Claim these traces whether due or not (graceful shutdown, tests); still never a leased row. */
+  /** Claim these traces whether due or not (graceful shutdown); still never a leased row. */
   keys?: TraceKey[];
-  /** Claim every free row whether due or not (tests' flush). */
-  all?: boolean;
 }
 
-/** Claims up to `limit` due, unleased traces and takes the settle version, in one short transaction. */
+/**
+ * Claims up to `limit` due, unleased traces and takes the settle version, in one statement (one
+ * round trip, its own transaction). The version is bumped only when something was claimed; the
+ * clock row's lock, held to the statement's commit, orders claims, so a later claim of a trace
+ * (possible only after this one finished, was released or expired) reads a larger version.
+ */
 export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRound> {
   const { token, limit, leaseMs, keys } = options;
-  const run = async (tx: SqlHandle): Promise<ClaimRound> => {
-    let rows: ClaimRow[];
-    if (keys) {
-      if (keys.length === 0) return { claims: [], versionMs: 0 };
-      const sorted = [...keys].sort(keyOrder);
-      rows = await tx<ClaimRow[]>`
-        with due as (
-          select q.tenant_id, q.project_id, q.trace_id from settle_queue q
-          join unnest(${sorted.map((k) => k.tenantId)}::text[], ${sorted.map((k) => k.projectId)}::text[], ${sorted.map((k) => k.traceId)}::text[]) as k(t, p, tr)
-            on q.tenant_id = k.t and q.project_id = k.p and q.trace_id = k.tr
-          where q.lease_until is null or q.lease_until < now()
-          limit ${limit}
-          for update of q skip locked
-        )
-        update settle_queue q set claim_token = ${token}, lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond'
-        from due where q.tenant_id = due.tenant_id and q.project_id = due.project_id and q.trace_id = due.trace_id
-        returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq, q.has_root, q.actor, q.surface, q.user_id, q.api_key_id`;
-    } else {
-      rows = await tx<ClaimRow[]>`
-        with due as (
-          select tenant_id, project_id, trace_id from settle_queue
-          where (${options.all ?? false}::boolean or settle_after <= now()) and (lease_until is null or lease_until < now())
-          order by settle_after
-          limit ${limit}
-          for update skip locked
-        )
-        update settle_queue q set claim_token = ${token}, lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond'
-        from due where q.tenant_id = due.tenant_id and q.project_id = due.project_id and q.trace_id = due.trace_id
-        returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq, q.has_root, q.actor, q.surface, q.user_id, q.api_key_id`;
-    }
-    if (rows.length === 0) return { claims: [], versionMs: 0 };
-    // Inside the claim's transaction: the clock row's lock orders claims, so versions follow claim order.
-    const [clock] = await tx<{ last_ms: bigint | string }[]>`
+  if (keys && keys.length === 0) return { claims: [], versionMs: 0 };
+  const sorted = keys ? [...keys].sort(keyOrder) : [];
+  const due = keys
+    ? sql`
+        select q.tenant_id, q.project_id, q.trace_id from settle_queue q
+        join unnest(${sorted.map((k) => k.tenantId)}::text[], ${sorted.map((k) => k.projectId)}::text[], ${sorted.map((k) => k.traceId)}::text[]) as k(t, p, tr)
+          on q.tenant_id = k.t and q.project_id = k.p and q.trace_id = k.tr
+        where q.lease_until is null or q.lease_until < now()
+        limit ${limit}
+        for update of q skip locked`
+    : sql`
+        select tenant_id, project_id, trace_id from settle_queue
+        where settle_after <= now() and (lease_until is null or lease_until < now())
+        order by settle_after
+        limit ${limit}
+        for update skip locked`;
+  const rows = await sql<ClaimRow[]>`
+    with due as (${due}),
+    claimed as (
+      update settle_queue q set claim_token = ${token}, lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond'
+      from due where q.tenant_id = due.tenant_id and q.project_id = due.project_id and q.trace_id = due.trace_id
+      returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq, q.has_root, q.actor, q.surface, q.user_id, q.api_key_id
+    ),
+    clock as (
       update settle_clock set last_ms = greatest(last_ms + 1, (extract(epoch from clock_timestamp()) * 1000)::bigint)
-      where id = 1 returning last_ms`;
-    return {
-      versionMs: Number(clock.last_ms),
-      claims: rows.map((r) => ({
-        tenantId: r.tenant_id,
-        projectId: r.project_id,
-        traceId: r.trace_id,
-        rowId: String(r.row_id),
-        seq: String(r.seq),
-        hasRoot: r.has_root,
-        origin: { actor: r.actor, surface: r.surface, user_id: r.user_id, api_key_id: r.api_key_id },
-      })),
-    };
+      where id = 1 and exists (select 1 from claimed)
+      returning last_ms
+    )
+    select claimed.*, (select last_ms from clock) as version_ms from claimed`;
+  if (rows.length === 0) return { claims: [], versionMs: 0 };
+  return {
+    versionMs: Number(rows[0].version_ms),
+    claims: rows.map((r) => ({
+      tenantId: r.tenant_id,
+      projectId: r.project_id,
+      traceId: r.trace_id,
+      rowId: String(r.row_id),
+      seq: String(r.seq),
+      hasRoot: r.has_root,
+      origin: { actor: r.actor, surface: r.surface, user_id: r.user_id, api_key_id: r.api_key_id },
+    })),
   };
-  return sql.begin(run) as Promise<ClaimRound>;
 }
 
 /** Keeps a round's leases alive while it works (a slow round must not be taken over). */

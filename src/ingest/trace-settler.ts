@@ -106,13 +106,6 @@ export class TraceSettler {
     await this.settled();
   }
 
-  /** Settles every unclaimed queued trace now, due or not, and waits for their hooks (tests). */
-  async flush(): Promise<void> {
-    while (this.running) await this.running;
-    await this.claimAndProcess({ all: true });
-    await this.settled();
-  }
-
   private async settled(): Promise<void> {
     while (this.finishing.size > 0) await Promise.allSettled([...this.finishing]);
     await this.hookRunner.drain();
@@ -128,7 +121,7 @@ export class TraceSettler {
   }
 
   /** Claims rounds until nothing more is claimable. */
-  private async claimAndProcess(select: Pick<ClaimOptions, 'keys' | 'all'>): Promise<void> {
+  private async claimAndProcess(select: Pick<ClaimOptions, 'keys'>): Promise<void> {
     const limit = this.options.chunkSize ?? 5000;
     if (select.keys) {
       for (let i = 0; i < select.keys.length; i += limit) {
@@ -140,7 +133,7 @@ export class TraceSettler {
     }
     for (;;) {
       const token = randomUUID();
-      const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, all: select.all });
+      const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs });
       if (round.claims.length === 0) return;
       await this.processRound(token, round);
       if (round.claims.length < limit) return;
