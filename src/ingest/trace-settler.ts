@@ -63,11 +63,6 @@ export class TraceSettler {
     this.leaseMs = options.leaseMs ?? 60_000;
   }
 
-  /** Traces this process recorded and has not seen settled (tests, metrics). */
-  get openCount(): number {
-    return this.cache.keys().length;
-  }
-
   /**
    * Called by the writer after ClickHouse acknowledged a flush's spans and before the requests are
    * answered: records every touched trace in the queue with one upsert. A failure fails the flush
