@@ -18,10 +18,13 @@ import { openSharedStores, sleep, type SharedStores } from './instances.js';
 
 let stores: SharedStores;
 const instances: TestService[] = [];
+/** Lets a hook that blocks to hold a claim open return (also when a test fails before it does). */
+let unblock: () => void = () => {};
 beforeAll(async () => {
   stores = await openSharedStores();
 }, 120_000);
 afterAll(async () => {
+  unblock();
   for (const svc of instances) await svc.stop().catch(() => {});
   await stores?.close();
 });
@@ -98,6 +101,8 @@ describe('settling across instances', () => {
       paused();
       await new Promise<void>((resolve) => (resumeA = resolve));
     };
+    // Merges would fold the duplicate span rows together before they are counted below.
+    await stores.ch.client.command({ query: `SYSTEM STOP MERGES ${stores.ch.table('spans')}` });
     const sentToA = send(a, [run.root, ...run.children.slice(0, 3)]);
     await pausedAtA;
     expect((await send(b, run.children)).status).toBe(200);
@@ -112,6 +117,7 @@ describe('settling across instances', () => {
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
     });
     expect((await stored.json<{ n: number }>())[0].n).toBe(9);
+    await stores.ch.client.command({ query: `SYSTEM START MERGES ${stores.ch.table('spans')}` });
 
     await waitFor(async () => ((runs.get(traceId) ?? 0) > 0 ? true : undefined), 30_000, 'trace settled');
     // Longer than a quiet period more: no second settle comes.
@@ -121,6 +127,11 @@ describe('settling across instances', () => {
     expect(traces).toEqual({ n: 1, spans: 6, tokens: 5 * 12 });
     expect(processed).toMatchObject({ n: 1, tokens: 5 * 12 });
     expect(await queueDepth(stores.pg.sql)).toBe(0);
+    // Only the instances of the next test settle from here on.
+    for (const svc of [a, b]) {
+      await svc.stop();
+      instances.splice(instances.indexOf(svc), 1);
+    }
   });
 
   it("an instance that dies holding claims has its traces finished by another, under a newer version", { timeout: 120_000 }, async () => {
@@ -131,7 +142,6 @@ describe('settling across instances', () => {
     // The dying instance writes the summary, then hangs in the hooks with its claim open.
     let entered!: () => void;
     const inHooks = new Promise<void>((resolve) => (entered = resolve));
-    let unblock!: () => void;
     const blocked = new Promise<void>((resolve) => (unblock = resolve));
     const runs = new Map<string, number>();
     countHooks(dying, runs, async () => {
