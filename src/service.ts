@@ -33,6 +33,8 @@ export interface RunningService {
 
 export interface StoresAndDeps {
   deps: AppDeps;
+  /** PostgreSQL's URL (the embedded server's when no DATABASE_URL), for connections outside the pool. */
+  postgresUrl: string;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function openStores(config: Config, logger: Logger, shared: { click
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
   return {
     deps,
+    postgresUrl: pg.url,
     async close() {
       await closeClickHouse();
       await pg.close();
@@ -87,7 +90,7 @@ export async function startService(
   const events = new SharedEvents(deps.sql, logger.child({ component: 'shared-events' }));
   await events.start();
   deps.services.events = events;
-  const leader = config.roles.has('worker') ? new Leader(deps.sql, logger.child({ component: 'leader' })) : null;
+  const leader = config.roles.has('worker') ? new Leader(stores.postgresUrl, logger.child({ component: 'leader' })) : null;
   if (leader) deps.services.leader = leader;
   for (const module of modules) await module.init?.(deps);
   const app = createApp(deps, modules);

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import type postgres from 'postgres';
+import postgres from 'postgres';
 import type { Sql } from './postgres.js';
 
 /**
  * Leadership for periodic jobs across Lookout processes: a session-level PostgreSQL advisory lock
- * held on one reserved connection. The process holding it is the leader; if it dies, its
+ * held on a connection of its own (outside the request pool, which it would otherwise shrink for
+ * good). The process holding it is the leader; if it dies, its
  * connection closes and PostgreSQL releases the lock, so another process takes over at its next
  * attempt. Jobs registered with `every` run on every process's timer but do work only on the
  * leader, so a job runs once per interval in the whole deployment, not once per process.
@@ -22,14 +23,15 @@ interface Job {
 }
 
 export class Leader {
-  private connection: postgres.ReservedSql<Record<string, never>> | null = null;
+  private connection: Sql | null = null;
   private leading = false;
   private stopped = false;
   private readonly jobs: Job[] = [];
   private retry: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly sql: Sql,
+    /** The PostgreSQL URL: the lock lives on one connection opened from it. */
+    private readonly url: string,
     private readonly logger: Logger,
     private readonly retryMs = 5000,
   ) {}
@@ -49,11 +51,16 @@ export class Leader {
     if (this.stopped) return;
     try {
       if (this.leading) {
-        // Still leading only while the connection that holds the lock is alive.
-        await this.connection!`select 1`;
-        return;
+        // Still leading only while this session holds the lock: postgres.js reconnects silently
+        // after a dropped connection, and the new session holds nothing.
+        const [held] = await this.connection!<{ held: boolean }[]>`
+          select exists (select 1 from pg_locks where locktype = 'advisory' and classid = 0 and objid = ${LEADER_LOCK_KEY}
+                         and objsubid = 1 and granted and pid = pg_backend_pid()) as held`;
+        if (held.held) return;
+        this.leading = false;
+        this.logger.warn('lost the periodic-job leadership (connection dropped)');
       }
-      this.connection ??= await this.sql.reserve();
+      this.connection ??= postgres(this.url, { max: 1, onnotice: () => {} }) as unknown as Sql;
       const [row] = await this.connection<{ locked: boolean }[]>`select pg_try_advisory_lock(${LEADER_LOCK_KEY}) as locked`;
       if (!row.locked || this.stopped) return;
       this.leading = true;
@@ -61,11 +68,12 @@ export class Leader {
       // A new leader runs every job at once: the previous one may have died before its turn.
       for (const job of this.jobs) void this.runJob(job);
     } catch (error) {
-      // A broken reserved connection lost the lock with it: start over on a fresh one.
+      // A broken connection lost the lock with it: start over on a fresh one.
       this.logger.warn({ err: error }, 'leader lock attempt failed');
       this.leading = false;
-      this.connection?.release();
+      const broken = this.connection;
       this.connection = null;
+      await broken?.end({ timeout: 0 }).catch(() => {});
     }
   }
 
@@ -101,6 +109,6 @@ export class Leader {
     if (!connection) return;
     if (this.leading) await connection`select pg_advisory_unlock(${LEADER_LOCK_KEY})`.catch(() => {});
     this.leading = false;
-    connection.release();
+    await connection.end({ timeout: 5 }).catch(() => {});
   }
 }
