@@ -191,6 +191,16 @@ export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[
   return finished;
 }
 
+/**
+ * The traces a round still holds. A round that stalled past its lease may have lost some to another
+ * settler, which writes a newer version and runs the hooks for it; this round then skips them.
+ */
+export async function heldClaims(sql: SqlHandle, token: string): Promise<Set<string>> {
+  const rows = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
+    select tenant_id, project_id, trace_id from settle_queue where claim_token = ${token}`;
+  return new Set(rows.map((r) => `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`));
+}
+
 /** Frees every row still claimed by a round (shutdown, a failed round). */
 export async function releaseClaims(sql: SqlHandle, token: string): Promise<void> {
   await sql`update settle_queue set claim_token = null, lease_until = null where claim_token = ${token}`;

@@ -9,7 +9,7 @@ import type { TraceNote } from './ingest-writer.js';
 import type { NormalizedSpan } from './normalized-span.js';
 import { processedTrace } from './processed-trace.js';
 import { SettleCache } from './settle-cache.js';
-import { claimDue, extendLease, finishClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
+import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
 import { readTraceSpans, traceKeyString } from './stored-spans.js';
 import { summarizeTrace, type PriceTrace, type TraceSummary } from './trace-summary.js';
 
@@ -150,7 +150,10 @@ export class TraceSettler {
       await releaseClaims(sql, token).catch(() => {});
       throw error;
     }
-    const hooksDone = await Promise.all(payloads.map((p) => this.hookRunner.enqueue(p)));
+    // Hooks run once per settle version: not for traces another settler took over meanwhile.
+    const held = payloads.length > 0 ? await heldClaims(sql, token).catch(() => null) : new Set<string>();
+    const mine = held ? payloads.filter((p) => held.has(traceKeyString(p))) : payloads;
+    const hooksDone = await Promise.all(mine.map((p) => this.hookRunner.enqueue(p)));
     const finishing = Promise.all(hooksDone.map((h) => h.ran))
       .then(() => finishClaims(sql, token, round.claims))
       .then((finished) => this.cache.finished(finished))

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import path from 'node:path';
-import { claimDue, extendLease, finishClaims, queueDepth, recordTraces, type QueueRecord } from '../../../src/ingest/settle-queue.js';
+import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTraces, type QueueRecord } from '../../../src/ingest/settle-queue.js';
 import { projectRoot } from '../../../src/service.js';
 import { migratePostgres } from '../../../src/stores/migrations.js';
 import { openPostgres, type PostgresStore, type Sql } from '../../../src/stores/postgres.js';
@@ -69,7 +69,8 @@ describe('settle queue', () => {
   it("frees an abandoned claim when its lease runs out, and not before; a renewed lease holds", async () => {
     await recordTraces(pg.sql, [rec('c1'), rec('c2')], now);
     const keys = (id: string) => [{ tenantId: 't1', projectId: 'p1', traceId: id }];
-    const abandoned = await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 3000, keys: keys('c1') });
+    const abandonedToken = crypto.randomUUID();
+    const abandoned = await claimDue(pg.sql, { token: abandonedToken, limit: 10, leaseMs: 3000, keys: keys('c1') });
     const renewedToken = crypto.randomUUID();
     const renewed = await claimDue(pg.sql, { token: renewedToken, limit: 10, leaseMs: 3000, keys: keys('c2') });
     expect(abandoned.claims).toHaveLength(1);
@@ -84,6 +85,9 @@ describe('settle queue', () => {
     const takeover = crypto.randomUUID();
     const taken = await claimDue(other, { token: takeover, limit: 10, leaseMs: 60_000, keys: [...keys('c1'), ...keys('c2')] });
     expect(taken.claims.map((c) => c.traceId)).toEqual(['c1']);
+    // The stalled round sees it lost c1 (it skips c1's hooks); the renewed one still holds c2.
+    expect(await heldClaims(pg.sql, abandonedToken)).toEqual(new Set());
+    expect(await heldClaims(pg.sql, renewedToken)).toEqual(new Set(['t1\u0000p1\u0000c2']));
     expect(await finishClaims(pg.sql, crypto.randomUUID(), abandoned.claims)).toEqual([]);
     expect((await finishClaims(other, takeover, taken.claims)).map((k) => k.traceId)).toEqual(['c1']);
     expect((await finishClaims(pg.sql, renewedToken, renewed.claims)).map((k) => k.traceId)).toEqual(['c2']);
