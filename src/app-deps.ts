@@ -3,13 +3,20 @@ import type { Config } from './config.js';
 import type { ClickHouseStore } from './stores/clickhouse.js';
 import type { Sql } from './stores/postgres.js';
 import type { OpenApiDocument } from './http/openapi.js';
+import type { Leader } from './stores/leader.js';
+import type { SharedEvents } from './stores/shared-events.js';
 
 /**
  * The services modules share, one optional key each. A module declares its key beside the service
  * it creates (`declare module '…/app-deps.js' { interface ServiceRegistry { … } }`), so this file
  * imports no feature module and every read is typed without a cast.
  */
-export interface ServiceRegistry {}
+export interface ServiceRegistry {
+  /** Cross-process cache invalidation (LISTEN/NOTIFY); set by the service before modules init. */
+  events?: SharedEvents;
+  /** The periodic-job leader; only in processes with the `worker` role. */
+  leader?: Leader;
+}
 
 /**
  * What every router and service gets: configuration, both stores, the OpenAPI document routes

@@ -2,10 +2,13 @@
  * Who did something and through which surface: stamped on every analytics event (SPEC.md
  * "Events": every event carries these; missing = ''). One type for span events written at ingest,
  * issue lifecycle events from routes and MCP tools, and the work the service does on its own.
+ * Plain strings, because an origin also comes back from storage (the settle queue keeps the sender's).
  */
 export interface Origin {
-  actor: 'sdk' | 'user' | 'api_key' | 'system';
-  surface: 'otlp' | 'api' | 'mcp' | 'system';
+  /** 'sdk' | 'user' | 'api_key' | 'system' */
+  actor: string;
+  /** 'otlp' | 'api' | 'mcp' | 'system' */
+  surface: string;
   user_id: string;
   api_key_id: string;
 }

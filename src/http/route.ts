@@ -59,7 +59,7 @@ export async function projectForPrincipal(deps: AppDeps, principal: Principal, p
   return project;
 }
 
-export function actorOf(principal: Principal, surface: Origin['surface']): Origin {
+export function actorOf(principal: Principal, surface: 'api' | 'mcp'): Origin {
   return {
     actor: principal.userId ? 'user' : 'api_key',
     surface,

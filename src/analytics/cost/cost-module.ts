@@ -7,6 +7,7 @@ import type { LookoutModule } from '../../module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
 import { createPriceTrace } from './ingest-pricing.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
+import { loadSharedCatalog, PRICE_CATALOG_TOPIC, shareCatalog } from './shared-catalog.js';
 
 declare module '../../app-deps.js' {
   interface ServiceRegistry {
@@ -19,6 +20,10 @@ declare module '../../app-deps.js' {
  * The cost module: the process's price book (bundled catalog, refreshed from PRICES_REFRESH_URL
  * when set), the pricing hook ingestion calls per processed trace, the admin backfill route and
  * the `backfill-costs` admin command.
+ *
+ * With several processes the refresh is a leader job (src/stores/leader.ts): one process fetches,
+ * stores the catalog in PostgreSQL and announces it; every process loads it at start and on each
+ * announcement, so all of them price traces with the same catalog.
  */
 export const PRICE_REFRESH_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
@@ -75,23 +80,33 @@ function costRoutes(deps: AppDeps): Router {
 export const costModule: LookoutModule = {
   name: 'cost',
   async init(deps) {
+    // The process-wide book: query-time cost (cost-object.ts) reads the same one.
     const book = await defaultPriceBook();
     deps.services.priceBook = book;
     // Ingestion takes this in its init (listed after cost); the book is read at each call, so a refresh applies to the next trace.
     deps.services.priceTrace = createPriceTrace(book);
+    const adopt = async () => {
+      const shared = await loadSharedCatalog(deps.sql);
+      if (shared && shared.fetchedAt.getTime() > (book.current()?.fetchedAt.getTime() ?? 0)) book.set(shared);
+    };
+    await adopt();
+    deps.services.events?.on(PRICE_CATALOG_TOPIC, adopt);
   },
   api: costRoutes,
   start(deps) {
     const book = bookOf(deps);
     const url = deps.config.pricesRefreshUrl;
-    if (!book || !url) return;
-    book.startAutoRefresh(url, PRICE_REFRESH_INTERVAL_MS, (result) => {
-      if (result.ok) deps.logger.info({ fetched_at: result.fetchedAt }, 'price catalog refreshed');
-      else deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
+    const leader = deps.services.leader;
+    if (!book || !url || !leader) return;
+    leader.every('price-refresh', PRICE_REFRESH_INTERVAL_MS, async () => {
+      const result = await book.refresh(url);
+      if (!result.ok) {
+        deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
+        return;
+      }
+      deps.logger.info({ fetched_at: result.fetchedAt }, 'price catalog refreshed');
+      await shareCatalog(deps.sql, book.current()!);
     });
-  },
-  stop(deps) {
-    bookOf(deps)?.stopAutoRefresh();
   },
 };
 
