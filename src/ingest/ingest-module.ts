@@ -1,7 +1,7 @@
 import type { AppDeps } from '../app-deps.js';
 import type { LookoutModule } from '../module.js';
 import { traceHooks } from '../trace-hooks.js';
-import { PROJECT_DELETED_TOPIC } from '../workspace/projects/project-store.js';
+import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
 import type { PriceTrace } from '../trace-pricing.js';

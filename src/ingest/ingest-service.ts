@@ -5,7 +5,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Sql } from '../stores/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import type { TraceHooks } from '../trace-hooks.js';
-import { findProject } from '../workspace/projects/project-store.js';
+import { findProject } from '../tenancy/project-store.js';
 import { deriveSpanEventRows, otlpOrigin, type SpanEventRows } from './event-rows.js';
 import { IngestWriter, type TraceNote } from './ingest-writer.js';
 import { normalizeExport, type NormalizedSpan } from './normalized-span.js';

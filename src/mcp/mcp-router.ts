@@ -9,7 +9,7 @@ import { HttpError } from '../http/errors.js';
 import { actorOf, projectForPrincipal } from '../http/route.js';
 import { compileBodySchema, describeValidationError } from '../http/validation.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import { markMcpActivated } from '../workspace/projects/project-store.js';
+import { markMcpActivated } from '../tenancy/project-store.js';
 import type { McpTool } from './mcp-tool.js';
 import { mcpTools } from './tools.js';
 

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../app-deps.js';
 import type { JsonSchema } from '../http/openapi.js';
-import type { Project } from '../workspace/projects/project-store.js';
+import type { Project } from '../tenancy/project-store.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import type { Origin } from '../origin.js';
 

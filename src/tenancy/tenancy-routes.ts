@@ -6,7 +6,7 @@ import { NotFoundError, UnauthorizedError, ValidationError } from '../http/error
 import { bearerToken } from '../http/auth.js';
 import { errorResponse } from '../http/openapi.js';
 import { assertStorableStrings } from '../http/validation.js';
-import { findProject } from '../workspace/projects/project-store.js';
+import { findProject } from './project-store.js';
 import { SCOPES, type Scope } from './keys.js';
 import { createApiKey, createUser, listApiKeys, listUsers, provisionTenant, revokeApiKey, userExists } from './tenancy-store.js';
 

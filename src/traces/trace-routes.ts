@@ -5,7 +5,7 @@ import { defineRoute, projectForPrincipal } from '../http/route.js';
 import { summarizeTrace } from '../ingest/trace-summary.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hooks.js';
-import { findProject } from '../workspace/projects/project-store.js';
+import { findProject } from '../tenancy/project-store.js';
 import { stringifyExact } from './exact-json.js';
 import { agentNames, listTraces, readTraceById, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
 import { contextBundle, defaultPayload, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';

@@ -4,7 +4,7 @@ import { defineRoute } from '../../http/route.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { userExists } from '../../tenancy/tenancy-store.js';
 import type { SqlHandle } from '../../stores/postgres.js';
-import { isUuid } from '../projects/project-store.js';
+import { isUuid } from '../../tenancy/project-store.js';
 import { issueForPrincipal, kickRelay } from './issue-access.js';
 import { listChatMessages, postChatMessage } from './issue-chat-store.js';
 import { listOccurrences } from './issue-occurrence-store.js';

@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import { defineRoute, projectForPrincipal } from '../../http/route.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { isUuid } from '../projects/project-store.js';
+import { isUuid } from '../../tenancy/project-store.js';
 import { issueForPrincipal } from './issue-access.js';
 import { tagsOfIssues } from './issue-store.js';
 import { attachTag, createTag, detachTag, findTag, listTags } from './tag-store.js';

@@ -12,7 +12,7 @@ import {
   reorderProjects,
   setDiagnostics,
   updateProject,
-} from './project-store.js';
+} from '../../tenancy/project-store.js';
 
 const projectSchema = {
   type: 'object',

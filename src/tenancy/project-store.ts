@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../../stores/postgres.js';
+import type { SqlHandle } from '../stores/postgres.js';
 
 /** SPEC.md "Project": every field always present. */
 export interface Project {
