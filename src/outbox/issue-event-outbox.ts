@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { dateTime64 } from '../stores/clickhouse-time.js';
 import type { SqlHandle } from '../stores/postgres.js';
 import type { Origin } from '../origin.js';
 
@@ -54,11 +55,6 @@ export interface OutboxRow {
   created_at: Date;
 }
 
-/** ClickHouse DateTime64(3) text, UTC: 'YYYY-MM-DD hh:mm:ss.sss'. */
-export function clickHouseTime(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '');
-}
-
 /**
  * The event_issue row for an outbox row. Every column, inserted_at included, comes from the outbox
  * row, so relaying the same row twice inserts byte-identical rows that ReplacingMergeTree collapses
@@ -68,7 +64,7 @@ export function eventIssueRow(row: OutboxRow): Record<string, string> {
   return {
     tenant_id: row.tenant_id,
     project_id: row.project_id,
-    timestamp: clickHouseTime(row.occurred_at),
+    timestamp: dateTime64(row.occurred_at),
     actor: row.actor,
     surface: row.surface,
     user_id: row.user_id,
@@ -76,6 +72,6 @@ export function eventIssueRow(row: OutboxRow): Record<string, string> {
     name: row.name,
     issue_id: row.issue_id,
     event_id: row.event_id,
-    inserted_at: clickHouseTime(row.created_at),
+    inserted_at: dateTime64(row.created_at),
   };
 }

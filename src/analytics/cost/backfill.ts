@@ -3,7 +3,8 @@ import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
 import { GENERATION_MARGIN_MS, parseChTime, queryRows } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
-import { clickHouseTime, computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
+import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
+import { dateTime64 } from '../../stores/clickhouse-time.js';
 
 /**
  * The cost backfill (`npm run admin -- backfill-costs`, `POST /api/admin/backfill-costs`): prices
@@ -54,7 +55,7 @@ function scopeFilter(options: BackfillOptions): { sql: string; params: Record<st
 
 function shiftTime(value: unknown): string {
   const date = parseChTime(value) ?? new Date();
-  return clickHouseTime(new Date(date.getTime() + 1));
+  return dateTime64(new Date(date.getTime() + 1));
 }
 
 async function generationsByTrace(store: ClickHouseStore, tenantId: string, projectId: string, rows: Record<string, unknown>[]): Promise<Map<string, GenerationForCost[]>> {
@@ -68,8 +69,8 @@ WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {
       bf_t: tenantId,
       bf_p: projectId,
       bf_ids: rows.map((r) => String(r.trace_id)),
-      bf_from: clickHouseTime(new Date(Math.min(...times) - GENERATION_MARGIN_MS)),
-      bf_to: clickHouseTime(new Date(Math.max(...times) + GENERATION_MARGIN_MS)),
+      bf_from: dateTime64(new Date(Math.min(...times) - GENERATION_MARGIN_MS)),
+      bf_to: dateTime64(new Date(Math.max(...times) + GENERATION_MARGIN_MS)),
     },
   });
   const byTrace = new Map<string, GenerationForCost[]>();

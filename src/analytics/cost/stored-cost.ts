@@ -2,6 +2,7 @@ import { resolveModel } from './model-match.js';
 import { priceUsage, type TokenUsage } from './price-calc.js';
 import type { PriceCatalog } from './price-catalog.js';
 import type { CostBasis, TraceCost } from '../../trace-pricing.js';
+import { dateTime64 } from '../../stores/clickhouse-time.js';
 
 /**
  * The cost written on a `trace.processed` row (clickhouse/002_events.sql, columns
@@ -32,11 +33,6 @@ export interface GenerationForCost extends TokenUsage {
   provider?: string;
   /** When the call happened (date and time-of-day price variants); defaults to `now`. */
   timestamp?: Date;
-}
-
-/** ClickHouse DateTime64(3) text in UTC: 'YYYY-MM-DD hh:mm:ss.sss'. */
-export function clickHouseTime(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '');
 }
 
 /** Rounds away float noise (0.1 + 0.2) below a millionth of a cent. */
@@ -88,7 +84,7 @@ export function computeStoredTraceCost(generations: readonly GenerationForCost[]
     estimated_cost_basis: basis,
     cost_priced_tokens: pricedTokens,
     cost_unpriced_models: [...unpriced].sort(),
-    cost_priced_at: clickHouseTime(catalog.fetchedAt),
+    cost_priced_at: dateTime64(catalog.fetchedAt),
     cost_model_costs: perModel,
   };
 }
