@@ -1,16 +1,11 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import { defineRoute } from '../../http/route.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { userExists } from '../../tenancy/tenancy-store.js';
-import type { SqlHandle } from '../../stores/postgres.js';
+import { ValidationError } from '../../http/errors.js';
 import { isUuid } from '../../tenancy/project-store.js';
-import { issueForPrincipal, kickRelay } from './issue-access.js';
-import { listChatMessages, postChatMessage } from './issue-chat-store.js';
-import { listOccurrences } from './issue-occurrence-store.js';
 import { issueSchemas } from './issue-schemas.js';
-import { createIssue, editIssue, issueWithTags, listIssues } from './issue-store.js';
-import { applyTransition, startReview, transitionIn, type TransitionName } from './issue-transitions.js';
+import { issueService } from './issue-service.js';
+import type { TransitionName } from './issue-transitions.js';
 import { ISSUE_STATUSES, type IssueStatus } from './issue-types.js';
 
 const title = { type: 'string', minLength: 1, maxLength: 500 };
@@ -37,16 +32,6 @@ function parseStatuses(raw: string | undefined): IssueStatus[] | null {
   return statuses as IssueStatus[];
 }
 
-function cleanTitle(value: string): string {
-  const trimmed = value.trim();
-  if (!trimmed) throw new ValidationError('title: must not be blank');
-  return trimmed;
-}
-
-async function checkAssignee(sql: SqlHandle, tenantId: string, assignee: string | null | undefined): Promise<void> {
-  if (assignee && !(await userExists(sql, tenantId, assignee))) throw new ValidationError('assignee_user_id: unknown user');
-}
-
 interface ListQuery {
   status?: string;
   tag?: string;
@@ -58,6 +43,7 @@ interface ListQuery {
 
 export function issueRoutes(router: Router, deps: AppDeps): void {
   const s = issueSchemas(deps.openapi);
+  const issues = issueService(deps);
 
   defineRoute<unknown, ListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/issues', tag: 'issues', scope: 'read', projectParam: true,
@@ -73,7 +59,7 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
     handler: async ({ tenantId, project, query }) => {
       if (query.tag !== undefined && !isUuid(query.tag)) throw new ValidationError('tag: must be a tag id');
       if (query.assignee !== undefined && query.assignee !== 'none' && !isUuid(query.assignee)) throw new ValidationError('assignee: must be a user id or none');
-      const page = await listIssues(deps.sql, tenantId, project.id, {
+      const page = await issues.list(tenantId, project.id, {
         statuses: parseStatuses(query.status),
         tagId: query.tag ?? null,
         assignee: query.assignee ?? null,
@@ -93,22 +79,13 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
       properties: { title, description, assignee_user_id: userId, flagged: { type: 'boolean' } },
     },
     responses: { 201: { description: 'Created', schema: s.Issue } },
-    handler: async ({ tenantId, project, body, actor }) => {
-      const cleanedTitle = cleanTitle(body.title);
-      await checkAssignee(deps.sql, tenantId, body.assignee_user_id);
-      const row = await deps.sql.begin((tx) => createIssue(tx, {
-        tenantId, projectId: project.id, title: cleanedTitle, description: body.description ?? null,
-        assigneeUserId: body.assignee_user_id ?? null, flagged: body.flagged ?? false,
-      }, actor));
-      kickRelay(deps);
-      return { status: 201, body: await issueWithTags(deps.sql, row) };
-    },
+    handler: async ({ tenantId, project, body, actor }) => ({ status: 201, body: await issues.create(tenantId, project.id, body, actor) }),
   });
 
   defineRoute(router, deps, {
     method: 'get', path: '/issues/{issue_id}', tag: 'issues', scope: 'read',
     summary: 'Get an issue', responses: { 200: { description: 'Issue', schema: s.Issue } },
-    handler: async ({ principal, params }) => issueWithTags(deps.sql, await issueForPrincipal(deps, principal, params.issue_id)),
+    handler: ({ principal, params }) => issues.get(principal, params.issue_id),
   });
 
   defineRoute<{ title?: string; description?: string | null; assignee_user_id?: string | null; flagged?: boolean }>(router, deps, {
@@ -119,35 +96,14 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
       properties: { title, description, assignee_user_id: userId, flagged: { type: 'boolean' } },
     },
     responses: { 200: { description: 'Issue', schema: s.Issue } },
-    handler: async ({ principal, tenantId, params, body, actor }) => {
-      const issue = await issueForPrincipal(deps, principal, params.issue_id);
-      const edit = {
-        title: body.title === undefined ? undefined : cleanTitle(body.title),
-        description: body.description,
-        assigneeUserId: body.assignee_user_id,
-      };
-      await checkAssignee(deps.sql, tenantId, body.assignee_user_id);
-      const row = await deps.sql.begin(async (tx) => {
-        if (body.flagged !== undefined) await transitionIn(tx, tenantId, issue.id, body.flagged ? 'flag' : 'unflag', actor);
-        const edited = await editIssue(tx, tenantId, issue.id, edit);
-        if (!edited) throw new NotFoundError('Issue not found');
-        return edited;
-      });
-      kickRelay(deps);
-      return issueWithTags(deps.sql, row);
-    },
+    handler: ({ principal, params, body, actor }) => issues.edit(principal, params.issue_id, body, actor),
   });
 
   defineRoute(router, deps, {
     method: 'patch', path: '/issues/{issue_id}/start-review', tag: 'issues', scope: 'admin',
     summary: 'Start reviewing an issue: open → in_progress, assignee set to the acting user only when unassigned (one atomic write); in_progress is returned unchanged; a terminal issue answers 409 issue_terminal_conflict',
     responses: { 200: { description: 'The issue after the call', schema: s.StartReview } },
-    handler: async ({ principal, tenantId, params, actor }) => {
-      const issue = await issueForPrincipal(deps, principal, params.issue_id);
-      const result = await startReview(deps.sql, tenantId, issue.id, actor, principal.userId);
-      kickRelay(deps);
-      return result;
-    },
+    handler: ({ principal, params, actor }) => issues.startReview(principal, params.issue_id, actor),
   });
 
   const transitions: [TransitionName, string][] = [
@@ -162,12 +118,7 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
       method: 'patch', path: `/issues/{issue_id}/${name}`, tag: 'issues', scope: 'admin',
       summary: `${summary}. Repeating it returns the issue unchanged and records nothing.`,
       responses: { 200: { description: 'Issue', schema: s.Issue } },
-      handler: async ({ principal, tenantId, params, actor }) => {
-        const issue = await issueForPrincipal(deps, principal, params.issue_id);
-        const { row } = await applyTransition(deps.sql, tenantId, issue.id, name, actor);
-        kickRelay(deps);
-        return issueWithTags(deps.sql, row);
-      },
+      handler: ({ principal, params, actor }) => issues.transition(principal, params.issue_id, name, actor),
     });
   }
 
@@ -176,23 +127,14 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
     summary: 'Post a message on an issue (records issue.chat_sent)',
     body: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1, maxLength: 20000 } } },
     responses: { 201: { description: 'Message', schema: s.ChatMessage } },
-    handler: async ({ principal, tenantId, params, body, actor }) => {
-      if (!body.message.trim()) throw new ValidationError('message: must not be blank');
-      const issue = await issueForPrincipal(deps, principal, params.issue_id);
-      const message = await postChatMessage(deps.sql, tenantId, issue, body.message, actor);
-      kickRelay(deps);
-      return { status: 201, body: message };
-    },
+    handler: async ({ principal, params, body, actor }) => ({ status: 201, body: await issues.postChat(principal, params.issue_id, body.message, actor) }),
   });
 
   defineRoute(router, deps, {
     method: 'get', path: '/issues/{issue_id}/chat', tag: 'issues', scope: 'read',
     summary: 'Messages on an issue, oldest first',
     responses: { 200: { description: 'Messages', schema: { type: 'object', properties: { messages: { type: 'array', items: s.ChatMessage } } } } },
-    handler: async ({ principal, tenantId, params }) => {
-      const issue = await issueForPrincipal(deps, principal, params.issue_id);
-      return { messages: await listChatMessages(deps.sql, tenantId, issue.id) };
-    },
+    handler: async ({ principal, params }) => ({ messages: await issues.chat(principal, params.issue_id) }),
   });
 
   defineRoute<unknown, { limit: number; cursor?: string }>(router, deps, {
@@ -202,10 +144,7 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
       type: 'object', additionalProperties: false,
       properties: { cursor: { type: 'string', maxLength: 200 }, limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
     },
-    handler: async ({ principal, tenantId, params, query }) => {
-      const issue = await issueForPrincipal(deps, principal, params.issue_id);
-      return listOccurrences(deps.sql, tenantId, issue.id, query.limit, query.cursor ?? null);
-    },
+    handler: ({ principal, params, query }) => issues.occurrences(principal, params.issue_id, query.limit, query.cursor ?? null),
   });
 
 }
