@@ -29,6 +29,16 @@ export interface Config {
   linearApiUrl: string;
   codeHostApiUrl: string;
   secretKey: string | null;
+  /** Where people reach the dashboard; webhook payloads link to it. Unset: links are null. */
+  publicUrl: string | null;
+  webhooks: {
+    /** LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1: endpoints may be loopback, private or link-local (self-hosted receivers, tests). */
+    allowPrivate: boolean;
+    /** The first retry delay; the whole schedule (and the 24 h give-up window) scales with it. Lowered only by tests. */
+    backoffBaseMs: number;
+    /** Attempts in flight per endpoint per process. */
+    concurrencyPerEndpoint: number;
+  };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -77,5 +87,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     linearApiUrl: env.LINEAR_API_URL || 'https://api.linear.app/graphql',
     codeHostApiUrl: env.CODE_HOST_API_URL || 'https://api.github.com',
     secretKey: str(env, 'LOOKOUT_SECRET_KEY'),
+    publicUrl: str(env, 'LOOKOUT_PUBLIC_URL')?.replace(/\/+$/, '') ?? null,
+    webhooks: {
+      allowPrivate: env.LOOKOUT_WEBHOOK_ALLOW_PRIVATE === '1',
+      backoffBaseMs: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_BACKOFF_BASE_MS', 30_000)),
+      concurrencyPerEndpoint: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_CONCURRENCY', 4)),
+    },
   };
 }

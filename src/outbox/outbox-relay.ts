@@ -123,6 +123,7 @@ export class OutboxRelay {
     if (Date.now() - this.lastPrune < 60_000) return;
     this.lastPrune = Date.now();
     const cutoff = new Date(Date.now() - this.retainRelayedMs);
-    await this.sql`delete from issue_event_outbox where relayed_at is not null and relayed_at < ${cutoff}`;
+    // A row also stays until the webhook fan-out has read it (webhooks/webhook-fanout.ts).
+    await this.sql`delete from issue_event_outbox where relayed_at is not null and relayed_at < ${cutoff} and webhooks_dispatched_at is not null`;
   }
 }
