@@ -34,6 +34,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   if (!value) return null;
   const text = value.trim();
   if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  // HTTP-dates end in GMT (IMF-fixdate and the two obsolete forms); Date.parse alone takes far more.
+  if (!/^[A-Za-z]{3,9}, .+ GMT$|^[A-Za-z]{3} [A-Za-z]{3} .+\d{4}$/.test(text)) return null;
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }

@@ -52,6 +52,7 @@ export function sendWebhook(target: string, body: string, headers: Record<string
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (outcome: SendOutcome) => {
       if (settled) return;
       settled = true;
@@ -75,7 +76,7 @@ export function sendWebhook(target: string, body: string, headers: Record<string
       lookup: guardedLookup(options.allowPrivate) as never,
       signal: options.signal,
     });
-    const timer = setTimeout(() => request.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT_WEBHOOK' })), timeoutMs);
+    timer = setTimeout(() => request.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT_WEBHOOK' })), timeoutMs);
     request.on('error', fail);
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;

@@ -91,11 +91,14 @@ export async function enabledEndpointsOf(sql: SqlHandle, projectIds: string[]): 
     where enabled and project_id = any(${projectIds}::uuid[]) order by created_at, id`;
 }
 
-/** Ends every pending attempt of an endpoint (it was disabled): they are recorded as given up, not sent. */
+/**
+ * Ends the pending attempts of an endpoint that was disabled: recorded as given up, never sent.
+ * Attempts in flight are left to finish; their outcome is recorded as usual, without a retry.
+ */
 export async function cancelPending(tx: SqlHandle, endpointId: string, reason: string): Promise<void> {
   await tx`
-    update webhook_deliveries set status = 'gave_up', error = ${reason}, next_attempt_at = null, lease_until = null
-    where endpoint_id = ${endpointId} and status = 'pending'`;
+    update webhook_deliveries set status = 'gave_up', error = ${reason}, next_attempt_at = null
+    where endpoint_id = ${endpointId} and status = 'pending' and (lease_until is null or lease_until < now())`;
 }
 
 /** A delivery reached its receiver: the give-up streak starts again. */
