@@ -59,6 +59,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
   if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
+  const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
+  if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
     port: int(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
@@ -87,7 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     linearApiUrl: env.LINEAR_API_URL || 'https://api.linear.app/graphql',
     codeHostApiUrl: env.CODE_HOST_API_URL || 'https://api.github.com',
     secretKey: str(env, 'LOOKOUT_SECRET_KEY'),
-    publicUrl: str(env, 'LOOKOUT_PUBLIC_URL')?.replace(/\/+$/, '') ?? null,
+    publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
     webhooks: {
       allowPrivate: env.LOOKOUT_WEBHOOK_ALLOW_PRIVATE === '1',
       backoffBaseMs: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_BACKOFF_BASE_MS', 30_000)),
