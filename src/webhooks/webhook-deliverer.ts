@@ -106,13 +106,6 @@ export class WebhookDeliverer {
     await releaseLeases(this.sql, unfinished).catch((error) => this.logger.warn({ err: error }, 'releasing webhook leases failed'));
   }
 
-  /** Fans out the outbox and sends what is due, waiting for those sends: one full pass (tests, shutdown). */
-  async drainOnce(): Promise<void> {
-    await this.fanOut();
-    while ((await this.claimAndSend()) > 0) await Promise.allSettled([...this.inFlight.values()]);
-    await Promise.allSettled([...this.inFlight.values()]);
-  }
-
   private async fanOut(): Promise<void> {
     for (;;) {
       const { events } = await fanOutOnce(this.sql, { batchSize: this.batchSize, publicUrl: this.settings.publicUrl, now: new Date(this.clock()) });

@@ -192,3 +192,50 @@ describe('webhooks: formats, test route, secret rotation', () => {
     }
   });
 });
+
+describe('webhooks: the documented receiver', () => {
+  it('the Node verification snippet of docs/webhooks.md accepts a real delivery and refuses a tampered one', async () => {
+    const { default: express } = await import('express');
+    const { createRequire } = await import('node:module');
+    const fs = await import('node:fs');
+    const doc = fs.readFileSync(new URL('../../../docs/webhooks.md', import.meta.url), 'utf8');
+    const snippet = /## Verifying signatures[\s\S]*?```js\n([\s\S]*?)```/.exec(doc)![1];
+    expect(snippet.split('\n').filter(Boolean).length).toBeLessThanOrEqual(12);
+
+    const project = await svc.newProject('documented receiver');
+    const webhook = await createEndpoint(svc, project.id, { url: 'http://127.0.0.1:1/placeholder', events: ['issue.created'] });
+    const app = express();
+    const handled: string[] = [];
+    app.use((req, res, next) => {
+      res.on('finish', () => handled.push(`${res.statusCode}`));
+      next();
+    });
+    // The snippet as written, with its free names bound: require, app, express, process.env.
+    new Function('require', 'app', 'express', 'process', snippet)(createRequire(import.meta.url), app, express, { env: { LOOKOUT_WEBHOOK_SECRET: webhook.secret } });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/lookout`;
+      expect((await svc.call('PATCH', `/webhooks/${webhook.id}`, { body: { url } })).status).toBe(200);
+      await svc.call('POST', `/projects/${project.id}/issues`, { body: { title: 'Verified by the snippet' } });
+      const log = await eventually(async () => {
+        const rows = await deliveries(svc, webhook.id);
+        return rows[0]?.status === 'succeeded' ? rows : undefined;
+      }, 'the snippet to accept the delivery');
+      expect(log[0]).toMatchObject({ attempt: 1, response_status: 204 });
+
+      const body = '{"id":"forged"}';
+      const t = Math.floor(Date.now() / 1000);
+      const { createHmac } = await import('node:crypto');
+      const good = createHmac('sha256', webhook.secret).update(`${t}.${body}`).digest('hex');
+      const post = (signature: string, text = body) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'lookout-signature': signature }, body: text });
+      expect((await post(`t=${t},v1=${good}`)).status).toBe(204);
+      expect((await post(`t=${t},v1=${good}`, '{"id":"forged!"}')).status).toBe(400);
+      expect((await post(`t=${t - 301},v1=${createHmac('sha256', webhook.secret).update(`${t - 301}.${body}`).digest('hex')}`)).status).toBe(400);
+      expect((await post('')).status).toBe(400);
+      expect(handled).toEqual(['204', '204', '400', '400', '400']);
+    } finally {
+      server.close();
+    }
+  });
+});
