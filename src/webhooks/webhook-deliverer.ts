@@ -183,7 +183,8 @@ export class WebhookDeliverer {
         if (done) await recordEndpointSuccess(tx, attempt.endpoint_id);
         return;
       }
-      const [endpoint] = await tx<{ enabled: boolean }[]>`select enabled from webhook_endpoints where id = ${attempt.endpoint_id}`;
+      // Locked, so a PATCH disabling the endpoint either sees the retry queued here (and ends it) or is seen here.
+      const [endpoint] = await tx<{ enabled: boolean }[]>`select enabled from webhook_endpoints where id = ${attempt.endpoint_id} for no key update`;
       // The test event is tried once and never counts towards disabling (docs/webhooks.md "Testing").
       const next = isTest || !endpoint?.enabled
         ? null
