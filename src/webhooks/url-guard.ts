@@ -58,6 +58,8 @@ export function isNonPublicAddress(address: string): boolean {
   return inner !== null && NON_PUBLIC.check(inner, 'ipv4');
 }
 
+const LOOKUP_TIMEOUT_MS = 3_000;
+
 export const PRIVATE_ADDRESS_DETAIL = 'resolves to a loopback, private or link-local address (allowed only with LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1)';
 
 /** The thrown error when a connection would reach a refused address. */
@@ -95,7 +97,10 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   }
   let addresses: dns.LookupAddress[] = [];
   try {
-    addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
+    // A resolver that hangs must not hold the request: after 3 s the name counts as not resolving.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_TIMEOUT_MS)));
+    addresses = await Promise.race([dns.promises.lookup(host, { all: true, verbatim: true }), timeout]).finally(() => clearTimeout(timer));
   } catch {
     return url.href;
   }
