@@ -36,7 +36,7 @@ export interface Config {
     allowPrivate: boolean;
     /** The first retry delay; the whole schedule (and the 24 h give-up window) scales with it. Lowered only by tests. */
     backoffBaseMs: number;
-    /** Attempts in flight per endpoint per process. */
+    /** Attempts in flight per endpoint, counted across processes. */
     concurrencyPerEndpoint: number;
   };
 }

@@ -58,6 +58,15 @@ export async function dueAttempts(tx: SqlHandle, now: Date, limit: number, skipE
     for update of d skip locked`;
 }
 
+/** Attempts in flight per endpoint, in every process: pending rows whose lease has not lapsed. */
+export async function inFlightByEndpoint(tx: SqlHandle, now: Date): Promise<Map<string, number>> {
+  const rows = await tx<{ endpoint_id: string; n: number }[]>`
+    select endpoint_id, count(*)::int as n from webhook_deliveries
+    where status = 'pending' and lease_until > ${now}
+    group by endpoint_id`;
+  return new Map(rows.map((r) => [r.endpoint_id, r.n]));
+}
+
 export async function leaseAttempts(tx: SqlHandle, ids: string[], until: Date): Promise<void> {
   if (ids.length > 0) await tx`update webhook_deliveries set lease_until = ${until} where id = any(${ids}::uuid[])`;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../stores/postgres.js';
 import type { SecretBox } from '../workspace/tickets/secret-box.js';
-import { dueAttempts, finishAttempt, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempt, releaseLeases, type DueAttempt } from './delivery-store.js';
+import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempt, releaseLeases, type DueAttempt } from './delivery-store.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { slackBody } from './slack-format.js';
 import { fanOutOnce } from './webhook-fanout.js';
@@ -34,8 +34,8 @@ export interface DelivererOptions {
 /**
  * Delivers webhooks in the background (docs/webhooks.md): fans outbox events out into queued
  * attempts, claims due attempts, POSTs them signed, and records each outcome with its retry. It
- * never runs on a request path. Concurrency is bounded per endpoint and per process, so a slow or
- * dead receiver holds at most `concurrencyPerEndpoint` slots and delays nobody else. An attempt in
+ * never runs on a request path. Concurrency is bounded per endpoint (across processes) and per
+ * process, so a slow or dead receiver holds at most `concurrencyPerEndpoint` slots and delays nobody else. An attempt in
  * flight is leased in PostgreSQL for longer than its timeout; if this process dies, the lease lapses
  * and any process sends the attempt again — at-least-once, which is why receivers dedupe by
  * Lookout-Event-Id.
@@ -113,16 +113,24 @@ export class WebhookDeliverer {
     }
   }
 
-  /** Claims due attempts up to the free slots (per process, per endpoint) and starts them. */
+  /**
+   * Claims due attempts up to the free slots and starts them. The per-endpoint bound counts the
+   * attempts leased in every process; claims take turns on one transaction-scoped advisory lock
+   * (a claim is a few milliseconds), so two processes never both fill the same endpoint's slots.
+   * The process bound is this process's own.
+   */
   private async claimAndSend(): Promise<number> {
     const free = this.maxInFlight - this.inFlight.size;
     if (free <= 0) return 0;
     const limit = this.settings.concurrencyPerEndpoint;
-    const saturated = [...this.perEndpoint].filter(([, n]) => n >= limit).map(([id]) => id);
     const now = this.clock();
     const picked = await this.sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(hashtext('lookout:webhook-claim'))`;
+      const counts = await inFlightByEndpoint(tx, new Date(now));
+      // This process's own tally, should it be ahead of what is committed.
+      for (const [id, n] of this.perEndpoint) counts.set(id, Math.max(n, counts.get(id) ?? 0));
+      const saturated = [...counts].filter(([, n]) => n >= limit).map(([id]) => id);
       const due = await dueAttempts(tx, new Date(now), free * 4, saturated);
-      const counts = new Map(this.perEndpoint);
       const chosen: DueAttempt[] = [];
       for (const attempt of due) {
         if (chosen.length >= free) break;

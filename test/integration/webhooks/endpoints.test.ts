@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { WebhookDeliverer } from '../../../src/webhooks/webhook-deliverer.js';
+import { secretBox } from '../../../src/workspace/tickets/tracker-access.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 import { createEndpoint, deliveries, eventually, json, sleep, verifies } from './harness.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -138,7 +141,11 @@ describe('webhook events and workers', () => {
     expect(receiver.at('/monitor')).toHaveLength(1);
   });
 
-  it('a receiver that never answers delays no other endpoint and holds at most its concurrency share', async () => {
+  it('a receiver that never answers delays no other endpoint and holds at most its concurrency share, over two workers', async () => {
+    // A second worker on the same database, as another service process would run one.
+    const deps = svc.service.deps;
+    const second = new WebhookDeliverer(deps.sql, secretBox(deps), { ...deps.config.webhooks, publicUrl: null }, pino({ level: 'silent' }));
+    second.start();
     const project = await svc.newProject('slow receiver');
     const dead = await createEndpoint(svc, project.id, { url: `${receiver.url}/dead`, events: ['issue.created'] });
     await createEndpoint(svc, project.id, { url: `${receiver.url}/alive`, events: ['issue.created'] });
@@ -146,10 +153,13 @@ describe('webhook events and workers', () => {
     for (let i = 0; i < 6; i++) await svc.call('POST', `/projects/${project.id}/issues`, { body: { title: `slow ${i}` } });
     // Generous under load; a receiver that blocked the worker would hold these 10 s per attempt.
     await receiver.waitFor('/alive', 6, 8_000);
-    // LOOKOUT_WEBHOOK_CONCURRENCY=2: the dead receiver has at most two attempts open at a time.
+    // LOOKOUT_WEBHOOK_CONCURRENCY=2: the dead receiver has at most two attempts open at a time,
+    // counted over both workers, even after both had time to claim more.
+    await sleep(1_500);
     expect(receiver.at('/dead').length).toBeGreaterThan(0);
     expect(receiver.at('/dead').length).toBeLessThanOrEqual(2);
     const log = await deliveries(svc, dead.id);
     expect(log.filter((d) => d.status === 'pending')).toHaveLength(6);
+    await second.stop();
   });
 });
