@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OutboxRelay } from '../../../src/outbox/outbox-relay.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 import { createEndpoint, deliveries, eventually, json, sleep, verifies } from './harness.js';
@@ -189,6 +190,36 @@ describe('webhooks: formats, test route, secret rotation', () => {
     for (const answer of [await svc.call('GET', `/webhooks/${webhook.id}`), await svc.call('GET', `/projects/${project.id}/webhooks`), await svc.call('GET', `/webhooks/${webhook.id}/deliveries`)]) {
       expect(JSON.stringify(answer.body)).not.toContain('whsec_');
       expect(JSON.stringify(answer.body)).not.toContain('secret');
+    }
+  });
+});
+
+describe('webhooks: sharing the outbox', () => {
+  it('the analytics relay never skips a row because the webhook fan-out is reading it', async () => {
+    const relay = svc.service.deps.services.issueOutboxRelay as OutboxRelay;
+    const sql = svc.service.deps.sql;
+    await relay.stop();
+    try {
+      const project = await svc.newProject('shared outbox');
+      const issue = await svc.call('POST', `/projects/${project.id}/issues`, { body: { title: 'Read by both' } });
+      // Hold the row as the fan-out does while it builds the event, and drain the relay meanwhile.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const fanOut = sql.begin(async (tx) => {
+        await tx`select id from issue_event_outbox where issue_id = ${issue.body.id} for key share`;
+        locked();
+        await held;
+      });
+      await isLocked;
+      await relay.drain();
+      const [row] = await sql<{ relayed_at: Date | null }[]>`select relayed_at from issue_event_outbox where issue_id = ${issue.body.id}`;
+      release();
+      await fanOut;
+      expect(row.relayed_at).not.toBeNull();
+    } finally {
+      relay.start();
     }
   });
 });
