@@ -76,7 +76,8 @@ describe('webhooks across a process crash', () => {
     // The fan-out is now inside its transaction, waiting for the endpoint row.
     const waitingFanOut = async () =>
       (await watch!`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into webhook_deliveries%'`)[0].n > 0;
-    await until(waitingFanOut, 'the fan-out to wait on the lock');
+    // Generous: on a loaded machine the child's worker can take many seconds to get there.
+    await until(waitingFanOut, 'the fan-out to wait on the lock', 120_000);
     expect(receiver.received).toHaveLength(0);
 
     await child.kill();
