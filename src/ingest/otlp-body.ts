@@ -33,6 +33,15 @@ export class UnsupportedMediaTypeError extends HttpError {
 
 export type ContentCoding = 'identity' | 'gzip';
 
+/**
+ * What a gzip body is expected to inflate to, per compressed byte, charged up front with its
+ * declared length (OTLP protobuf and JSON compress 5–10×). Paying the likely size at the start makes
+ * admission all-or-nothing for ordinary bodies: under overload most requests are refused before
+ * they inflate anything, instead of many inflating halfway and all failing together. Inflation
+ * past this estimate (a bomb) is charged chunk by chunk.
+ */
+const GZIP_EXPECTED_RATIO = 8;
+
 export function contentCodingOf(contentEncoding: string | undefined): ContentCoding {
   const coding = (contentEncoding ?? '').trim().toLowerCase();
   if (coding === '' || coding === 'identity') return 'identity';
@@ -69,8 +78,10 @@ export async function readOtlpBody(req: IncomingMessage, options: OtlpBodyOption
   if (Number.isFinite(declared) && declared > limit) throw new PayloadTooLargeError(limit);
   // A declared length is charged up front: a request the budget cannot take is refused before it is read.
   let chargedWire = 0;
+  let prepaidInflated = 0;
   if (Number.isFinite(declared) && declared > 0) {
-    reservation.reserve(declared * perWireByte);
+    if (coding === 'gzip') prepaidInflated = Math.min(declared * GZIP_EXPECTED_RATIO, limit);
+    reservation.reserve(declared * perWireByte + prepaidInflated * perBodyByte);
     chargedWire = declared;
   }
 
@@ -105,9 +116,12 @@ export async function readOtlpBody(req: IncomingMessage, options: OtlpBodyOption
     };
     /** A decompressed chunk: counted against the limit, charged (gzip only: identity was charged on the wire), kept. */
     const keep = (chunk: Buffer, charge: boolean) => {
+      const before = keptBytes;
       keptBytes += chunk.length;
       if (keptBytes > limit) throw new PayloadTooLargeError(limit);
-      if (charge) reservation.reserve(chunk.length * perBodyByte);
+      // Only what goes past the bytes already paid for (this chunk's predecessors, or the up-front estimate).
+      const unpaid = keptBytes - Math.max(before, prepaidInflated);
+      if (charge && unpaid > 0) reservation.reserve(unpaid * perBodyByte);
       kept.push(chunk);
     };
     function onData(chunk: Buffer) {

@@ -76,6 +76,23 @@ describe('reading an OTLP body under the limit and the budget', () => {
     expect(reservation.bytes).toBe(compressed.length + body.length * PER_JSON_BYTE);
   });
 
+  it('charges a gzip body with a declared length for its likely inflated size up front, and for any excess as it inflates', async () => {
+    const budget = new IngestBudget(1024 * MiB);
+    const random = Buffer.from(Array.from({ length: 256 * 1024 }, (_, i) => (i * 7919) % 251));
+    const compressible = Buffer.alloc(4 * MiB, 0x20);
+    for (const body of [random, compressible]) {
+      const compressed = gzipSync(body);
+      const reservation = budget.open();
+      const read = readOtlpBody(request(compressed, { 'content-encoding': 'gzip', 'content-length': String(compressed.length) }), { limit: 8 * MiB, encoding: 'json', reservation });
+      // Before a byte is read: the compressed body and 8× it, inflated and decoded.
+      expect(reservation.bytes).toBe(compressed.length + compressed.length * 8 * PER_JSON_BYTE);
+      expect((await read).length).toBe(body.length);
+      expect(reservation.bytes).toBe(compressed.length + Math.max(body.length, compressed.length * 8) * PER_JSON_BYTE);
+      reservation.release();
+    }
+    expect(budget.inflightBytes).toBe(0);
+  });
+
   it('stops a gzip bomb at the budget, long before it has inflated in full, and gives the bytes back', async () => {
     const budget = new IngestBudget(8 * MiB);
     const other = budget.open();
