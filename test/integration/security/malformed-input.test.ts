@@ -180,14 +180,10 @@ const DEEP = '"__deep__"';
 const deepValue = `${'{"arrayValue":{"values":['.repeat(5000)}{"stringValue":"x"}${']}}'.repeat(5000)}`;
 const REPLACEMENTS: [string, unknown][] = [
   ['null', null],
-  ['zero', 0],
   ['negative', -1],
   ['fraction', 1.5],
   ['text', 'x'],
-  ['true', true],
-  ['empty list', []],
   ['list of null', [null]],
-  ['empty object', {}],
   ['object with toString', { toString: 1, valueOf: 2 }],
   ['deep nesting', '__deep__'],
 ];
@@ -239,7 +235,7 @@ describe('security: OTLP fuzz', () => {
         });
       }
     }
-    await inParallel(tasks, 8);
+    await inParallel(tasks);
     expect(problems).toEqual([]);
     expect(tasks.length).toBeGreaterThan(500);
     // Nothing acknowledged is silently dropped: every span answered without rejection is in ClickHouse.
@@ -252,7 +248,7 @@ describe('security: OTLP fuzz', () => {
     const random = prng(13);
     const problems: string[] = [];
     const tasks: (() => Promise<void>)[] = [];
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 200; i++) {
       const json = validExport();
       const span = json.resourceSpans[0].scopeSpans[0].spans[0];
       const message = type.fromObject({
