@@ -250,7 +250,16 @@ function groupProblem<T>(decode: () => T, fallback: T, what: string): { value: T
 }
 
 export function decodeJsonExport(text: string): DecodedExport {
-  const root = parseOtlpJsonText(text);
+  try {
+    return decodeJsonRoot(parseOtlpJsonText(text));
+  } catch (err) {
+    // Bad spans are rejected one by one in span(); anything else thrown is still the body's fault.
+    if (err instanceof OtlpDecodeError) throw err;
+    throw new OtlpDecodeError(`Undecodable OTLP/JSON body: ${(err as Error).message}`);
+  }
+}
+
+function decodeJsonRoot(root: unknown): DecodedExport {
   if (!isObject(root)) {
     throw new OtlpDecodeError('Invalid OTLP/JSON: the body must be an ExportTraceServiceRequest object');
   }

@@ -134,6 +134,15 @@ export function decodeProtobufExport(body: Uint8Array): DecodedExport {
   } catch (err) {
     throw new OtlpDecodeError(`Invalid protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
   }
+  try {
+    return fromMessage(message);
+  } catch (err) {
+    // Bad spans are rejected one by one in span(); anything else thrown is still the body's fault.
+    throw new OtlpDecodeError(`Undecodable protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
+  }
+}
+
+function fromMessage(message: any): DecodedExport {
   return {
     resourceSpans: (message.resourceSpans ?? []).map((rs: any) => {
       const resource = resourceAttributes(rs);

@@ -30,15 +30,14 @@ export function requireEncoding(contentType: string | undefined): OtlpEncoding {
 }
 
 /**
- * The decoded export; 400 for a body that is not an ExportTraceServiceRequest. The decoders are pure
- * functions of the body and reject bad spans one by one (partial success), so anything else they
- * throw is still the body's fault: a 400 naming the failure, never a 500.
+ * The decoded export; 400 for a body that is not an ExportTraceServiceRequest. The decoders reject
+ * bad spans one by one (partial success) and throw nothing but OtlpDecodeError for the rest.
  */
 export function decodeExport(body: Buffer, encoding: OtlpEncoding): DecodedExport {
   try {
     return encoding === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
   } catch (err) {
     if (err instanceof OtlpDecodeError) throw new ValidationError(err.message);
-    throw new ValidationError(`Undecodable OTLP ${encoding === 'protobuf' ? 'protobuf' : 'JSON'} body: ${(err as Error).message}`);
+    throw err;
   }
 }

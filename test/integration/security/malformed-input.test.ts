@@ -45,6 +45,12 @@ async function fetchAnswer(url: string, init: RequestInit = {}): Promise<Answer>
 const MALFORMED_ESCAPES = ['%FF%FE', '%', '%E0%A4%A', '%C0%AF', 'a%zz', '%ED%A0%80', '%F4%90%80%80', '%%41'];
 
 describe('security: malformed percent-encoding', () => {
+  it('regression: GET /api/projects/%FF%FE answered 500 internal_error (Express URIError) — now 400 validation_error', async () => {
+    const res = await svc.call('GET', '/projects/%FF%FE');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: 'Malformed percent-encoding in the request path', code: 'validation_error' });
+  });
+
   it('answers 400 validation_error for malformed percent-encoding in every path parameter of every operation', async () => {
     const problems: string[] = [];
     const tasks: (() => Promise<void>)[] = [];
