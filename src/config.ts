@@ -31,6 +31,8 @@ export interface Config {
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
+  /** How far past the server clock a span may start; later starts are rejected (partial success). */
+  ingestMaxFutureSkewMs: number;
   queryTimeoutSeconds: number;
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
+    ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),
