@@ -9,9 +9,9 @@ import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
 import { OpenApiDocument } from './http/openapi.js';
-import { openClickHouse } from './stores/clickhouse.js';
-import { migrateClickHouse, migratePostgres } from './stores/migrations.js';
-import { openPostgres } from './stores/postgres.js';
+import { openClickHouse, type ClickHouseStore } from './stores/clickhouse.js';
+import { migrateStores, pendingMigrations, type MigrationDirs, type MigrationResult } from './stores/migrations.js';
+import { openPostgres, type Sql } from './stores/postgres.js';
 
 /** The repository root, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
 export const projectRoot = (() => {
@@ -26,16 +26,45 @@ export interface RunningService {
   url: string;
   /** Set when this start created the `default` tenant. */
   bootstrap: { tenantId: string; adminKey: string; generated: boolean } | null;
+  /** The migration files this start applied (null with LOOKOUT_MIGRATE off). */
+  migrations: MigrationResult | null;
   stop(): Promise<void>;
 }
 
 export interface StoresAndDeps {
   deps: AppDeps;
+  /** What this open applied; null when migration was turned off (only checked) or left to the caller. */
+  migrations: MigrationResult | null;
   close(): Promise<void>;
 }
 
-/** Opens both stores and applies their migrations: what the service and the admin CLI share. */
-export async function openStores(config: Config, logger: Logger): Promise<StoresAndDeps> {
+/** Stores a caller opened and keeps owning (several services in one test process share them). */
+export interface OpenedStores {
+  sql: Sql;
+  ch: ClickHouseStore;
+}
+
+export const migrationDirs: MigrationDirs = { postgres: path.join(projectRoot, 'sql'), clickhouse: path.join(projectRoot, 'clickhouse') };
+
+/**
+ * `apply`: run pending migrations under the migration lock. `check`: refuse to start while any are
+ * pending (LOOKOUT_MIGRATE=off, for operators who migrate as a separate step with
+ * `npm run admin -- migrate`). `none`: the caller migrates (that admin command).
+ */
+export type MigrateMode = 'apply' | 'check' | 'none';
+
+async function prepareStores(sql: Sql, ch: ClickHouseStore, mode: MigrateMode): Promise<MigrationResult | null> {
+  if (mode === 'apply') return migrateStores(sql, ch, migrationDirs);
+  if (mode === 'check') {
+    const pending = await pendingMigrations(sql, ch, migrationDirs);
+    const names = [...pending.postgres.map((n) => `sql/${n}`), ...pending.clickhouse.map((n) => `clickhouse/${n}`)];
+    if (names.length > 0) throw new Error(`Migrations pending (${names.join(', ')}) and LOOKOUT_MIGRATE is off: run \`npm run admin -- migrate\` first`);
+  }
+  return null;
+}
+
+/** Opens both stores and prepares their schema: what the service and the admin CLI share. */
+export async function openStores(config: Config, logger: Logger, mode: MigrateMode = config.migrateOnStart ? 'apply' : 'check'): Promise<StoresAndDeps> {
   const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let ch;
   try {
@@ -44,9 +73,9 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
     await pg.close();
     throw error;
   }
+  let migrations: MigrationResult | null;
   try {
-    await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
-    await migrateClickHouse(ch, path.join(projectRoot, 'clickhouse'));
+    migrations = await prepareStores(pg.sql, ch, mode);
   } catch (error) {
     await ch.close();
     await pg.close();
@@ -55,6 +84,7 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
   return {
     deps,
+    migrations,
     async close() {
       await ch.close();
       await pg.close();
@@ -62,15 +92,25 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
   };
 }
 
+/** Services over stores the caller opened: prepared the same way, never closed here. */
+async function adoptStores(config: Config, logger: Logger, stores: OpenedStores): Promise<StoresAndDeps> {
+  const migrations = await prepareStores(stores.sql, stores.ch, config.migrateOnStart ? 'apply' : 'check');
+  const deps: AppDeps = { config, sql: stores.sql, ch: stores.ch, openapi: new OpenApiDocument(), logger, services: {} };
+  return { deps, migrations, close: async () => {} };
+}
+
 /**
- * Starts the whole service: stores, migrations, bootstrap, modules, HTTP. stop() is the graceful
+ * Starts the whole service: stores (its own, or `options.stores` shared with other instances), migrations, bootstrap, modules, HTTP. stop() is the graceful
  * shutdown: stop accepting, let in-flight requests finish, stop modules in reverse (the ingest writer
  * flushes and settles), then close both stores.
  */
-export async function startService(config: Config, options: { logger?: Logger; modules?: LookoutModule[] } = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  options: { logger?: Logger; modules?: LookoutModule[]; stores?: OpenedStores } = {},
+): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const modules = options.modules ?? allModules;
-  const stores = await openStores(config, logger);
+  const stores = options.stores ? await adoptStores(config, logger, options.stores) : await openStores(config, logger);
   const { deps } = stores;
   const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
   for (const module of modules) await module.init?.(deps);
@@ -104,5 +144,5 @@ export async function startService(config: Config, options: { logger?: Logger; m
       await stores.close();
     })());
 
-  return { deps, server, port, url: `http://127.0.0.1:${port}`, bootstrap, stop };
+  return { deps, server, port, url: `http://127.0.0.1:${port}`, bootstrap, migrations: stores.migrations, stop };
 }
