@@ -72,7 +72,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
  * make it answer only once the rows are on their shard (and on a quorum of its replicas), whatever
  * module inserts. A call's own settings win.
  */
-function durableClusterInserts(client: ClickHouseClient, settings: Record<string, string | number>): ClickHouseClient {
+export function durableClusterInserts(client: ClickHouseClient, settings: Record<string, string | number>): ClickHouseClient {
   return new Proxy(client, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
