@@ -100,9 +100,10 @@ async function adoptStores(config: Config, logger: Logger, stores: OpenedStores)
 }
 
 /**
- * Starts the whole service: stores (its own, or `options.stores` shared with other instances), migrations, bootstrap, modules, HTTP. stop() is the graceful
- * shutdown: stop accepting, let in-flight requests finish, stop modules in reverse (the ingest writer
- * flushes and settles), then close both stores.
+ * Starts the whole service: stores (its own, or `options.stores` shared with other instances, which
+ * it then never closes), migrations, bootstrap, modules, HTTP. stop() is the graceful shutdown: stop
+ * accepting, let in-flight requests finish, stop modules in reverse (the ingest writer flushes and
+ * settles), then close both stores.
  */
 export async function startService(
   config: Config,
