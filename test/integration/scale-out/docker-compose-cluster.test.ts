@@ -95,7 +95,9 @@ describe('docker-compose.cluster.yml', () => {
   });
 
   it('migrates once as its own step, then starts an api+ingest process and a worker with migration off', () => {
-    expect(services['lookout-migrate'].command).toEqual(['npm', 'run', 'admin', '--', 'migrate']);
+    // The image's build (tsconfig.build.json: src -> dist/src) of `npm run admin -- migrate`.
+    expect(services['lookout-migrate'].command).toEqual(['node', 'dist/src/cli/admin.js', 'migrate']);
+    expect(fs.existsSync(path.join(projectRoot, 'src', 'cli', 'admin.ts'))).toBe(true);
     expect(lookoutEnv('lookout-migrate').env.LOOKOUT_ROLES).toBeUndefined();
     const roles: Record<string, string> = {};
     for (const name of ['lookout-api', 'lookout-worker']) {
