@@ -70,4 +70,10 @@ describe('migrations across instances', () => {
     expect(loadConfig({ LOOKOUT_MIGRATE: 'on' }).migrateOnStart).toBe(true);
     expect(() => loadConfig({ LOOKOUT_MIGRATE: 'sometimes' })).toThrow(/LOOKOUT_MIGRATE must be on or off/);
   });
+
+  it('reads CLICKHOUSE_INSERT_QUORUM as auto by default, a replica count, and nothing else', () => {
+    expect(loadConfig({}).clickhouse.insertQuorum).toBe('auto');
+    expect(loadConfig({ CLICKHOUSE_INSERT_QUORUM: '2' }).clickhouse.insertQuorum).toBe('2');
+    expect(() => loadConfig({ CLICKHOUSE_INSERT_QUORUM: 'majority; DROP' })).toThrow(/CLICKHOUSE_INSERT_QUORUM must be auto or a number/);
+  });
 });
