@@ -38,12 +38,6 @@ export interface StoresAndDeps {
   close(): Promise<void>;
 }
 
-/** Stores a caller opened and keeps owning (several services in one test process share them). */
-export interface OpenedStores {
-  sql: Sql;
-  ch: ClickHouseStore;
-}
-
 export const migrationDirs: MigrationDirs = { postgres: path.join(projectRoot, 'sql'), clickhouse: path.join(projectRoot, 'clickhouse') };
 
 /**
@@ -63,21 +57,31 @@ async function prepareStores(sql: Sql, ch: ClickHouseStore, mode: MigrateMode): 
   return null;
 }
 
-/** Opens both stores and prepares their schema: what the service and the admin CLI share. */
-export async function openStores(config: Config, logger: Logger, mode: MigrateMode = config.migrateOnStart ? 'apply' : 'check'): Promise<StoresAndDeps> {
+/**
+ * Opens both stores and prepares their schema: what the service and the admin CLI share.
+ * `clickhouse` is a store opened by the caller and shared (several instances in one process, which
+ * the embedded engine needs: it binds one data directory per process); the caller closes it.
+ * `migrate` defaults to what LOOKOUT_MIGRATE says.
+ */
+export async function openStores(
+  config: Config,
+  logger: Logger,
+  shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode } = {},
+): Promise<StoresAndDeps> {
   const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  let ch;
+  let ch: ClickHouseStore;
   try {
-    ch = await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir });
+    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir }));
   } catch (error) {
     await pg.close();
     throw error;
   }
+  const closeClickHouse = () => (shared.clickhouse ? Promise.resolve() : ch.close());
   let migrations: MigrationResult | null;
   try {
-    migrations = await prepareStores(pg.sql, ch, mode);
+    migrations = await prepareStores(pg.sql, ch, shared.migrate ?? (config.migrateOnStart ? 'apply' : 'check'));
   } catch (error) {
-    await ch.close();
+    await closeClickHouse();
     await pg.close();
     throw error;
   }
@@ -86,32 +90,25 @@ export async function openStores(config: Config, logger: Logger, mode: MigrateMo
     deps,
     migrations,
     async close() {
-      await ch.close();
+      await closeClickHouse();
       await pg.close();
     },
   };
 }
 
-/** Services over stores the caller opened: prepared the same way, never closed here. */
-async function adoptStores(config: Config, logger: Logger, stores: OpenedStores): Promise<StoresAndDeps> {
-  const migrations = await prepareStores(stores.sql, stores.ch, config.migrateOnStart ? 'apply' : 'check');
-  const deps: AppDeps = { config, sql: stores.sql, ch: stores.ch, openapi: new OpenApiDocument(), logger, services: {} };
-  return { deps, migrations, close: async () => {} };
-}
-
 /**
- * Starts the whole service: stores (its own, or `options.stores` shared with other instances, which
- * it then never closes), migrations, bootstrap, modules, HTTP. stop() is the graceful shutdown: stop
+ * Starts the whole service: stores (`options.clickhouse`: a ClickHouse shared with other instances,
+ * which it then never closes), migrations, bootstrap, modules, HTTP. stop() is the graceful shutdown: stop
  * accepting, let in-flight requests finish, stop modules in reverse (the ingest writer flushes and
  * settles), then close both stores.
  */
 export async function startService(
   config: Config,
-  options: { logger?: Logger; modules?: LookoutModule[]; stores?: OpenedStores } = {},
+  options: { logger?: Logger; modules?: LookoutModule[]; clickhouse?: ClickHouseStore } = {},
 ): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const modules = options.modules ?? allModules;
-  const stores = options.stores ? await adoptStores(config, logger, options.stores) : await openStores(config, logger);
+  const stores = await openStores(config, logger, { clickhouse: options.clickhouse });
   const { deps } = stores;
   const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
   for (const module of modules) await module.init?.(deps);

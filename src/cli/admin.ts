@@ -78,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values } = parseArgs({ args: rest, options: command.options, strict: true });
   const config = loadConfig();
-  const stores = await openStores(config, pino({ level: 'silent' }), command.migrate);
+  const stores = await openStores(config, pino({ level: 'silent' }), { migrate: command.migrate });
   try {
     const result = await command.run(stores.deps, values as Record<string, string | boolean | undefined>);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

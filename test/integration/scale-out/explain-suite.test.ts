@@ -60,10 +60,10 @@ beforeAll(async () => {
   await migratePostgres(pg.sql, migrationDirs.postgres);
   await migrateClickHouse(cluster.store, migrationDirs.clickhouse, { replicated: false });
   const config = loadConfig({
-    PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: KEY,
+    PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: pg.url, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: KEY,
     LOOKOUT_MIGRATE: 'off', TRACE_SETTLE_MS: '200', TRACE_MAX_WAIT_MS: '1500',
   });
-  service = await startService(config, { logger: pino({ level: 'silent' }), stores: { sql: pg.sql, ch: cluster.store } });
+  service = await startService(config, { logger: pino({ level: 'silent' }), clickhouse: cluster.store });
 });
 
 afterAll(async () => {

@@ -8,15 +8,16 @@ import { openPostgres, type PostgresStore } from '../../../src/stores/postgres.j
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
-// Several Lookout instances in one test process share one PostgreSQL and one chdb, as N processes
-// share a PostgreSQL server and a ClickHouse cluster: started together on empty stores, they must
+// Several Lookout instances in one test process share one PostgreSQL (each with its own pool, by
+// URL) and one chdb store (the engine binds one data directory per process), as N processes share a
+// PostgreSQL server and a ClickHouse cluster: started together on empty stores, they must
 // apply every migration file of both stores exactly once between them (issue 14 item 2).
 const dirs: string[] = [];
 let pg: PostgresStore;
 let ch: ClickHouseStore;
 
-const config = (dataDir: string, env: Record<string, string> = {}) =>
-  loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: 'lk_scale_out_bootstrap_0123456789', ...env });
+const config = (dataDir: string) =>
+  loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: pg.url, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: 'lk_scale_out_bootstrap_0123456789' });
 
 beforeAll(async () => {
   const dataDir = tempDataDir('lookout-scale-out-');
@@ -36,7 +37,7 @@ describe('migrations across instances', () => {
     const n = 4;
     const dataDir = dirs[0];
     const started = await Promise.allSettled(
-      Array.from({ length: n }, () => startService(config(dataDir), { logger: pino({ level: 'silent' }), stores: { sql: pg.sql, ch } })),
+      Array.from({ length: n }, () => startService(config(dataDir), { logger: pino({ level: 'silent' }), clickhouse: ch })),
     );
     const services = started.filter((s): s is PromiseFulfilledResult<RunningService> => s.status === 'fulfilled').map((s) => s.value);
     try {
@@ -59,8 +60,8 @@ describe('migrations across instances', () => {
     } finally {
       await Promise.all(services.map((s) => s.stop()));
     }
-    // The instances did not own the shared stores: both still answer.
-    expect((await pg.sql`select 1 as one`)[0].one).toBe(1);
+    // The instances did not own the shared ClickHouse: it still answers.
+    expect(await (await ch.client.query({ query: 'SELECT 1 AS one', format: 'JSONEachRow' })).json()).toEqual([{ one: 1 }]);
   });
 
   it('reads LOOKOUT_MIGRATE as on by default and rejects values that are not on/off', () => {
