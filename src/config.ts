@@ -1,7 +1,13 @@
 import path from 'node:path';
 
+/** What a process does (LOOKOUT_ROLES): serve the API, accept spans, run background work. */
+export type Role = 'api' | 'ingest' | 'worker';
+export const ROLES: readonly Role[] = ['api', 'ingest', 'worker'];
+
 /** Every environment variable the service reads, parsed once at start-up. */
 export interface Config {
+  /** LOOKOUT_ROLES, default all three: one process does everything. */
+  roles: ReadonlySet<Role>;
   port: number;
   host: string;
   dataDir: string;
@@ -24,6 +30,8 @@ export interface Config {
   otlpMaxBytes: number;
   traceSettleMs: number;
   traceMaxWaitMs: number;
+  /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
+  settleLeaseMs: number;
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
@@ -51,6 +59,14 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new Error(`${name} must be on or off (1/0, true/false), got ${env[name]}`);
 }
 
+function roles(raw: string | undefined): ReadonlySet<Role> {
+  if (raw === undefined || raw.trim() === '') return new Set(ROLES);
+  const named = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = named.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (unknown.length > 0 || named.length === 0) throw new Error(`LOOKOUT_ROLES must be a comma-separated list of ${ROLES.join(', ')}; got ${raw}`);
+  return new Set(named as Role[]);
+}
+
 function str(env: NodeJS.ProcessEnv, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
@@ -64,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
   return {
+    roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR || './.data'),
@@ -84,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpMaxBytes: int(env, 'OTLP_MAX_BYTES', 20 * 1024 * 1024),
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
+    settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),

@@ -12,6 +12,8 @@ import { OpenApiDocument } from './http/openapi.js';
 import { openClickHouse, type ClickHouseStore } from './stores/clickhouse.js';
 import { migrateStores, pendingMigrations, type MigrationDirs, type MigrationResult } from './stores/migrations.js';
 import { openPostgres, type Sql } from './stores/postgres.js';
+import { Leader } from './stores/leader.js';
+import { SharedEvents } from './stores/shared-events.js';
 
 /** The repository root, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
 export const projectRoot = (() => {
@@ -35,6 +37,8 @@ export interface StoresAndDeps {
   deps: AppDeps;
   /** What this open applied; null when migration was turned off (only checked) or left to the caller. */
   migrations: MigrationResult | null;
+  /** PostgreSQL's URL (the embedded server's when no DATABASE_URL), for connections outside the pool. */
+  postgresUrl: string;
   close(): Promise<void>;
 }
 
@@ -89,6 +93,7 @@ export async function openStores(
   return {
     deps,
     migrations,
+    postgresUrl: pg.url,
     async close() {
       await closeClickHouse();
       await pg.close();
@@ -111,6 +116,12 @@ export async function startService(
   const stores = await openStores(config, logger, { clickhouse: options.clickhouse });
   const { deps } = stores;
   const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
+  // Cross-process cache invalidation (every role) and the periodic-job leader (worker processes).
+  const events = new SharedEvents(deps.sql, logger.child({ component: 'shared-events' }));
+  await events.start();
+  deps.services.events = events;
+  const leader = config.roles.has('worker') ? new Leader(stores.postgresUrl, logger.child({ component: 'leader' })) : null;
+  if (leader) deps.services.leader = leader;
   for (const module of modules) await module.init?.(deps);
   const app = createApp(deps, modules);
   const server = http.createServer(app);
@@ -121,7 +132,13 @@ export async function startService(
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  for (const module of modules) await module.start?.(deps);
+  // Background work runs in the processes whose roles it needs (src/module.ts).
+  const background = modules.filter((m) => {
+    const role = m.roles?.background ?? 'worker';
+    return role === 'any' || config.roles.has(role);
+  });
+  for (const module of background) await module.start?.(deps);
+  await leader?.start();
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -132,13 +149,15 @@ export async function startService(
       const timer = setTimeout(() => server.closeAllConnections(), 10_000);
       await closed;
       clearTimeout(timer);
-      for (const module of [...modules].reverse()) {
+      await leader?.stop();
+      for (const module of [...background].reverse()) {
         try {
           await module.stop?.(deps);
         } catch (error) {
           logger.error({ err: error, module: module.name }, 'module stop failed');
         }
       }
+      await events.stop();
       await stores.close();
     })());
 

@@ -108,6 +108,8 @@ describe('docker-compose.cluster.yml', () => {
       roles[name] = env.LOOKOUT_ROLES;
     }
     expect(roles).toEqual({ 'lookout-api': 'api,ingest', 'lookout-worker': 'worker' });
+    expect([...lookoutEnv('lookout-api').config.roles].sort()).toEqual(['api', 'ingest']);
+    expect([...lookoutEnv('lookout-worker').config.roles]).toEqual(['worker']);
     // Only the proxy publishes a port: Lookout processes are reached through it.
     expect(Object.keys(services).filter((name) => services[name].ports)).toEqual(['proxy']);
   });
