@@ -35,12 +35,24 @@ export interface Config {
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
+  /** How far past the server clock a span may start; later starts are rejected (partial success). */
+  ingestMaxFutureSkewMs: number;
   queryTimeoutSeconds: number;
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
   linearApiUrl: string;
   codeHostApiUrl: string;
   secretKey: string | null;
+  /** Where people reach the dashboard; webhook payloads link to it. Unset: links are null. */
+  publicUrl: string | null;
+  webhooks: {
+    /** LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1: endpoints may be loopback, private or link-local (self-hosted receivers, tests). */
+    allowPrivate: boolean;
+    /** The first retry delay; the whole schedule (and the 24 h give-up window) scales with it. Lowered only by tests. */
+    backoffBaseMs: number;
+    /** Attempts in flight per endpoint, counted across processes. */
+    concurrencyPerEndpoint: number;
+  };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -79,6 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
+  const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
+  if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
     roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
@@ -105,11 +119,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
+    ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),
     linearApiUrl: env.LINEAR_API_URL || 'https://api.linear.app/graphql',
     codeHostApiUrl: env.CODE_HOST_API_URL || 'https://api.github.com',
     secretKey: str(env, 'LOOKOUT_SECRET_KEY'),
+    publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
+    webhooks: {
+      allowPrivate: env.LOOKOUT_WEBHOOK_ALLOW_PRIVATE === '1',
+      backoffBaseMs: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_BACKOFF_BASE_MS', 30_000)),
+      concurrencyPerEndpoint: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_CONCURRENCY', 4)),
+    },
   };
 }
