@@ -18,7 +18,11 @@ export interface Config {
     password: string;
     database: string;
     cluster: string | null;
+    /** insert_quorum of every insert on a cluster ('auto' = a majority of the shard's replicas; '0' none). */
+    insertQuorum: string;
   };
+  /** LOOKOUT_MIGRATE: apply pending migrations at start (default), or only check that none are pending. */
+  migrateOnStart: boolean;
   bootstrapKey: string | null;
   systemKey: string | null;
   logLevel: string;
@@ -59,6 +63,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return value;
 }
 
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'on', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'off', 'false', 'no'].includes(raw)) return false;
+  throw new Error(`${name} must be on or off (1/0, true/false), got ${env[name]}`);
+}
+
 function roles(raw: string | undefined): ReadonlySet<Role> {
   if (raw === undefined || raw.trim() === '') return new Set(ROLES);
   const named = raw.split(',').map((r) => r.trim()).filter(Boolean);
@@ -77,6 +89,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
   if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
+  const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
+  if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
   const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
   if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
@@ -91,7 +105,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       password: env.CLICKHOUSE_PASSWORD || '',
       database,
       cluster: str(env, 'CLICKHOUSE_CLUSTER'),
+      insertQuorum,
     },
+    migrateOnStart: bool(env, 'LOOKOUT_MIGRATE', true),
     bootstrapKey: str(env, 'LOOKOUT_BOOTSTRAP_KEY'),
     systemKey: str(env, 'LOOKOUT_SYSTEM_KEY'),
     logLevel: env.LOG_LEVEL || 'info',

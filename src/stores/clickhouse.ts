@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
+import { clusterInsertSettings } from './clickhouse-layout.js';
 
 export interface ClickHouseStore {
   client: ClickHouseClient;
@@ -21,6 +22,8 @@ export interface ClickHouseOptions {
   password: string;
   database: string;
   cluster: string | null;
+  /** insert_quorum on a cluster ('auto', a count, or '0'). */
+  insertQuorum?: string;
   dataDir: string;
 }
 
@@ -41,6 +44,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // as JSON numbers unless a reader asks for exact strings.
       clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
     });
+    if (options.cluster) client = durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto'));
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
@@ -61,6 +65,24 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     table: (name: string) => `\`${database}\`.\`${name}\``,
     close: () => client.close(),
   };
+}
+
+/**
+ * On a cluster every insert goes through a Distributed table: the wrapper adds the settings that
+ * make it answer only once the rows are on their shard (and on a quorum of its replicas), whatever
+ * module inserts. A call's own settings win.
+ */
+export function durableClusterInserts(client: ClickHouseClient, settings: Record<string, string | number>): ClickHouseClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property === 'insert') {
+        return (params: SettingsParams) =>
+          (value as (p: SettingsParams) => Promise<unknown>).call(target, { ...params, clickhouse_settings: { ...settings, ...params.clickhouse_settings } });
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 type SettingsParams = { clickhouse_settings?: Record<string, unknown> };

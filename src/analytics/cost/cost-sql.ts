@@ -8,6 +8,11 @@ import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
  * parameters, all prefixed `cost_`, and never splices a caller string.
  *
  * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics").
+ *
+ * On a cluster the tables are Distributed, which refuse an IN or JOIN whose subquery reads a
+ * Distributed table again (ClickHouse code 288): the live-trace set is therefore joined GLOBAL, built
+ * once on the initiator and shipped to every shard. It is capped (`cost_live_cap`), so the shipped
+ * set stays small; on one node GLOBAL means plain IN / JOIN.
  */
 export interface SqlFragment {
   sql: string;
@@ -128,7 +133,7 @@ export function liveCountSql(sel: TraceSelection, gen: GenerationScope, liveCap:
   const sql = `${liveCte(sel)}
 SELECT ${g.by ? `${g.by}, ` : ''}count() AS in_cap,
   countIf(live_tokens > 0 AND trace_id NOT IN (
-    SELECT trace_id FROM ${gen.table} WHERE ${genGuard()} AND trace_id IN (SELECT trace_id FROM live)
+    SELECT trace_id FROM ${gen.table} WHERE ${genGuard()} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
   )) AS without_generations
 FROM live${g.by ? `\nGROUP BY ${g.by}` : ''}`;
   return { sql, params: { ...sel.where.params, ...genParams(gen), cost_live_cap: liveCap } };
@@ -148,7 +153,7 @@ export function liveModelsSql(sel: TraceSelection, gen: GenerationScope, liveCap
 SELECT model, provider, sum(input_tokens + output_tokens) AS tokens, sum(cached_input_tokens) AS cached,
   sum(cache_write_input_tokens) AS cache_write
 FROM ${gen.table} FINAL
-WHERE ${genGuard()} AND trace_id IN (SELECT trace_id FROM live)
+WHERE ${genGuard()} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
 GROUP BY model, provider
 ORDER BY tokens DESC, model, provider`;
   return { sql, params: { ...sel.where.params, ...genParams(gen), cost_live_cap: liveCap } };
@@ -193,7 +198,7 @@ export function liveRollupSql(sel: TraceSelection, gen: GenerationScope, liveCap
 SELECT ${g.select ? `${g.select}, ` : ''}g.model AS model, g.provider AS provider,
   ${bucketColumns(spec, 'g.')},
   ${SUMS('g.')}
-FROM ${gen.table} AS g FINAL INNER JOIN live AS l ON g.trace_id = l.trace_id
+FROM ${gen.table} AS g FINAL GLOBAL INNER JOIN live AS l ON g.trace_id = l.trace_id
 WHERE ${genGuard('g')}
 GROUP BY ${g.by ? `${g.by}, ` : ''}model, provider, bucket_index, tier, at_s`;
   return { sql, params: { ...sel.where.params, ...genParams(gen), ...bucketParams(spec), cost_live_cap: liveCap } };
