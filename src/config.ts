@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /** Every environment variable the service reads, parsed once at start-up. */
@@ -23,12 +24,21 @@ export interface Config {
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
+  /** Worker threads of the compute pool (COMPUTE_THREADS); 0 runs that work on the event loop. */
+  computeThreads: number;
+  /** Spans stored per trace at most (TRACE_MAX_SPANS); later spans are rejected through partial_success. */
+  traceMaxSpans: number;
   queryTimeoutSeconds: number;
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
   linearApiUrl: string;
   codeHostApiUrl: string;
   secretKey: string | null;
+}
+
+/** One compute thread per core but one (the event loop's), at least one. */
+export function defaultComputeThreads(): number {
+  return Math.max(1, os.availableParallelism() - 1);
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -71,6 +81,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
+    computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
+    traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),

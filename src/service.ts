@@ -8,6 +8,7 @@ import { bootstrapTenant } from './bootstrap.js';
 import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
+import { ComputePool } from './compute/compute-pool.js';
 import { OpenApiDocument } from './http/openapi.js';
 import { openClickHouse } from './stores/clickhouse.js';
 import { migrateClickHouse, migratePostgres } from './stores/migrations.js';
@@ -52,10 +53,12 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
     await pg.close();
     throw error;
   }
-  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
+  const compute = new ComputePool(config.computeThreads);
+  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
   return {
     deps,
     async close() {
+      await compute.close();
       await ch.close();
       await pg.close();
     },

@@ -24,6 +24,7 @@ export const ingestModule: LookoutModule = {
     deps.services.ingest = new IngestService({
       config: deps.config,
       ch: deps.ch,
+      compute: deps.compute,
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),

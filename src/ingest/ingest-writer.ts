@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { EventOrigin, SpanEventRows, ToolCalledRow } from './event-rows.js';
-import type { NormalizedSpan } from './normalized-span.js';
+import type { EventOrigin, SpanEventRows, SpanRow, ToolCalledRow } from './event-rows.js';
 
 /**
  * The ingest write path (DESIGN.md "Ingestion"):
@@ -18,6 +17,10 @@ import type { NormalizedSpan } from './normalized-span.js';
  *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
  *   so a span found in `spans` always has its events; a crash in between leaves the batch
  *   unacknowledged and the retry completes it (the event tables collapse repeats on merge).
+ * - Span limit: a trace stores at most `maxSpansPerTrace` spans. The count is the trace's spans
+ *   already in ClickHouse (the duplicate check reads them anyway) plus those kept earlier in the same
+ *   flush; flushes run one at a time, so it is exact across requests within a process. Spans past
+ *   it are rejected per request (OTLP partial_success), with their events; the rest is kept.
  * - Back-pressure: request bytes are admitted against `maxInflightBytes` before decoding and
  *   released when the request ends; over the bound the endpoint answers 429 with Retry-After
  *   instead of queueing more in memory.
@@ -29,8 +32,8 @@ export interface TraceNote {
   traceId: string;
   hasRoot: boolean;
   origin: EventOrigin;
-  /** The request's spans of this trace, so the settler can summarize from memory. */
-  spans: NormalizedSpan[];
+  /** The request's `spans` rows of this trace, so the settler can summarize from memory (on the compute pool). */
+  spans: SpanRow[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: ToolCalledRow[];
   /**
@@ -51,6 +54,10 @@ export interface PreparedWrite {
 export interface WriteResult {
   written: number;
   duplicates: number;
+  /** Spans refused because their trace reached the span limit. */
+  rejected: number;
+  /** '' when nothing was rejected. */
+  rejectMessage: string;
 }
 
 export interface IngestWriterOptions {
@@ -60,6 +67,8 @@ export interface IngestWriterOptions {
   flushMs: number;
   batchRows: number;
   batchBytes?: number;
+  /** Spans stored per trace at most (TRACE_MAX_SPANS); Infinity: no limit. */
+  maxSpansPerTrace?: number;
   /** Told about traces that received new durable spans (the settler). */
   onDurable?: (traces: TraceNote[]) => void;
 }
@@ -121,7 +130,7 @@ export class IngestWriter {
   /** Queues rows for the next flush; resolves once they are durable. */
   write(write: PreparedWrite): Promise<WriteResult> {
     if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
-    if (write.rows.spans.length === 0) return Promise.resolve({ written: 0, duplicates: 0 });
+    if (write.rows.spans.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
       this.pending.push({ write, resolve, reject });
       this.pendingRows += write.rows.spans.length;
@@ -206,6 +215,9 @@ export class IngestWriter {
         for (const r of p.write.rows.spans) all.spans.push(r);
       }
       const { keys: stored, byTrace: storedByTrace } = await this.storedKeys(all.spans);
+      const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
+      /** Spans per trace: stored before this flush, plus kept in it so far. */
+      const spanCounts = new Map<string, number>();
       // Skip stored spans and repeats inside the batch (the same span sent by two requests).
       const keep = new Set<string>();
       const results: WriteResult[] = [];
@@ -214,6 +226,9 @@ export class IngestWriter {
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
+        let rejected = 0;
+        const overLimit = new Set<string>();
+        const refused = new Set<string>();
         const touched = new Set<string>();
         for (const r of p.write.rows.spans) {
           const key = spanKey(r);
@@ -221,14 +236,31 @@ export class IngestWriter {
             duplicates++;
             continue;
           }
+          const traceKey = `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
+          const count = spanCounts.get(traceKey) ?? storedByTrace.get(traceKey)?.size ?? 0;
+          if (count >= maxSpans) {
+            rejected++;
+            overLimit.add(r.otel_trace_id);
+            refused.add(key);
+            continue;
+          }
+          spanCounts.set(traceKey, count + 1);
           keep.add(key);
           spans.push(r);
           touched.add(r.trace_id);
           written++;
         }
-        results.push({ written, duplicates });
+        const rejectMessage =
+          rejected === 0
+            ? ''
+            : `rejected ${rejected} spans: trace ${[...overLimit].slice(0, 3).join(', ')}${overLimit.size > 3 ? ` and ${overLimit.size - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
+        results.push({ written, duplicates, rejected, rejectMessage });
         for (const t of p.write.traces) {
           if (!touched.has(t.traceId)) continue;
+          if (refused.size > 0) {
+            t.spans = t.spans.filter((r) => !refused.has(spanKey(r)));
+            t.toolRows = t.toolRows.filter((r) => !refused.has(spanKey(r)));
+          }
           t.storedBefore = storedByTrace.get(`${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`) ?? new Set();
           newTraces.push(t);
         }

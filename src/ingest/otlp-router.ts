@@ -4,7 +4,7 @@ import { authenticate, requireScope } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import type { IngestService } from './ingest-service.js';
 import { PROJECT_HEADER } from './ingest-service.js';
-import { decodeContentEncoding, decodeExport, encodingOf, readRawBody, requireEncoding } from './otlp-request.js';
+import { decodeContentEncoding, encodingOf, readRawBody, requireEncoding } from './otlp-request.js';
 import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
 
 /**
@@ -38,9 +38,9 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       const raw = await readRawBody(req, limit);
       const body = await decodeContentEncoding(raw, req.headers['content-encoding'], limit);
       release = service.writer.admit(body.length);
-      const decoded = decodeExport(body, requestEncoding);
       const projectHeader = req.headers[PROJECT_HEADER];
-      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, decoded, body.length);
+      // Decoding and row building run on the compute pool (IngestService.ingest), not here.
+      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
       res
         .status(200)
         .type(OTLP_CONTENT_TYPES[requestEncoding])

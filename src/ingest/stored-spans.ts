@@ -75,6 +75,40 @@ export interface StoredTraceSpans {
   ingestAgentNames: Map<string, string>;
 }
 
+/** Rows of a JSONEachRow answer (one JSON object per line), parsed where the text is handed (a worker). */
+export function storedRowsFromText(text: string): StoredSpanRow[] {
+  const rows: StoredSpanRow[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    if (end > start) rows.push(JSON.parse(text.slice(start, end)) as StoredSpanRow);
+    start = end + 1;
+  }
+  return rows;
+}
+
+/**
+ * The stored spans of the given traces as the JSONEachRow text ClickHouse returns (parsed by the
+ * compute pool, not here: a deep trace is tens of megabytes of rows). May hold other traces of
+ * the same tenants/projects' id lists; readers keep only the keys they want.
+ */
+export async function readTraceSpansText(ch: ClickHouseStore, keys: TraceKey[]): Promise<string> {
+  if (keys.length === 0) return '';
+  const result = await ch.client.query({
+    query: `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')}
+            WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
+    query_params: {
+      tenants: [...new Set(keys.map((k) => k.tenantId))],
+      projects: [...new Set(keys.map((k) => k.projectId))],
+      traces: [...new Set(keys.map((k) => k.traceId))],
+    },
+    format: 'JSONEachRow',
+    clickhouse_settings: EXACT_INTEGERS,
+  });
+  return result.text();
+}
+
 /**
  * All stored spans of the given traces, grouped by trace key. No FINAL: the writer stores each span
  * once, and a copy left by a concurrent writer elsewhere is dropped here by span id (cheaper than

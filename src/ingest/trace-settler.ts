@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
-import { msToDateTime64, nsToDateTime64, type EventOrigin, type ToolCalledRow } from './event-rows.js';
+import type { ComputePool } from '../compute/compute-pool.js';
+import type { TraceHooks } from '../trace-hooks.js';
+import { msToDateTime64, type EventOrigin, type SpanRow, type ToolCalledRow } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
-import type { NormalizedSpan } from './normalized-span.js';
 import { HookRunner } from './hook-runner.js';
-import { readTraceSpans, traceKeyString, type TraceKey } from './stored-spans.js';
-import { summarizeTrace, type PriceTrace, type TraceSummary } from './trace-summary.js';
+import { withCost, type SettledTrace, type SettleTraceInput } from './settle-summaries.js';
+import { readTraceSpansText, traceKeyString, type TraceKey } from './stored-spans.js';
+import type { PriceTrace } from './trace-summary.js';
 
 /**
  * Trace settling (DESIGN.md "Ingestion"): a trace is processed — one trace.processed row, one
@@ -33,14 +34,16 @@ interface OpenTrace extends TraceKey {
   /** lastSeen when the root was last looked up in ClickHouse (no repeat lookups while nothing new came). */
   rootCheckedAt: number;
   origin: EventOrigin;
-  /** The whole trace as received here, by span id; null when it must be read from ClickHouse. */
-  spans: Map<string, NormalizedSpan> | null;
+  /** The whole trace as received here (its `spans` rows), by span id; null when it must be read from ClickHouse. */
+  spans: Map<string, SpanRow> | null;
   /** tool.called rows as written at ingest, by span id (memory path). */
   toolRows: Map<string, ToolCalledRow>;
 }
 
 export interface TraceSettlerOptions {
   ch: ClickHouseStore;
+  /** Summaries run on the compute pool (settle-summaries.ts), never on the event loop. */
+  compute: ComputePool;
   logger: Logger;
   settleMs: number;
   maxWaitMs: number;
@@ -52,15 +55,13 @@ export interface TraceSettlerOptions {
   recoveryDays?: number;
   /** Spans held in memory for open traces; past it, new traces are read back from ClickHouse. */
   maxCachedSpans?: number;
+  /** Spans held in memory for one trace; past it, the trace is read back (its rows are copied to a worker at settling, a read-back is one string). */
+  maxCachedSpansPerTrace?: number;
   now?: () => number;
 }
 
 /** Origin of rows written for traces recovered at start-up, whose sender is no longer known. */
 export const SYSTEM_ORIGIN: EventOrigin = { actor: 'system', surface: 'system', user_id: '', api_key_id: '' };
-
-function isoFromDateTime64(text: string): string {
-  return `${text.replace(' ', 'T')}Z`;
-}
 
 export class TraceSettler {
   private readonly open = new Map<string, OpenTrace>();
@@ -114,10 +115,11 @@ export class TraceSettler {
         }
       }
       if (entry.spans && this.cachedSpans + t.spans.length > limit) this.forget(entry);
+      if (entry.spans && entry.spans.size + t.spans.length > (this.options.maxCachedSpansPerTrace ?? 2000)) this.forget(entry);
       if (entry.spans) {
         for (const s of t.spans) {
-          if (!entry.spans.has(s.spanId)) this.cachedSpans++;
-          entry.spans.set(s.spanId, s);
+          if (!entry.spans.has(s.span_id)) this.cachedSpans++;
+          entry.spans.set(s.span_id, s);
         }
         for (const row of t.toolRows) entry.toolRows.set(row.span_id, row);
       }
@@ -233,33 +235,11 @@ export class TraceSettler {
     // Taken before the spans are read: a span ingested after this instant is not in the summary,
     // and recovery (ingested_at > processed_at) finds it after a crash.
     const processedAt = this.serverNow();
-    // Traces not wholly held here are read back (one query for the chunk).
-    const spansByTrace = await readTraceSpans(ch, traces.filter((t) => t.spans === null));
-
-    const summaries: { trace: OpenTrace; summary: TraceSummary; spans: NormalizedSpan[] }[] = [];
-    const toolRewrites: ToolCalledRow[] = [];
-    for (const t of traces) {
-      if (t.spans) {
-        const spans = [...t.spans.values()];
-        if (spans.length === 0) continue;
-        const summary = summarizeTrace(spans, { origin: t.origin, processedAt, priceTrace: this.options.priceTrace });
-        summaries.push({ trace: t, spans, summary });
-        for (const row of summary.tools) {
-          const written = t.toolRows.get(row.span_id);
-          // Keep who recorded the call: only the derived fields change.
-          if (!written) toolRewrites.push(row);
-          else if (written.agent_name !== row.agent_name || written.output_tokens !== row.output_tokens) {
-            toolRewrites.push({ ...row, actor: written.actor, surface: written.surface, user_id: written.user_id, api_key_id: written.api_key_id });
-          }
-        }
-        continue;
-      }
-      const stored = spansByTrace.get(traceKeyString(t));
-      if (!stored || stored.spans.length === 0) continue;
-      const summary = summarizeTrace(stored.spans, { origin: t.origin, processedAt, priceTrace: this.options.priceTrace });
-      summaries.push({ trace: t, spans: stored.spans, summary });
-      toolRewrites.push(...toolRowsToRewrite(summary, stored.ingestAgentNames));
-    }
+    // Traces not wholly held here are read back (one query for the chunk, parsed on the pool).
+    const storedText = await readTraceSpansText(ch, traces.filter((t) => t.spans === null));
+    const settled = await this.summarize(traces, processedAt, storedText);
+    const summaries = settled.map((s) => ({ ...s, summary: this.options.priceTrace ? withCost(s.summary, this.options.priceTrace(s.summary.usage)) : s.summary }));
+    const toolRewrites: ToolCalledRow[] = settled.flatMap((s) => s.toolRewrites);
     const insert = async (table: string, values: object[]) => {
       if (values.length > 0) await ch.client.insert({ table: ch.table(table), values, format: 'JSONEachRow' });
     };
@@ -272,7 +252,37 @@ export class TraceSettler {
       // A span that came during processing keeps the trace open for another round.
       if (t.lastSeen === seenAtStart.get(t)) this.close(traceKeyString(t), t);
     }
-    for (const { summary, spans } of summaries) await this.hookRunner.enqueue(processedTrace(summary, spans));
+    for (const { hook } of summaries) await this.hookRunner.enqueue(hook);
+  }
+
+  /**
+   * Summaries of a chunk on the compute pool: traces held in memory go as their rows, in tasks of
+   * bounded size (each copy to a worker is one short pause); read-back traces go with the text.
+   */
+  private async summarize(traces: OpenTrace[], processedAt: string, storedText: string): Promise<SettledTrace[]> {
+    const { compute } = this.options;
+    const tasks: Promise<SettledTrace[]>[] = [];
+    let group: SettleTraceInput[] = [];
+    let groupSpans = 0;
+    const send = () => {
+      if (group.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: group }));
+      group = [];
+      groupSpans = 0;
+    };
+    const readBack: SettleTraceInput[] = [];
+    for (const t of traces) {
+      const key = traceKeyString(t);
+      if (!t.spans) {
+        readBack.push({ key, origin: t.origin });
+        continue;
+      }
+      group.push({ key, origin: t.origin, rows: [...t.spans.values()], writtenTools: [...t.toolRows.values()] });
+      groupSpans += t.spans.size;
+      if (groupSpans >= 2000) send();
+    }
+    send();
+    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, storedText }));
+    return (await Promise.all(tasks)).flat();
   }
 
   /**
@@ -329,66 +339,4 @@ export class TraceSettler {
     }
     return rows.length;
   }
-}
-
-/**
- * tool.called rows the whole trace changes. At ingest a tool span's agent came from its own
- * request (stored as the span's agent_name), falling back to that request's view of the trace when
- * no ancestor was in it; its output tokens from the usage below it in that request. Rewritten here
- * (same key, newer inserted_at replaces the row) when the agent was not resolved at ingest or differs
- * now, or when usage below the tool may have arrived separately.
- */
-export function toolRowsToRewrite(summary: TraceSummary, ingestAgentNames: Map<string, string>): ToolCalledRow[] {
-  const { tree } = summary;
-  return summary.tools.filter((row) => {
-    const atIngest = ingestAgentNames.get(row.span_id) ?? '';
-    if (atIngest === '' || atIngest !== row.agent_name) return true;
-    const span = tree.byId.get(row.span_id);
-    return span !== undefined && row.output_tokens !== (span.outputTokens ?? 0);
-  });
-}
-
-/** The hook payload (src/trace-hooks.ts) for the issues and monitors modules. */
-function processedTrace(summary: TraceSummary, spans: NormalizedSpan[]): ProcessedTrace {
-  const { trace } = summary;
-  const failures = spans
-    .filter((s) => s.statusCode === 'ERROR')
-    .map((s) => {
-      const exception = s.events.find((e) => e.name === 'exception');
-      const exceptionType = exception?.attributes['exception.type'];
-      const errorType = s.attributes['error.type'];
-      const exceptionMessage = exception?.attributes['exception.message'];
-      return {
-        span_id: s.spanId,
-        span_name: s.name,
-        error_type: typeof exceptionType === 'string' ? exceptionType : typeof errorType === 'string' ? errorType : '',
-        message: s.statusDescription || (typeof exceptionMessage === 'string' ? exceptionMessage : ''),
-        tool_name: s.spanClass === 'tool' ? s.toolName || s.name : '',
-        timestamp: isoFromDateTime64(nsToDateTime64(s.startNs)),
-      };
-    });
-  const toolCalls = spans
-    .filter((s) => s.spanClass === 'tool')
-    .map((s) => ({
-      span_id: s.spanId,
-      name: s.toolName || s.name,
-      is_error: s.statusCode === 'ERROR',
-      duration_ms: s.durationMs,
-      input: s.toolArguments ?? '',
-      output: s.toolResult ?? '',
-    }));
-  return {
-    tenantId: trace.tenant_id,
-    projectId: trace.project_id,
-    traceId: trace.trace_id,
-    otelTraceId: trace.otel_trace_id,
-    timestamp: isoFromDateTime64(trace.timestamp),
-    agentName: trace.agent_name,
-    hasError: trace.has_error === 1,
-    failures,
-    toolCalls,
-    agentInput: trace.agent_input,
-    agentOutput: trace.agent_output,
-    spanAttributes: Object.fromEntries(spans.map((s) => [s.spanId, s.attributes])),
-  };
 }

@@ -1,6 +1,5 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { NormalizedSpan } from '../ingest/normalized-span.js';
-import { EXACT_INTEGERS, spanFromStoredRow, STORED_SPAN_COLUMNS, type StoredSpanRow } from '../ingest/stored-spans.js';
+import { EXACT_INTEGERS, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import { isOtelTraceId } from '../ingest/trace-id.js';
 
 /**
@@ -15,10 +14,11 @@ export interface TraceScope {
 }
 
 /**
- * All stored spans of one trace, by Lookout trace UUID or by the 32-hex OpenTelemetry trace id.
- * An otel id sent to several projects resolves to the one with the newest span.
+ * The stored spans matching a Lookout trace UUID or a 32-hex OpenTelemetry trace id, as the
+ * JSONEachRow text ClickHouse returns: the compute pool parses it and picks the trace
+ * (trace-detail-build.ts), so a 100,000-span trace is never parsed on the event loop.
  */
-export async function readTraceById(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<NormalizedSpan[]> {
+export async function readTraceText(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<string> {
   const byOtel = isOtelTraceId(id);
   const idColumn = byOtel ? 'otel_trace_id' : 'trace_id';
   const result = await ch.client.query({
@@ -29,19 +29,7 @@ export async function readTraceById(ch: ClickHouseStore, scope: TraceScope, id: 
     format: 'JSONEachRow',
     clickhouse_settings: EXACT_INTEGERS,
   });
-  const rows = await result.json<StoredSpanRow>();
-  if (rows.length === 0) return [];
-  const traceIds = new Set(rows.map((r) => r.trace_id));
-  let chosen = rows[0].trace_id;
-  if (traceIds.size > 1) {
-    const newest = new Map<string, bigint>();
-    for (const r of rows) {
-      const start = BigInt(r.start_time_ns);
-      if ((newest.get(r.trace_id) ?? -1n) < start) newest.set(r.trace_id, start);
-    }
-    chosen = [...newest.entries()].sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : 0))[0][0];
-  }
-  return rows.filter((r) => r.trace_id === chosen).map(spanFromStoredRow);
+  return result.text();
 }
 
 /** Traces of the project that share the thread (processed summaries). */
