@@ -55,3 +55,4 @@ export class ComputePool {
     await this.pool?.destroy();
   }
 }
+

@@ -1,3 +1,4 @@
+import { emptyEncodedRows, encodeSpanEventRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import { deriveSpanEventRows, type EventOrigin, type SpanEventRows } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
 import { normalizeExport, type NormalizedSpan } from './normalized-span.js';
@@ -43,7 +44,7 @@ export type PrepareIngestResult =
       errorMessage: string;
       /** Distinct projects the request writes to (or would, when every span was rejected). */
       projects: string[];
-      rows: SpanEventRows;
+      rows: EncodedSpanEventRows;
       traces: TraceNote[];
     };
 
@@ -71,13 +72,12 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
     throw err;
   }
   const validation = validateExport(decoded);
-  const empty: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
   const base = { acceptedSpans: validation.acceptedSpans, rejectedSpans: validation.rejectedSpans, errorMessage: validation.errorMessage };
   if (validation.acceptedSpans === 0) {
     // Still name the projects, so a wrong one is reported even when every span is invalid.
     const projects = projectsOf(decoded, input.fixedProject);
     if (!projects) return { kind: 'no_project' };
-    return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: empty, traces: [] };
+    return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: emptyEncodedRows(), traces: [] };
   }
   const projects = projectsOf(validation.valid, input.fixedProject);
   if (!projects) return { kind: 'no_project' };
@@ -86,7 +86,8 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
     for (const s of normalizeExport({ resourceSpans: [rs] }, { tenantId: input.tenantId, projectId: projects[i] })) spans.push(s);
   });
   const { rows, traces } = deriveRequestRows(spans, input.origin);
-  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows, traces };
+  // Serialized here, not on the event loop (encoded-rows.ts).
+  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces };
 }
 
 /** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
@@ -114,8 +115,8 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: EventOrigin):
       traceId: first.traceId,
       hasRoot: tree.roots.length > 0,
       origin,
-      // The same row objects as rows.spans / rows.tools: one copy when the result leaves the worker.
-      spans: derived.spans,
+      otelTraceId: first.otelTraceId,
+      spanRange: [rows.spans.length - derived.spans.length, rows.spans.length],
       toolRows: derived.tools,
     });
   }

@@ -7,6 +7,7 @@ import type { Principal } from '../tenancy/tenancy-store.js';
 import type { TraceHooks } from '../trace-hooks.js';
 import { findProject } from '../workspace/projects/project-store.js';
 import type { ComputePool } from '../compute/compute-pool.js';
+import { ownedBytes } from '../compute/owned-bytes.js';
 import { otlpOrigin } from './event-rows.js';
 import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
 import { IngestWriter } from './ingest-writer.js';
@@ -117,9 +118,8 @@ export class IngestService {
   async ingest(principal: Principal, projectHeader: string | undefined, body: Buffer, encoding: OtlpEncoding): Promise<IngestResult> {
     const fixedProject = this.fixedProject(principal, projectHeader);
     const bytes = body.length;
-    // A body that owns its whole ArrayBuffer moves to the worker; a slice of a shared one is copied.
-    const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && !(body.buffer instanceof SharedArrayBuffer);
-    const payload = own ? new Uint8Array(body.buffer, 0, body.byteLength) : new Uint8Array(body);
+    // The body moves to the worker without a copy when it owns its memory.
+    const payload = ownedBytes(body);
     const prepared = await this.deps.compute.run(
       'prepare-ingest',
       { body: payload, encoding, tenantId: principal.tenantId, fixedProject, origin: otlpOrigin(principal.keyId, principal.userId ?? '') },

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { EventOrigin, SpanEventRows, SpanRow, ToolCalledRow } from './event-rows.js';
+import { Readable } from 'node:stream';
+import { spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import type { EventOrigin, ToolCalledRow } from './event-rows.js';
 
 /**
  * The ingest write path (DESIGN.md "Ingestion"):
@@ -30,22 +32,31 @@ export interface TraceNote {
   tenantId: string;
   projectId: string;
   traceId: string;
+  otelTraceId: string;
   hasRoot: boolean;
   origin: EventOrigin;
-  /** The request's `spans` rows of this trace, so the settler can summarize from memory (on the compute pool). */
-  spans: SpanRow[];
+  /** Where this trace's spans sit in the request's encoded `spans` rows: [start, end). */
+  spanRange: [number, number];
+  /**
+   * Set by the writer from spanRange, for the settler to summarize from memory (on the compute
+   * pool): the ids and `spans` rows (JSON) of the spans it stored.
+   */
+  spanIds?: string[];
+  spanLines?: string[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: ToolCalledRow[];
   /**
-   * Set by the writer: span ids of this trace that were already in ClickHouse before this write.
-   * Spans the settler does not hold mean the trace is partly elsewhere (an earlier settle, another
-   * process, before a restart) and must be read back from ClickHouse.
+   * Set by the writer: how many spans of this trace were already in ClickHouse before this flush.
+   * More than the settler holds means the trace is partly elsewhere (an earlier settle, another
+   * process, before a restart) and must be read back from ClickHouse. A count, not the ids: the
+   * ids of a 100,000-span trace read back at every flush made ingesting it quadratic.
    */
-  storedBefore?: Set<string>;
+  storedBeforeCount?: number;
 }
 
 export interface PreparedWrite {
-  rows: SpanEventRows;
+  /** Rows already serialized (encoded-rows.ts). */
+  rows: EncodedSpanEventRows;
   traces: TraceNote[];
   /** Approximate bytes of the rows (JSON size of the decoded request), for the batch bound. */
   bytes: number;
@@ -85,8 +96,6 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-const spanKey = (r: { tenant_id: string; project_id: string; trace_id: string; span_id: string }) =>
-  `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}\u0000${r.span_id}`;
 
 export class IngestWriter {
   private inflightBytes = 0;
@@ -130,10 +139,10 @@ export class IngestWriter {
   /** Queues rows for the next flush; resolves once they are durable. */
   write(write: PreparedWrite): Promise<WriteResult> {
     if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
-    if (write.rows.spans.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
+    if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
       this.pending.push({ write, resolve, reject });
-      this.pendingRows += write.rows.spans.length;
+      this.pendingRows += write.rows.spans.keys.length;
       this.pendingBytes += write.bytes;
       if (this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes) this.kick();
       else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.options.flushMs);
@@ -164,7 +173,7 @@ export class IngestWriter {
       let bytes = 0;
       let take = 0;
       while (take < this.pending.length && (take === 0 || (rows < this.options.batchRows && bytes < this.batchBytes))) {
-        rows += this.pending[take].write.rows.spans.length;
+        rows += this.pending[take].write.rows.spans.keys.length;
         bytes += this.pending[take].write.bytes;
         take++;
       }
@@ -175,46 +184,60 @@ export class IngestWriter {
     }
   }
 
-  /** Keys of all spans already in `spans` for the traces of the batch (one query for the whole batch). */
-  private async storedKeys(rows: SpanEventRows['spans']): Promise<{ keys: Set<string>; byTrace: Map<string, Set<string>> }> {
+  /**
+   * For the traces of the batch: how many spans each already has in `spans`, and which of the
+   * batch's own span ids are among them. One query, and its answer is bounded by the batch, not by
+   * the traces' size (all ids of every touched trace was quadratic for a trace sent in many parts).
+   */
+  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number> }> {
     const tenants = new Set<string>();
     const projects = new Set<string>();
     const traces = new Set<string>();
-    for (const r of rows) {
-      tenants.add(r.tenant_id);
-      projects.add(r.project_id);
-      traces.add(r.trace_id);
+    const spanIds = new Set<string>();
+    for (const p of batch) {
+      for (const t of p.write.traces) {
+        tenants.add(t.tenantId);
+        projects.add(t.projectId);
+        traces.add(t.traceId);
+      }
+      for (const key of p.write.rows.spans.keys) spanIds.add(spanIdOfSpanKey(key));
     }
     const result = await this.options.ch.client.query({
-      query: `SELECT tenant_id, project_id, trace_id, span_id FROM ${this.options.ch.table('spans')}
-              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
-      query_params: { tenants: [...tenants], projects: [...projects], traces: [...traces] },
+      query: `SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, groupUniqArrayIf(span_id, span_id IN {spans:Array(String)}) AS present
+              FROM ${this.options.ch.table('spans')}
+              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}
+              GROUP BY tenant_id, project_id, trace_id`,
+      query_params: { tenants: [...tenants], projects: [...projects], traces: [...traces], spans: [...spanIds] },
       format: 'JSONEachRow',
     });
-    const keys = new Set<string>();
-    const byTrace = new Map<string, Set<string>>();
-    for (const r of await result.json<{ tenant_id: string; project_id: string; trace_id: string; span_id: string }>()) {
-      keys.add(spanKey(r));
-      const traceKey = `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
-      let ids = byTrace.get(traceKey);
-      if (!ids) byTrace.set(traceKey, (ids = new Set()));
-      ids.add(r.span_id);
+    const present = new Set<string>();
+    const counts = new Map<string, number>();
+    for (const r of await result.json<{ tenant_id: string; project_id: string; trace_id: string; stored: number | string; present: string[] }>()) {
+      const traceKey = traceKeyOf(r);
+      counts.set(traceKey, Number(r.stored));
+      for (const spanId of r.present) present.add(`${traceKey}\u0000${spanId}`);
     }
-    return { keys, byTrace };
+    return { present, counts };
   }
 
-  private async insert(table: string, values: object[]): Promise<void> {
-    if (values.length === 0) return;
-    await this.options.ch.client.insert({ table: this.options.ch.table(table), values, format: 'JSONEachRow' });
+  /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body. */
+  private async insert(table: string, lines: string[]): Promise<void> {
+    if (lines.length === 0) return;
+    const { ch } = this.options;
+    const result = await ch.client.exec({
+      query: `INSERT INTO ${ch.table(table)} FORMAT JSONEachRow`,
+      values: Readable.from([`${lines.join('\n')}\n`], { objectMode: false }),
+    });
+    // Nothing to read, but the answer must be consumed to release the connection.
+    result.stream.resume();
+    await new Promise<void>((resolve, reject) => {
+      result.stream.once('end', resolve).once('close', resolve).once('error', reject);
+    });
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {
     try {
-      const all: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
-      for (const p of batch) {
-        for (const r of p.write.rows.spans) all.spans.push(r);
-      }
-      const { keys: stored, byTrace: storedByTrace } = await this.storedKeys(all.spans);
+      const { present: stored, counts: storedCounts } = await this.storedState(batch);
       const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
       /** Spans per trace: stored before this flush, plus kept in it so far. */
       const spanCounts = new Map<string, number>();
@@ -222,7 +245,7 @@ export class IngestWriter {
       const keep = new Set<string>();
       const results: WriteResult[] = [];
       const newTraces: TraceNote[] = [];
-      const spans: SpanEventRows['spans'] = [];
+      const spans: string[] = [];
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
@@ -230,43 +253,49 @@ export class IngestWriter {
         const overLimit = new Set<string>();
         const refused = new Set<string>();
         const touched = new Set<string>();
-        for (const r of p.write.rows.spans) {
-          const key = spanKey(r);
+        const { keys, lines } = p.write.rows.spans;
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
           if (stored.has(key) || keep.has(key)) {
             duplicates++;
             continue;
           }
-          const traceKey = `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
-          const count = spanCounts.get(traceKey) ?? storedByTrace.get(traceKey)?.size ?? 0;
+          const traceKey = traceKeyOfSpanKey(key);
+          const count = spanCounts.get(traceKey) ?? storedCounts.get(traceKey) ?? 0;
           if (count >= maxSpans) {
             rejected++;
-            overLimit.add(r.otel_trace_id);
+            overLimit.add(traceKey);
             refused.add(key);
             continue;
           }
           spanCounts.set(traceKey, count + 1);
           keep.add(key);
-          spans.push(r);
-          touched.add(r.trace_id);
+          spans.push(lines[i]);
+          touched.add(traceKey);
           written++;
         }
-        const rejectMessage =
-          rejected === 0
-            ? ''
-            : `rejected ${rejected} spans: trace ${[...overLimit].slice(0, 3).join(', ')}${overLimit.size > 3 ? ` and ${overLimit.size - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
+        let rejectMessage = '';
+        if (rejected > 0) {
+          const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId }))).map((t) => t.otelTraceId);
+          rejectMessage = `rejected ${rejected} spans: trace ${otelIds.slice(0, 3).join(', ')}${otelIds.length > 3 ? ` and ${otelIds.length - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
+        }
         results.push({ written, duplicates, rejected, rejectMessage });
         for (const t of p.write.traces) {
-          if (!touched.has(t.traceId)) continue;
-          if (refused.size > 0) {
-            t.spans = t.spans.filter((r) => !refused.has(spanKey(r)));
-            t.toolRows = t.toolRows.filter((r) => !refused.has(spanKey(r)));
+          const traceKey = traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId });
+          if (!touched.has(traceKey)) continue;
+          t.spanIds = [];
+          t.spanLines = [];
+          for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) {
+            if (refused.has(keys[i])) continue;
+            t.spanIds.push(spanIdOfSpanKey(keys[i]));
+            t.spanLines.push(lines[i]);
           }
-          t.storedBefore = storedByTrace.get(`${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`) ?? new Set();
+          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(`${traceKey}\u0000${r.span_id}`));
+          t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
           newTraces.push(t);
         }
       }
-      const fresh = <T extends { tenant_id: string; project_id: string; trace_id: string; span_id: string }>(rows: T[]) =>
-        rows.filter((r) => keep.has(spanKey(r)));
+      const fresh = (rows: EncodedRows) => rows.lines.filter((_, i) => keep.has(rows.keys[i]));
       const generations = batch.flatMap((p) => fresh(p.write.rows.generations));
       const tools = batch.flatMap((p) => fresh(p.write.rows.tools));
       const errors = batch.flatMap((p) => fresh(p.write.rows.errors));

@@ -1,7 +1,7 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { nsToDateTime64, type EventOrigin, type ToolCalledRow } from './event-rows.js';
 import type { NormalizedSpan } from './normalized-span.js';
-import { spanFromStoredRow, storedRowsFromText, traceKeyString, type StoredSpanRow } from './stored-spans.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow } from './stored-spans.js';
 import { summarizeTrace, type TraceCost, type TraceSummary } from './trace-summary.js';
 
 /**
@@ -11,15 +11,15 @@ import { summarizeTrace, type TraceCost, type TraceSummary } from './trace-summa
  * withCost), writes the rows and runs the hooks.
  *
  * Spans arrive as the `spans` rows written at ingest (memory path) or as the JSONEachRow text
- * ClickHouse returned for a read-back: both are flat data that is cheap to hand to a thread.
+ * ClickHouse returned for a read-back (as bytes): both are flat data that is cheap to hand to a thread.
  */
 
 export interface SettleTraceInput {
   /** traceKeyString of the trace. */
   key: string;
   origin: EventOrigin;
-  /** Memory path: the trace's `spans` rows as this process wrote them. Absent: read back (storedText). */
-  rows?: StoredSpanRow[];
+  /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them. Absent: read back (`stored`). */
+  rows?: string[];
   /** Memory path: the tool.called rows written at ingest, to rewrite only what the whole trace changes. */
   writtenTools?: ToolCalledRow[];
 }
@@ -27,8 +27,8 @@ export interface SettleTraceInput {
 export interface SettleSummariesInput {
   processedAt: string;
   traces: SettleTraceInput[];
-  /** JSONEachRow text of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
-  storedText?: string;
+  /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
+  stored?: Uint8Array;
 }
 
 export type SettledSummary = Omit<TraceSummary, 'tree'>;
@@ -44,8 +44,8 @@ export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
   // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
   // dropped by span id (cheaper than FINAL over the whole table).
   const stored = new Map<string, { spans: NormalizedSpan[]; ingestAgentNames: Map<string, string> }>();
-  if (input.storedText) {
-    for (const row of storedRowsFromText(input.storedText)) {
+  if (input.stored) {
+    for (const row of storedRowsFromBytes(input.stored)) {
       const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
       let entry = stored.get(key);
       if (!entry) stored.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
@@ -58,7 +58,7 @@ export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
   for (const t of input.traces) {
     if (t.rows) {
       if (t.rows.length === 0) continue;
-      const spans = t.rows.map(spanFromStoredRow);
+      const spans = t.rows.map((line) => spanFromStoredRow(JSON.parse(line) as StoredSpanRow));
       const { tree: _tree, ...summary } = summarizeTrace(spans, { origin: t.origin, processedAt: input.processedAt });
       const written = new Map((t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];

@@ -2,11 +2,11 @@ import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { ComputePool } from '../compute/compute-pool.js';
 import type { TraceHooks } from '../trace-hooks.js';
-import { msToDateTime64, type EventOrigin, type SpanRow, type ToolCalledRow } from './event-rows.js';
+import { msToDateTime64, type EventOrigin, type ToolCalledRow } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
 import { HookRunner } from './hook-runner.js';
 import { withCost, type SettledTrace, type SettleTraceInput } from './settle-summaries.js';
-import { readTraceSpansText, traceKeyString, type TraceKey } from './stored-spans.js';
+import { readTraceSpansBytes, traceKeyString, type TraceKey } from './stored-spans.js';
 import type { PriceTrace } from './trace-summary.js';
 
 /**
@@ -34,8 +34,8 @@ interface OpenTrace extends TraceKey {
   /** lastSeen when the root was last looked up in ClickHouse (no repeat lookups while nothing new came). */
   rootCheckedAt: number;
   origin: EventOrigin;
-  /** The whole trace as received here (its `spans` rows), by span id; null when it must be read from ClickHouse. */
-  spans: Map<string, SpanRow> | null;
+  /** The whole trace as received here (its `spans` rows as JSON), by span id; null when it must be read from ClickHouse. */
+  spans: Map<string, string> | null;
   /** tool.called rows as written at ingest, by span id (memory path). */
   toolRows: Map<string, ToolCalledRow>;
 }
@@ -106,20 +106,17 @@ export class TraceSettler {
       entry.lastSeen = now;
       entry.hasRoot ||= t.hasRoot;
       entry.origin = t.origin;
+      // Every span this process holds was durable before this flush; more stored spans than held
+      // means part of the trace came from elsewhere.
+      if (entry.spans && (t.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
+      const ids = t.spanIds ?? [];
+      const lines = t.spanLines ?? [];
+      if (entry.spans && this.cachedSpans + ids.length > limit) this.forget(entry);
+      if (entry.spans && entry.spans.size + ids.length > (this.options.maxCachedSpansPerTrace ?? 2000)) this.forget(entry);
       if (entry.spans) {
-        for (const id of t.storedBefore ?? []) {
-          if (!entry.spans.has(id)) {
-            this.forget(entry);
-            break;
-          }
-        }
-      }
-      if (entry.spans && this.cachedSpans + t.spans.length > limit) this.forget(entry);
-      if (entry.spans && entry.spans.size + t.spans.length > (this.options.maxCachedSpansPerTrace ?? 2000)) this.forget(entry);
-      if (entry.spans) {
-        for (const s of t.spans) {
-          if (!entry.spans.has(s.span_id)) this.cachedSpans++;
-          entry.spans.set(s.span_id, s);
+        for (let i = 0; i < ids.length; i++) {
+          if (!entry.spans.has(ids[i])) this.cachedSpans++;
+          entry.spans.set(ids[i], lines[i]);
         }
         for (const row of t.toolRows) entry.toolRows.set(row.span_id, row);
       }
@@ -236,8 +233,8 @@ export class TraceSettler {
     // and recovery (ingested_at > processed_at) finds it after a crash.
     const processedAt = this.serverNow();
     // Traces not wholly held here are read back (one query for the chunk, parsed on the pool).
-    const storedText = await readTraceSpansText(ch, traces.filter((t) => t.spans === null));
-    const settled = await this.summarize(traces, processedAt, storedText);
+    const stored = await readTraceSpansBytes(ch, traces.filter((t) => t.spans === null));
+    const settled = await this.summarize(traces, processedAt, stored);
     const summaries = settled.map((s) => ({ ...s, summary: this.options.priceTrace ? withCost(s.summary, this.options.priceTrace(s.summary.usage)) : s.summary }));
     const toolRewrites: ToolCalledRow[] = settled.flatMap((s) => s.toolRewrites);
     const insert = async (table: string, values: object[]) => {
@@ -257,9 +254,9 @@ export class TraceSettler {
 
   /**
    * Summaries of a chunk on the compute pool: traces held in memory go as their rows, in tasks of
-   * bounded size (each copy to a worker is one short pause); read-back traces go with the text.
+   * bounded size (each copy to a worker is one short pause); read-back traces go with the bytes ClickHouse returned (moved, not copied).
    */
-  private async summarize(traces: OpenTrace[], processedAt: string, storedText: string): Promise<SettledTrace[]> {
+  private async summarize(traces: OpenTrace[], processedAt: string, stored: Uint8Array): Promise<SettledTrace[]> {
     const { compute } = this.options;
     const tasks: Promise<SettledTrace[]>[] = [];
     let group: SettleTraceInput[] = [];
@@ -281,7 +278,7 @@ export class TraceSettler {
       if (groupSpans >= 2000) send();
     }
     send();
-    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, storedText }));
+    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, stored }, [stored.buffer as ArrayBuffer]));
     return (await Promise.all(tasks)).flat();
   }
 

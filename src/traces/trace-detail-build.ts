@@ -1,5 +1,5 @@
 import { compareNs, type NormalizedSpan } from '../ingest/normalized-span.js';
-import { spanFromStoredRow, storedRowsFromText } from '../ingest/stored-spans.js';
+import { spanFromStoredRow, storedRowsFromBytes } from '../ingest/stored-spans.js';
 import { summarizeTrace, type TraceRow } from '../ingest/trace-summary.js';
 import { contextSpansJson, defaultSpansJson, orderSpans, type SpanViewOptions } from './trace-view.js';
 
@@ -19,8 +19,8 @@ const DETAIL_ORIGIN = { actor: 'system', surface: 'system', user_id: '', api_key
 export type TraceDetailPage = { form: 'default'; limit: number; cursor: string | null } | { form: 'context'; limit: number; offset: number };
 
 export interface TraceDetailInput {
-  /** JSONEachRow text of the stored spans matching the requested id (possibly of several traces). */
-  text: string;
+  /** JSONEachRow bytes of the stored spans matching the requested id (possibly of several traces). */
+  rows: Uint8Array;
   view: SpanViewOptions;
   page: TraceDetailPage;
 }
@@ -59,8 +59,8 @@ const compareKeys = (a: CursorKey, b: CursorKey) =>
   compareNs(a.startNs, b.startNs) || a.depth - b.depth || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0);
 
 /** The spans of the requested trace; an OpenTelemetry id sent to several projects resolves to the one with the newest span. */
-function chooseTrace(text: string): NormalizedSpan[] {
-  const rows = storedRowsFromText(text);
+function chooseTrace(bytes: Uint8Array): NormalizedSpan[] {
+  const rows = storedRowsFromBytes(bytes);
   if (rows.length === 0) return [];
   let chosen = rows[0].trace_id;
   const newest = new Map<string, string>();
@@ -90,7 +90,7 @@ function chooseTrace(text: string): NormalizedSpan[] {
 }
 
 export function buildTraceDetail(input: TraceDetailInput): TraceDetailResult {
-  const spans = chooseTrace(input.text);
+  const spans = chooseTrace(input.rows);
   if (spans.length === 0) return { found: false };
   const summary = summarizeTrace(spans, { origin: DETAIL_ORIGIN, processedAt: '1970-01-01 00:00:00.000' });
   const ordered = orderSpans(spans, summary.tree);

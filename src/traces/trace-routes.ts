@@ -6,7 +6,7 @@ import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hooks.js';
 import { findProject } from '../workspace/projects/project-store.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
-import { agentNames, listTraces, readTraceText, threadTraceCount, type TraceListRow } from './trace-store.js';
+import { agentNames, listTraces, readTraceBytes, threadTraceCount, type TraceListRow } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
@@ -129,14 +129,14 @@ export function traceRoutes(deps: AppDeps): Router {
       if (context && (query.span_limit !== undefined || query.span_cursor !== undefined)) {
         throw new ValidationError('span_limit and span_cursor page the default form; the context bundle takes spans_limit and spans_offset');
       }
-      const text = await readTraceText(deps.ch, { tenantId: principal.tenantId, projectId }, id);
+      const rows = await readTraceBytes(deps.ch, { tenantId: principal.tenantId, projectId }, id);
       const view = { includeAttributes: query.include_attributes ?? true, includeEvents: query.include_events ?? true };
       const limit = context ? (query.spans_limit ?? DEFAULT_SPANS_LIMIT) : (query.span_limit ?? DEFAULT_SPAN_PAGE);
       const page: TraceDetailPage = context
         ? { form: 'context', limit, offset: query.spans_offset ?? 0 }
         : { form: 'default', limit, cursor: query.span_cursor ?? null };
       // Parsing, summarizing and serializing the spans runs on the compute pool (a deep trace is megabytes).
-      const built = await deps.compute.run('trace-detail', { text, view, page });
+      const built = await deps.compute.run('trace-detail', { rows, view, page }, [rows.buffer as ArrayBuffer]);
       if (!built.found) throw new NotFoundError('Trace not found');
       if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
       const trace = built.trace;

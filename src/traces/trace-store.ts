@@ -1,5 +1,5 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { EXACT_INTEGERS, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
+import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import { isOtelTraceId } from '../ingest/trace-id.js';
 
 /**
@@ -15,21 +15,18 @@ export interface TraceScope {
 
 /**
  * The stored spans matching a Lookout trace UUID or a 32-hex OpenTelemetry trace id, as the
- * JSONEachRow text ClickHouse returns: the compute pool parses it and picks the trace
- * (trace-detail-build.ts), so a 100,000-span trace is never parsed on the event loop.
+ * JSONEachRow bytes ClickHouse returns: the compute pool parses them and picks the trace
+ * (trace-detail-build.ts), so a 100,000-span trace is never decoded on the event loop.
  */
-export async function readTraceText(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<string> {
-  const byOtel = isOtelTraceId(id);
-  const idColumn = byOtel ? 'otel_trace_id' : 'trace_id';
-  const result = await ch.client.query({
-    query: `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')} FINAL
-            WHERE tenant_id = {tenant:String} AND ${idColumn} = {id:String}
-            ${scope.projectId ? 'AND project_id = {project:String}' : ''}`,
-    query_params: { tenant: scope.tenantId, id, project: scope.projectId ?? '' },
-    format: 'JSONEachRow',
-    clickhouse_settings: EXACT_INTEGERS,
-  });
-  return result.text();
+export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
+  const idColumn = isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id';
+  return selectJsonEachRowBytes(
+    ch,
+    `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')} FINAL
+     WHERE tenant_id = {tenant:String} AND ${idColumn} = {id:String}
+     ${scope.projectId ? 'AND project_id = {project:String}' : ''}`,
+    { tenant: scope.tenantId, id, project: scope.projectId ?? '' },
+  );
 }
 
 /** Traces of the project that share the thread (processed summaries). */
