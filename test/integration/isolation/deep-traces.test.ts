@@ -41,11 +41,11 @@ afterAll(async () => {
   removeDir(dataDir);
 });
 
-async function send(body: object): Promise<void> {
+async function send(body: string): Promise<void> {
   const res = await fetch(`${svc.url}/v1/traces`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${BOOTSTRAP_KEY}`, 'x-lookout-project': project.id },
-    body: JSON.stringify(body),
+    body,
   });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({});
@@ -77,10 +77,11 @@ async function readPages(otelTraceId: string, total: number, maxPages: number): 
 
 async function chainRoundTrip(length: number, requests: number, maxPages: number): Promise<void> {
   const { traceId, bodies } = chainRequests({ length, requests, usageEvery: 1000 });
+  const texts = bodies.map((b) => JSON.stringify(b));
   const probe = probeHealthz(svc.url);
   let stall: Awaited<ReturnType<typeof probe.stop>>;
   try {
-    for (const body of bodies) await send(body);
+    for (const text of texts) await send(text);
     const count = await waitFor(async () => {
       const n = await settledSpanCount(traceId);
       return n === length ? n : undefined;
