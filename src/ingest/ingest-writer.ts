@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { Readable } from 'node:stream';
+import { insertJsonLines } from '../stores/insert-json-lines.js';
 import { spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import type { EventOrigin, ToolCalledRow } from './event-rows.js';
 
@@ -222,17 +222,7 @@ export class IngestWriter {
 
   /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body. */
   private async insert(table: string, lines: string[]): Promise<void> {
-    if (lines.length === 0) return;
-    const { ch } = this.options;
-    const result = await ch.client.exec({
-      query: `INSERT INTO ${ch.table(table)} FORMAT JSONEachRow`,
-      values: Readable.from([`${lines.join('\n')}\n`], { objectMode: false }),
-    });
-    // Nothing to read, but the answer must be consumed to release the connection.
-    result.stream.resume();
-    await new Promise<void>((resolve, reject) => {
-      result.stream.once('end', resolve).once('close', resolve).once('error', reject);
-    });
+    await insertJsonLines(this.options.ch, table, lines);
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import { mapInSlices } from '../compute/yielding.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { insertJsonLines } from '../stores/insert-json-lines.js';
 import type { ComputePool } from '../compute/compute-pool.js';
 import type { TraceHooks } from '../trace-hooks.js';
 import { msToDateTime64, type EventOrigin, type ToolCalledRow } from './event-rows.js';
@@ -235,15 +237,16 @@ export class TraceSettler {
     // Traces not wholly held here are read back (one query for the chunk, parsed on the pool).
     const stored = await readTraceSpansBytes(ch, traces.filter((t) => t.spans === null));
     const settled = await this.summarize(traces, processedAt, stored);
-    const summaries = settled.map((s) => ({ ...s, summary: this.options.priceTrace ? withCost(s.summary, this.options.priceTrace(s.summary.usage)) : s.summary }));
-    const toolRewrites: ToolCalledRow[] = settled.flatMap((s) => s.toolRewrites);
-    const insert = async (table: string, values: object[]) => {
-      if (values.length > 0) await ch.client.insert({ table: ch.table(table), values, format: 'JSONEachRow' });
-    };
-    await insert('event_tool_called', toolRewrites);
-    await insert('event_trace_processed', summaries.map((s) => s.summary.processed));
+    // Pricing needs the cost module's catalog (main thread): in slices, like the rows' JSON.
+    const { priceTrace } = this.options;
+    const summaries = await mapInSlices(settled, (s) => ({ ...s, summary: priceTrace ? withCost(s.summary, priceTrace(s.summary.usage)) : s.summary }), 50);
+    const toolRewrites = await mapInSlices(settled.flatMap((s) => s.toolRewrites), (r) => JSON.stringify(r), 500);
+    const processedRows = await mapInSlices(summaries, (s) => JSON.stringify(s.summary.processed), 500);
+    const traceRows = await mapInSlices(summaries, (s) => JSON.stringify(s.summary.trace), 500);
+    await insertJsonLines(ch, 'event_tool_called', toolRewrites);
+    await insertJsonLines(ch, 'event_trace_processed', processedRows);
     // Last: recovery (recover()) counts a trace as processed only once its `traces` row exists.
-    await insert('traces', summaries.map((s) => s.summary.trace));
+    await insertJsonLines(ch, 'traces', traceRows);
 
     for (const t of traces) {
       // A span that came during processing keeps the trace open for another round.
