@@ -25,6 +25,11 @@ import type { PriceTrace } from './trace-summary.js';
  * cache was full. Reading is by trace id, which in the `spans` sort key is random, so it touches
  * most granules: fine for the exceptions, too slow as the normal path at volume.
  *
+ * CPU work runs on the compute pool (settle-summaries.ts): traces held in memory go as their
+ * rows' JSON lines (at most `maxCachedSpansPerTrace` per trace, so a copy to a worker stays short),
+ * read-back traces as the bytes ClickHouse returned. Pricing (the cost module's catalog lives on
+ * this thread) and the rows' JSON are done in yielding slices.
+ *
  * The open set lives in memory; what a crash loses is found again at start-up by `recover()`:
  * traces whose newest span was ingested after their latest processing (or never processed).
  */
