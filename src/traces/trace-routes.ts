@@ -6,7 +6,7 @@ import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hooks.js';
 import { findProject } from '../workspace/projects/project-store.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
-import { agentNames, listTraces, readTraceBytes, threadTraceCount, type TraceListRow } from './trace-store.js';
+import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
@@ -141,11 +141,12 @@ export function traceRoutes(deps: AppDeps): Router {
       if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
       const trace = built.trace;
       const hooks = traceHooks(deps);
-      const [project, threadCount, extraction, occurrences] = await Promise.all([
+      const [project, threadCount, extraction, occurrences, cost] = await Promise.all([
         findProject(deps.sql, principal.tenantId, trace.project_id),
         threadTraceCount(deps.ch, principal.tenantId, trace.project_id, trace.thread_id, trace.trace_id),
         hooks.issueExtraction ? hooks.issueExtraction(principal.tenantId, trace.project_id, trace.trace_id) : Promise.resolve(null),
         context && hooks.traceOccurrences ? hooks.traceOccurrences(principal.tenantId, trace.project_id, trace.trace_id) : Promise.resolve([]),
+        storedTraceCost(deps.ch, principal.tenantId, trace.project_id, trace.trace_id),
       ]);
       if (!project) throw new NotFoundError('Trace not found');
       const traceContext: TraceContext = {
@@ -153,6 +154,7 @@ export function traceRoutes(deps: AppDeps): Router {
         threadTraceCount: threadCount,
         issueExtraction: extraction ?? PENDING_EXTRACTION,
         occurrences,
+        cost,
       };
       // Written by hand: the page of spans comes from the pool as JSON text (and the context bundle's
       // nanosecond numbers must reach the client with every digit).

@@ -7,6 +7,7 @@ import type { SpanTree } from '../ingest/span-tree.js';
 import type { TraceRow } from '../ingest/trace-summary.js';
 import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
 import { ExactInteger, stringifyExact } from './exact-json.js';
+import type { StoredTraceCostView } from './trace-store.js';
 
 /**
  * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary
@@ -33,6 +34,7 @@ export interface TraceContext {
   threadTraceCount: number;
   issueExtraction: IssueExtraction;
   occurrences: TraceIssueOccurrence[];
+  cost: StoredTraceCostView;
 }
 
 /** Until the issues module reports, a trace's extraction is pending. */
@@ -101,6 +103,10 @@ function traceFields(t: TraceRow, context: TraceContext) {
     has_error: t.has_error === 1,
     total_duration_ms: t.total_duration_ms,
     timestamp: isoFromDateTime64(t.timestamp),
+    // The estimate processing stored, as the trace list shows it, with how it was decided.
+    estimated_cost_usd: context.cost.estimated_cost_usd,
+    estimated_cost_basis: context.cost.estimated_cost_basis,
+    cost_unpriced_models: context.cost.cost_unpriced_models,
   };
 }
 

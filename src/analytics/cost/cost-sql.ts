@@ -68,6 +68,22 @@ WHERE ${sel.where.sql}${g.by ? `\nGROUP BY ${g.by}` : ''}`;
   return { sql, params: { ...sel.where.params, ...storedColumnParams(unpricedCap) } };
 }
 
+/**
+ * Per model, the dollars stored on the selected trace rows priced at write time
+ * (`cost_model_costs`, written with the trace's total by stored-cost.ts), so a per-model breakdown
+ * also covers traces that were never priced at query time.
+ */
+export function storedModelCostsSql(sel: TraceSelection): SqlFragment {
+  const sql = `SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost
+FROM (
+  SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
+  FROM ${sel.table} FINAL
+  WHERE (${sel.where.sql}) AND ${PRICED}
+)
+GROUP BY model`;
+  return { sql, params: sel.where.params };
+}
+
 export interface GenerationScope {
   /** Qualified event_generation_completed table. */
   table: string;
