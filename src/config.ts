@@ -1,8 +1,14 @@
 import os from 'node:os';
 import path from 'node:path';
 
+/** What a process does (LOOKOUT_ROLES): serve the API, accept spans, run background work. */
+export type Role = 'api' | 'ingest' | 'worker';
+export const ROLES: readonly Role[] = ['api', 'ingest', 'worker'];
+
 /** Every environment variable the service reads, parsed once at start-up. */
 export interface Config {
+  /** LOOKOUT_ROLES, default all three: one process does everything. */
+  roles: ReadonlySet<Role>;
   port: number;
   host: string;
   dataDir: string;
@@ -21,6 +27,8 @@ export interface Config {
   otlpMaxBytes: number;
   traceSettleMs: number;
   traceMaxWaitMs: number;
+  /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
+  settleLeaseMs: number;
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
@@ -28,6 +36,8 @@ export interface Config {
   computeThreads: number;
   /** Spans stored per trace at most (TRACE_MAX_SPANS); later spans are rejected through partial_success. */
   traceMaxSpans: number;
+  /** How far past the server clock a span may start; later starts are rejected (partial success). */
+  ingestMaxFutureSkewMs: number;
   queryTimeoutSeconds: number;
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
@@ -49,6 +59,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return value;
 }
 
+function roles(raw: string | undefined): ReadonlySet<Role> {
+  if (raw === undefined || raw.trim() === '') return new Set(ROLES);
+  const named = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = named.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (unknown.length > 0 || named.length === 0) throw new Error(`LOOKOUT_ROLES must be a comma-separated list of ${ROLES.join(', ')}; got ${raw}`);
+  return new Set(named as Role[]);
+}
+
 function str(env: NodeJS.ProcessEnv, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
@@ -60,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   return {
+    roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR || './.data'),
@@ -78,11 +97,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpMaxBytes: int(env, 'OTLP_MAX_BYTES', 20 * 1024 * 1024),
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
+    settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
     computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
     traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
+    ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),

@@ -30,6 +30,8 @@ export interface PrepareIngestInput {
   /** The key's or the header's project; null: each resource names its own. */
   fixedProject: string | null;
   origin: EventOrigin;
+  /** INGEST_MAX_FUTURE_SKEW_MS: spans starting further ahead of the clock are rejected (partial success). */
+  maxFutureSkewMs?: number;
 }
 
 export type PrepareIngestResult =
@@ -71,7 +73,7 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
     if (err instanceof OtlpDecodeError) return { kind: 'undecodable', message: err.message };
     throw err;
   }
-  const validation = validateExport(decoded);
+  const validation = validateExport(decoded, { maxFutureSkewMs: input.maxFutureSkewMs });
   const base = { acceptedSpans: validation.acceptedSpans, rejectedSpans: validation.rejectedSpans, errorMessage: validation.errorMessage };
   if (validation.acceptedSpans === 0) {
     // Still name the projects, so a wrong one is reported even when every span is invalid.

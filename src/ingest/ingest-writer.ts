@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { insertJsonLines } from '../stores/insert-json-lines.js';
 import { spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import type { EventOrigin, ToolCalledRow } from './event-rows.js';
+import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 
 /**
  * The ingest write path (DESIGN.md "Ingestion"):
@@ -15,6 +15,13 @@ import type { EventOrigin, ToolCalledRow } from './event-rows.js';
  * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
  *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
  *   (503, the exporter retries) — nothing is acknowledged that was not written.
+ * - Settle queue: after ClickHouse acknowledged a flush, its traces are recorded in the settle
+ *   queue in PostgreSQL (one upsert per flush) before any request of it is answered. A crash or a
+ *   PostgreSQL failure between the two leaves spans in ClickHouse that no queue row names, but the
+ *   requests were not answered 200: the exporter's retry finds the spans stored, and a trace whose
+ *   spans were all duplicates is still recorded — so every acknowledged span's trace is queued.
+ *   Recording before the insert instead would let a settler claim and finish the trace before the
+ *   insert lands, losing those spans from the summary for good.
  * - Idempotence: spans already stored (same tenant, project, trace, span) are skipped with their
  *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
  *   so a span found in `spans` always has its events; a crash in between leaves the batch
@@ -23,9 +30,9 @@ import type { EventOrigin, ToolCalledRow } from './event-rows.js';
  *   already in ClickHouse (the duplicate check reads them anyway) plus those kept earlier in the same
  *   flush; flushes run one at a time, so it is exact across requests within a process. Spans past
  *   it are rejected per request (OTLP partial_success), with their events; the rest is kept.
- * - Back-pressure: request bytes are admitted against `maxInflightBytes` before decoding and
- *   released when the request ends; over the bound the endpoint answers 429 with Retry-After
- *   instead of queueing more in memory.
+ * - Back-pressure: each request holds a reservation on the memory budget (ingest-budget.ts),
+ *   charged as its body arrives and inflates and released when the request ends; over the bound
+ *   the endpoint answers 429 with Retry-After instead of queueing more in memory.
  */
 
 export interface TraceNote {
@@ -80,15 +87,11 @@ export interface IngestWriterOptions {
   batchBytes?: number;
   /** Spans stored per trace at most (TRACE_MAX_SPANS); Infinity: no limit. */
   maxSpansPerTrace?: number;
-  /** Told about traces that received new durable spans (the settler). */
-  onDurable?: (traces: TraceNote[]) => void;
+  /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
+  record?: (traces: TraceNote[]) => Promise<void>;
 }
 
-export class OverloadedError extends HttpError {
-  constructor(status: 429 | 503, detail: string, retryAfterSeconds: number) {
-    super(status, status === 429 ? 'rate_limited' : 'overloaded', detail, { 'Retry-After': String(retryAfterSeconds) });
-  }
-}
+export { OverloadedError };
 
 interface Pending {
   write: PreparedWrite;
@@ -98,7 +101,6 @@ interface Pending {
 
 
 export class IngestWriter {
-  private inflightBytes = 0;
   private pending: Pending[] = [];
   private pendingRows = 0;
   private pendingBytes = 0;
@@ -109,31 +111,32 @@ export class IngestWriter {
   private failures = 0;
   private lastFailureAt = 0;
   private readonly batchBytes: number;
+  readonly budget: IngestBudget;
+  /**
+   * Runs between the duplicate check and the inserts of every flush. Only the scale-out tests set
+   * it, to widen the window in which two processes both find a span new and both store it.
+   */
+  afterDuplicateCheck: (() => Promise<void>) | null = null;
 
   constructor(private readonly options: IngestWriterOptions) {
     this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
+    this.budget = new IngestBudget(options.maxInflightBytes);
   }
 
   get stats() {
-    return { inflightBytes: this.inflightBytes, pendingRows: this.pendingRows, failures: this.failures };
+    return { inflightBytes: this.budget.inflightBytes, pendingRows: this.pendingRows, failures: this.failures };
   }
 
-  /** Reserves request bytes; throws 429/503 with Retry-After when over the bound or stopping. Returns the release function. */
-  admit(bytes: number): () => void {
+  /**
+   * Opens a request's reservation on the memory budget, charged as the request reads and inflates
+   * its body; throws 503 with Retry-After while stopping or while storage keeps failing.
+   */
+  admit(): Reservation {
     if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
     if (this.failures >= 3 && Date.now() - this.lastFailureAt < 5000) {
       throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
     }
-    if (this.inflightBytes > 0 && this.inflightBytes + bytes > this.options.maxInflightBytes) {
-      throw new OverloadedError(429, `Ingest buffer full (${this.options.maxInflightBytes} bytes in flight); retry shortly`, 1);
-    }
-    this.inflightBytes += bytes;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.inflightBytes -= bytes;
-    };
+    return this.budget.open();
   }
 
   /** Queues rows for the next flush; resolves once they are durable. */
@@ -185,11 +188,12 @@ export class IngestWriter {
   }
 
   /**
-   * For the traces of the batch: how many spans each already has in `spans`, and which of the
-   * batch's own span ids are among them. One query, and its answer is bounded by the batch, not by
-   * the traces' size (all ids of every touched trace was quadratic for a trace sent in many parts).
+   * For the traces of the batch: how many spans each already has in `spans`, which of the batch's
+   * own span ids are among them, and whether a root is stored. One query, and its answer is bounded
+   * by the batch, not by the traces' size (all ids of every touched trace was quadratic for a trace
+   * sent in many parts).
    */
-  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number> }> {
+  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string> }> {
     const tenants = new Set<string>();
     const projects = new Set<string>();
     const traces = new Set<string>();
@@ -203,7 +207,8 @@ export class IngestWriter {
       for (const key of p.write.rows.spans.keys) spanIds.add(spanIdOfSpanKey(key));
     }
     const result = await this.options.ch.client.query({
-      query: `SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, groupUniqArrayIf(span_id, span_id IN {spans:Array(String)}) AS present
+      query: `SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
+                     groupUniqArrayIf(span_id, span_id IN {spans:Array(String)}) AS present
               FROM ${this.options.ch.table('spans')}
               WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}
               GROUP BY tenant_id, project_id, trace_id`,
@@ -212,12 +217,16 @@ export class IngestWriter {
     });
     const present = new Set<string>();
     const counts = new Map<string, number>();
-    for (const r of await result.json<{ tenant_id: string; project_id: string; trace_id: string; stored: number | string; present: string[] }>()) {
+    const rooted = new Set<string>();
+    type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
+    for (const r of await result.json<Row>()) {
       const traceKey = traceKeyOf(r);
       counts.set(traceKey, Number(r.stored));
+      // A late span's root may have come earlier (to any process): the trace then settles on the quiet period.
+      if (Number(r.has_root) === 1) rooted.add(traceKey);
       for (const spanId of r.present) present.add(`${traceKey}\u0000${spanId}`);
     }
-    return { present, counts };
+    return { present, counts, rooted };
   }
 
   /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body. */
@@ -227,14 +236,15 @@ export class IngestWriter {
 
   private async flushBatch(batch: Pending[]): Promise<void> {
     try {
-      const { present: stored, counts: storedCounts } = await this.storedState(batch);
+      const { present: stored, counts: storedCounts, rooted } = await this.storedState(batch);
+      if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
       /** Spans per trace: stored before this flush, plus kept in it so far. */
       const spanCounts = new Map<string, number>();
       // Skip stored spans and repeats inside the batch (the same span sent by two requests).
       const keep = new Set<string>();
       const results: WriteResult[] = [];
-      const newTraces: TraceNote[] = [];
+      const touchedTraces: TraceNote[] = [];
       const spans: string[] = [];
       for (const p of batch) {
         let written = 0;
@@ -242,7 +252,6 @@ export class IngestWriter {
         let rejected = 0;
         const overLimit = new Set<string>();
         const refused = new Set<string>();
-        const touched = new Set<string>();
         const { keys, lines } = p.write.rows.spans;
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
@@ -261,7 +270,6 @@ export class IngestWriter {
           spanCounts.set(traceKey, count + 1);
           keep.add(key);
           spans.push(lines[i]);
-          touched.add(traceKey);
           written++;
         }
         let rejectMessage = '';
@@ -270,9 +278,11 @@ export class IngestWriter {
           rejectMessage = `rejected ${rejected} spans: trace ${otelIds.slice(0, 3).join(', ')}${otelIds.length > 3 ? ` and ${otelIds.length - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
         }
         results.push({ written, duplicates, rejected, rejectMessage });
+        // Every trace of the request, duplicates included: a retry after a crash between the insert
+        // and the queue upsert must still queue its trace. Spans refused by the limit are not stored,
+        // so the settler must not hold them either.
         for (const t of p.write.traces) {
           const traceKey = traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId });
-          if (!touched.has(traceKey)) continue;
           t.spanIds = [];
           t.spanLines = [];
           for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) {
@@ -282,7 +292,8 @@ export class IngestWriter {
           }
           if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(`${traceKey}\u0000${r.span_id}`));
           t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
-          newTraces.push(t);
+          if (rooted.has(traceKey)) t.hasRoot = true;
+          touchedTraces.push(t);
         }
       }
       const fresh = (rows: EncodedRows) => rows.lines.filter((_, i) => keep.has(rows.keys[i]));
@@ -296,9 +307,9 @@ export class IngestWriter {
         this.insert('event_span_errored', errors),
       ]);
       await this.insert('spans', spans);
+      await this.options.record?.(touchedTraces);
       this.failures = 0;
       batch.forEach((p, i) => p.resolve(results[i]));
-      if (newTraces.length > 0) this.options.onDurable?.(newTraces);
     } catch (error) {
       this.failures++;
       this.lastFailureAt = Date.now();
