@@ -26,6 +26,7 @@ export const ingestModule: LookoutModule = {
     const service = new IngestService({
       config: deps.config,
       ch: deps.ch,
+      compute: deps.compute,
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),
