@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ComputePool } from './compute/compute-pool.js';
 import type { Config } from './config.js';
 import type { ClickHouseStore } from './stores/clickhouse.js';
 import type { Sql } from './stores/postgres.js';
@@ -29,5 +30,7 @@ export interface AppDeps {
   ch: ClickHouseStore;
   openapi: OpenApiDocument;
   logger: Logger;
+  /** The worker pool for CPU-heavy work (decoding, summaries, big payloads): the event loop only routes. */
+  compute: ComputePool;
   services: ServiceRegistry;
 }

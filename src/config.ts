@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /** What a process does (LOOKOUT_ROLES): serve the API, accept spans, run background work. */
@@ -35,6 +36,10 @@ export interface Config {
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
+  /** Worker threads of the compute pool (COMPUTE_THREADS); 0 runs that work on the event loop. */
+  computeThreads: number;
+  /** Spans stored per trace at most (TRACE_MAX_SPANS); later spans are rejected through partial_success. */
+  traceMaxSpans: number;
   /** How far past the server clock a span may start; later starts are rejected (partial success). */
   ingestMaxFutureSkewMs: number;
   queryTimeoutSeconds: number;
@@ -53,6 +58,11 @@ export interface Config {
     /** Attempts in flight per endpoint, counted across processes. */
     concurrencyPerEndpoint: number;
   };
+}
+
+/** One compute thread per core but one (the event loop's), at least one. */
+export function defaultComputeThreads(): number {
+  return Math.max(1, os.availableParallelism() - 1);
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -119,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
+    computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
+    traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
     ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),

@@ -7,6 +7,7 @@ import { bootstrapTenant } from './bootstrap.js';
 import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
+import { ComputePool } from './compute/compute-pool.js';
 import { OpenApiDocument } from './http/openapi.js';
 import { projectRoot } from './project-root.js';
 import { openClickHouse, type ClickHouseStore } from './stores/clickhouse.js';
@@ -76,12 +77,14 @@ export async function openStores(
     await pg.close();
     throw error;
   }
-  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
+  const compute = new ComputePool(config.computeThreads);
+  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
   return {
     deps,
     migrations,
     postgresUrl: pg.url,
     async close() {
+      await compute.close();
       await closeClickHouse();
       await pg.close();
     },

@@ -1,16 +1,9 @@
-import type { AppDeps } from './app-deps.js';
-
-declare module './app-deps.js' {
-  interface ServiceRegistry {
-    /** Listeners to processed traces, shared by ingestion (which calls them) and the modules that add them. */
-    traceHooks?: TraceHooks;
-  }
-}
-
 /**
  * The seam between ingestion and the workspace: ingestion announces each processed trace, and the
  * issues and monitors modules listen; the traces API asks the issues module for a trace's
- * extraction status and occurrences. Modules register in their init(), so ingestion never imports them.
+ * extraction status and occurrences. Modules register in their init() (trace-hook-registry.ts), so
+ * ingestion never imports them. Plain data and listener shapes only: the compute workers import
+ * these types, and nothing here reaches app-deps.
  */
 
 /** A failed span of a processed trace, as issue extraction and monitors see it. */
@@ -65,8 +58,4 @@ export interface TraceHooks {
   /** Filled by the issues module; until then traces report extraction 'pending'. */
   issueExtraction?: (tenantId: string, projectId: string, traceId: string) => Promise<IssueExtraction | null>;
   traceOccurrences?: (tenantId: string, projectId: string, traceId: string) => Promise<TraceIssueOccurrence[]>;
-}
-
-export function traceHooks(deps: AppDeps): TraceHooks {
-  return (deps.services.traceHooks ??= { onTraceProcessed: [] });
 }

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { deriveRequestRows } from '../../src/ingest/ingest-service.js';
+import { deriveRequestRows } from '../../src/ingest/ingest-prepare.js';
 import { otlpOrigin, type SpanEventRows } from '../../src/ingest/event-rows.js';
 import { normalizeExport } from '../../src/ingest/normalized-span.js';
 import { decodeProtobufExport } from '../../src/ingest/otlp-decode-protobuf.js';

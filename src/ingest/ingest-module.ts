@@ -1,6 +1,6 @@
 import type { AppDeps } from '../app-deps.js';
 import type { LookoutModule } from '../module.js';
-import { traceHooks } from '../trace-hooks.js';
+import { traceHooks } from '../trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
@@ -33,6 +33,7 @@ export const ingestModule: LookoutModule = {
     const service = new IngestService({
       config: deps.config,
       ch: deps.ch,
+      compute: deps.compute,
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),

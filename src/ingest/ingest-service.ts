@@ -6,25 +6,29 @@ import type { Sql } from '../stores/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import type { TraceHooks } from '../trace-hooks.js';
 import { findProject } from '../tenancy/project-store.js';
-import { deriveSpanEventRows, otlpOrigin, type SpanEventRows } from './event-rows.js';
-import { IngestWriter, type TraceNote } from './ingest-writer.js';
-import { normalizeExport, type NormalizedSpan } from './normalized-span.js';
-import type { DecodedExport } from './otlp-types.js';
-import { buildSpanTree } from './span-tree.js';
-import { validateExport } from './span-validation.js';
+import type { ComputePool } from '../compute/compute-pool.js';
+import { ownedBytes } from '../compute/owned-bytes.js';
+import { otlpOrigin } from './event-rows.js';
+import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
+import { IngestWriter } from './ingest-writer.js';
+import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
 import type { PriceTrace } from '../trace-pricing.js';
-import { traceAgentName } from './trace-summary.js';
 
 /**
- * Ingestion as a service: validated OTLP spans of an authenticated request → project resolution
- * → normalized spans and their event rows → the group-commit writer (durable before the answer)
- * → the settler, which turns settled traces into trace.processed and trace summary rows.
+ * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
+ * validated, normalized spans and their rows → project check → the group-commit writer (durable
+ * before the answer) → the settler, which turns settled traces into trace.processed and trace
+ * summary rows.
  */
 
 export interface IngestServiceDeps {
-  config: Pick<Config, 'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles'>;
+  config: Pick<
+    Config,
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans'
+  >;
   ch: ClickHouseStore;
+  compute: ComputePool;
   sql: Sql;
   logger: Logger;
   hooks: TraceHooks;
@@ -40,8 +44,7 @@ export interface IngestResult {
   errorMessage: string;
 }
 
-/** The resource attribute naming the project when neither the key nor the header does (DESIGN.md "Ingestion"). */
-export const PROJECT_RESOURCE_ATTRIBUTE = 'lookout.project_id';
+export { PROJECT_RESOURCE_ATTRIBUTE };
 export const PROJECT_HEADER = 'x-lookout-project';
 
 const PROJECT_CACHE_MS = 30_000;
@@ -56,6 +59,7 @@ export class IngestService {
     this.settler = new TraceSettler({
       ch,
       sql: deps.sql,
+      compute: deps.compute,
       logger,
       leaseMs: config.settleLeaseMs,
       settleMs: config.traceSettleMs,
@@ -69,6 +73,7 @@ export class IngestService {
       maxInflightBytes: config.ingestMaxInflightBytes,
       flushMs: config.ingestFlushMs,
       batchRows: config.ingestBatchRows,
+      maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
     });
   }
@@ -102,90 +107,64 @@ export class IngestService {
   }
 
   /**
-   * The project of each resource: the key's project when it is project-limited (a header naming
-   * another project is refused as not found), else the x-lookout-project header, else the
-   * resource's lookout.project_id attribute; none is a 400. A project of another tenant is a 404.
+   * The fixed project of a request: the key's project when it is project-limited (a header naming
+   * another project is refused as not found), else the x-lookout-project header; null when each
+   * resource must name its own (resource attribute lookout.project_id, applied on the pool).
    */
-  async resolveProjects(principal: Principal, header: string | undefined, decoded: DecodedExport): Promise<string[]> {
+  fixedProject(principal: Principal, header: string | undefined): string | null {
     const headerProject = header?.trim() || null;
-    let fixed: string | null = null;
     if (principal.projectId) {
       if (headerProject && headerProject !== principal.projectId) throw new NotFoundError('Project not found');
-      fixed = principal.projectId;
-    } else if (headerProject) {
-      fixed = headerProject;
+      return principal.projectId;
     }
-    const projects = decoded.resourceSpans.map((rs) => {
-      if (fixed) return fixed;
-      const value = rs.resource[PROJECT_RESOURCE_ATTRIBUTE];
-      if (typeof value !== 'string' || value === '') {
-        throw new ValidationError(
-          `No project for the spans: send the ${PROJECT_HEADER} header, set the resource attribute ${PROJECT_RESOURCE_ATTRIBUTE}, or use a project-limited API key`,
-        );
-      }
-      return value;
-    });
-    for (const projectId of new Set(projects)) {
+    return headerProject;
+  }
+
+  /**
+   * One OTLP request body: decoded, validated, normalized and turned into rows on the compute pool
+   * (the body is handed over without a copy), its projects checked (a project of another tenant is
+   * a 404), then written durably. Throws HttpErrors for 4xx/429/503.
+   */
+  async ingest(principal: Principal, projectHeader: string | undefined, body: Buffer, encoding: OtlpEncoding): Promise<IngestResult> {
+    const fixedProject = this.fixedProject(principal, projectHeader);
+    const bytes = body.length;
+    // The body moves to the worker without a copy when it owns its memory.
+    const payload = ownedBytes(body);
+    const prepared = await this.deps.compute.run(
+      'prepare-ingest',
+      {
+        body: payload,
+        encoding,
+        tenantId: principal.tenantId,
+        fixedProject,
+        origin: otlpOrigin(principal.keyId, principal.userId ?? ''),
+        maxFutureSkewMs: this.deps.config.ingestMaxFutureSkewMs,
+      },
+      [payload.buffer as ArrayBuffer],
+    );
+    if (prepared.kind === 'undecodable') throw new ValidationError(prepared.message);
+    if (prepared.kind === 'no_project') {
+      throw new ValidationError(
+        `No project for the spans: send the ${PROJECT_HEADER} header, set the resource attribute ${PROJECT_RESOURCE_ATTRIBUTE}, or use a project-limited API key`,
+      );
+    }
+    for (const projectId of prepared.projects) {
       if (!(await this.projectExists(principal.tenantId, projectId))) throw new NotFoundError('Project not found');
     }
-    return projects;
-  }
-
-  /** Validates, resolves projects, derives rows and writes them durably. Throws HttpErrors for 4xx/429/503. */
-  async ingest(principal: Principal, projectHeader: string | undefined, decoded: DecodedExport, bytes: number): Promise<IngestResult> {
-    const validation = validateExport(decoded, { maxFutureSkewMs: this.deps.config.ingestMaxFutureSkewMs });
     const result: IngestResult = {
-      acceptedSpans: validation.acceptedSpans,
-      rejectedSpans: validation.rejectedSpans,
+      acceptedSpans: prepared.acceptedSpans,
+      rejectedSpans: prepared.rejectedSpans,
       duplicateSpans: 0,
-      errorMessage: validation.errorMessage,
+      errorMessage: prepared.errorMessage,
     };
-    if (validation.acceptedSpans === 0) {
-      // Still check the project, so a wrong one is reported even when every span is invalid.
-      if (decoded.resourceSpans.length > 0) await this.resolveProjects(principal, projectHeader, decoded);
-      return result;
-    }
-    const projects = await this.resolveProjects(principal, projectHeader, validation.valid);
-    const spans: NormalizedSpan[] = [];
-    validation.valid.resourceSpans.forEach((rs, i) => {
-      spans.push(...normalizeExport({ resourceSpans: [rs] }, { tenantId: principal.tenantId, projectId: projects[i] }));
-    });
-    const origin = otlpOrigin(principal.keyId, principal.userId ?? '');
-    const { rows, traces } = deriveRequestRows(spans, origin);
-    const written = await this.writer.write({ rows, traces, bytes });
+    if (prepared.acceptedSpans === 0) return result;
+    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces, bytes });
     result.duplicateSpans = written.duplicates;
+    if (written.rejected > 0) {
+      result.acceptedSpans -= written.rejected;
+      result.rejectedSpans += written.rejected;
+      result.errorMessage = result.errorMessage ? `${result.errorMessage}; ${written.rejectMessage}` : written.rejectMessage;
+    }
     return result;
   }
-}
-
-/** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
-export function deriveRequestRows(spans: NormalizedSpan[], origin: ReturnType<typeof otlpOrigin>): { rows: SpanEventRows; traces: TraceNote[] } {
-  const byTrace = new Map<string, NormalizedSpan[]>();
-  for (const s of spans) {
-    const list = byTrace.get(s.traceId);
-    if (list) list.push(s);
-    else byTrace.set(s.traceId, [s]);
-  }
-  const rows: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
-  const traces: TraceNote[] = [];
-  for (const traceSpans of byTrace.values()) {
-    const tree = buildSpanTree(traceSpans);
-    const agent = traceAgentName(tree);
-    const derived = deriveSpanEventRows(traceSpans, tree, origin, () => agent);
-    rows.spans.push(...derived.spans);
-    rows.generations.push(...derived.generations);
-    rows.tools.push(...derived.tools);
-    rows.errors.push(...derived.errors);
-    const first = traceSpans[0];
-    traces.push({
-      tenantId: first.tenantId,
-      projectId: first.projectId,
-      traceId: first.traceId,
-      hasRoot: tree.roots.length > 0,
-      origin,
-      spans: traceSpans,
-      toolRows: derived.tools,
-    });
-  }
-  return { rows, traces };
 }

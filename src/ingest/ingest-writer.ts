@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { SpanEventRows, ToolCalledRow } from './event-rows.js';
+import { insertJsonLines } from '../stores/insert-json-lines.js';
+import { spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import type { ToolCalledRow } from './event-rows.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
-import type { NormalizedSpan } from './normalized-span.js';
 import type { Origin } from '../origin.js';
 
 /**
@@ -26,6 +27,10 @@ import type { Origin } from '../origin.js';
  *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
  *   so a span found in `spans` always has its events; a crash in between leaves the batch
  *   unacknowledged and the retry completes it (the event tables collapse repeats on merge).
+ * - Span limit: a trace stores at most `maxSpansPerTrace` spans. The count is the trace's spans
+ *   already in ClickHouse (the duplicate check reads them anyway) plus those kept earlier in the same
+ *   flush; flushes run one at a time, so it is exact across requests within a process. Spans past
+ *   it are rejected per request (OTLP partial_success), with their events; the rest is kept.
  * - Back-pressure: each request holds a reservation on the memory budget (ingest-budget.ts),
  *   charged as its body arrives and inflates and released when the request ends; over the bound
  *   the endpoint answers 429 with Retry-After instead of queueing more in memory.
@@ -35,22 +40,31 @@ export interface TraceNote {
   tenantId: string;
   projectId: string;
   traceId: string;
+  otelTraceId: string;
   hasRoot: boolean;
   origin: Origin;
-  /** The request's spans of this trace, so the settler can summarize from memory. */
-  spans: NormalizedSpan[];
+  /** Where this trace's spans sit in the request's encoded `spans` rows: [start, end). */
+  spanRange: [number, number];
+  /**
+   * Set by the writer from spanRange, for the settler to summarize from memory (on the compute
+   * pool): the ids and `spans` rows (JSON) of the spans it stored.
+   */
+  spanIds?: string[];
+  spanLines?: string[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: ToolCalledRow[];
   /**
-   * Set by the writer: span ids of this trace that were already in ClickHouse before this write.
-   * Spans the settler does not hold mean the trace is partly elsewhere (an earlier settle, another
-   * process, before a restart) and must be read back from ClickHouse.
+   * Set by the writer: how many spans of this trace were already in ClickHouse before this flush.
+   * More than the settler holds means the trace is partly elsewhere (an earlier settle, another
+   * process, before a restart) and must be read back from ClickHouse. A count, not the ids: the
+   * ids of a 100,000-span trace read back at every flush made ingesting it quadratic.
    */
-  storedBefore?: Set<string>;
+  storedBeforeCount?: number;
 }
 
 export interface PreparedWrite {
-  rows: SpanEventRows;
+  /** Rows already serialized (encoded-rows.ts). */
+  rows: EncodedSpanEventRows;
   traces: TraceNote[];
   /** Approximate bytes of the rows (JSON size of the decoded request), for the batch bound. */
   bytes: number;
@@ -59,6 +73,10 @@ export interface PreparedWrite {
 export interface WriteResult {
   written: number;
   duplicates: number;
+  /** Spans refused because their trace reached the span limit. */
+  rejected: number;
+  /** '' when nothing was rejected. */
+  rejectMessage: string;
 }
 
 export interface IngestWriterOptions {
@@ -68,6 +86,8 @@ export interface IngestWriterOptions {
   flushMs: number;
   batchRows: number;
   batchBytes?: number;
+  /** Spans stored per trace at most (TRACE_MAX_SPANS); Infinity: no limit. */
+  maxSpansPerTrace?: number;
   /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
   record?: (traces: TraceNote[]) => Promise<void>;
 }
@@ -80,8 +100,6 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-const spanKey = (r: { tenant_id: string; project_id: string; trace_id: string; span_id: string }) =>
-  `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}\u0000${r.span_id}`;
 
 export class IngestWriter {
   private pending: Pending[] = [];
@@ -125,10 +143,10 @@ export class IngestWriter {
   /** Queues rows for the next flush; resolves once they are durable. */
   write(write: PreparedWrite): Promise<WriteResult> {
     if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
-    if (write.rows.spans.length === 0) return Promise.resolve({ written: 0, duplicates: 0 });
+    if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
       this.pending.push({ write, resolve, reject });
-      this.pendingRows += write.rows.spans.length;
+      this.pendingRows += write.rows.spans.keys.length;
       this.pendingBytes += write.bytes;
       if (this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes) this.kick();
       else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.options.flushMs);
@@ -159,7 +177,7 @@ export class IngestWriter {
       let bytes = 0;
       let take = 0;
       while (take < this.pending.length && (take === 0 || (rows < this.options.batchRows && bytes < this.batchBytes))) {
-        rows += this.pending[take].write.rows.spans.length;
+        rows += this.pending[take].write.rows.spans.keys.length;
         bytes += this.pending[take].write.bytes;
         take++;
       }
@@ -170,80 +188,116 @@ export class IngestWriter {
     }
   }
 
-  /** Keys of all spans already in `spans` for the traces of the batch (one query for the whole batch). */
-  private async storedKeys(rows: SpanEventRows['spans']): Promise<{ keys: Set<string>; byTrace: Map<string, Set<string>>; rooted: Set<string> }> {
+  /**
+   * For the traces of the batch: how many spans each already has in `spans`, which of the batch's
+   * own span ids are among them, and whether a root is stored. One query, and its answer is bounded
+   * by the batch, not by the traces' size (all ids of every touched trace was quadratic for a trace
+   * sent in many parts).
+   */
+  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string> }> {
     const tenants = new Set<string>();
     const projects = new Set<string>();
     const traces = new Set<string>();
-    for (const r of rows) {
-      tenants.add(r.tenant_id);
-      projects.add(r.project_id);
-      traces.add(r.trace_id);
+    const spanIds = new Set<string>();
+    for (const p of batch) {
+      for (const t of p.write.traces) {
+        tenants.add(t.tenantId);
+        projects.add(t.projectId);
+        traces.add(t.traceId);
+      }
+      for (const key of p.write.rows.spans.keys) spanIds.add(spanIdOfSpanKey(key));
     }
     const result = await this.options.ch.client.query({
-      query: `SELECT tenant_id, project_id, trace_id, span_id, parent_span_id = '' AS is_root FROM ${this.options.ch.table('spans')}
-              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
-      query_params: { tenants: [...tenants], projects: [...projects], traces: [...traces] },
+      query: `SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
+                     groupUniqArrayIf(span_id, span_id IN {spans:Array(String)}) AS present
+              FROM ${this.options.ch.table('spans')}
+              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}
+              GROUP BY tenant_id, project_id, trace_id`,
+      query_params: { tenants: [...tenants], projects: [...projects], traces: [...traces], spans: [...spanIds] },
       format: 'JSONEachRow',
     });
-    const keys = new Set<string>();
-    const byTrace = new Map<string, Set<string>>();
+    const present = new Set<string>();
+    const counts = new Map<string, number>();
     const rooted = new Set<string>();
-    for (const r of await result.json<{ tenant_id: string; project_id: string; trace_id: string; span_id: string; is_root: number | boolean }>()) {
-      keys.add(spanKey(r));
-      const traceKey = `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
+    type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
+    for (const r of await result.json<Row>()) {
+      const traceKey = traceKeyOf(r);
+      counts.set(traceKey, Number(r.stored));
       // A late span's root may have come earlier (to any process): the trace then settles on the quiet period.
-      if (Number(r.is_root) === 1) rooted.add(traceKey);
-      let ids = byTrace.get(traceKey);
-      if (!ids) byTrace.set(traceKey, (ids = new Set()));
-      ids.add(r.span_id);
+      if (Number(r.has_root) === 1) rooted.add(traceKey);
+      for (const spanId of r.present) present.add(`${traceKey}\u0000${spanId}`);
     }
-    return { keys, byTrace, rooted };
+    return { present, counts, rooted };
   }
 
-  private async insert(table: string, values: object[]): Promise<void> {
-    if (values.length === 0) return;
-    await this.options.ch.client.insert({ table: this.options.ch.table(table), values, format: 'JSONEachRow' });
+  /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body. */
+  private async insert(table: string, lines: string[]): Promise<void> {
+    await insertJsonLines(this.options.ch, table, lines);
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {
     try {
-      const all: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
-      for (const p of batch) {
-        for (const r of p.write.rows.spans) all.spans.push(r);
-      }
-      const { keys: stored, byTrace: storedByTrace, rooted } = await this.storedKeys(all.spans);
+      const { present: stored, counts: storedCounts, rooted } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
+      const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
+      /** Spans per trace: stored before this flush, plus kept in it so far. */
+      const spanCounts = new Map<string, number>();
       // Skip stored spans and repeats inside the batch (the same span sent by two requests).
       const keep = new Set<string>();
       const results: WriteResult[] = [];
       const touchedTraces: TraceNote[] = [];
-      const spans: SpanEventRows['spans'] = [];
+      const spans: string[] = [];
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
-        for (const r of p.write.rows.spans) {
-          const key = spanKey(r);
+        let rejected = 0;
+        const overLimit = new Set<string>();
+        const refused = new Set<string>();
+        const { keys, lines } = p.write.rows.spans;
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
           if (stored.has(key) || keep.has(key)) {
             duplicates++;
             continue;
           }
+          const traceKey = traceKeyOfSpanKey(key);
+          const count = spanCounts.get(traceKey) ?? storedCounts.get(traceKey) ?? 0;
+          if (count >= maxSpans) {
+            rejected++;
+            overLimit.add(traceKey);
+            refused.add(key);
+            continue;
+          }
+          spanCounts.set(traceKey, count + 1);
           keep.add(key);
-          spans.push(r);
+          spans.push(lines[i]);
           written++;
         }
-        results.push({ written, duplicates });
+        let rejectMessage = '';
+        if (rejected > 0) {
+          const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId }))).map((t) => t.otelTraceId);
+          rejectMessage = `rejected ${rejected} spans: trace ${otelIds.slice(0, 3).join(', ')}${otelIds.length > 3 ? ` and ${otelIds.length - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
+        }
+        results.push({ written, duplicates, rejected, rejectMessage });
         // Every trace of the request, duplicates included: a retry after a crash between the insert
-        // and the queue upsert must still queue its trace.
+        // and the queue upsert must still queue its trace. Spans refused by the limit are not stored,
+        // so the settler must not hold them either.
         for (const t of p.write.traces) {
-          const traceKey = `${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`;
-          t.storedBefore = storedByTrace.get(traceKey) ?? new Set();
+          const traceKey = traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId });
+          t.spanIds = [];
+          t.spanLines = [];
+          for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) {
+            if (refused.has(keys[i])) continue;
+            t.spanIds.push(spanIdOfSpanKey(keys[i]));
+            t.spanLines.push(lines[i]);
+          }
+          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(`${traceKey}\u0000${r.span_id}`));
+          t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
           if (rooted.has(traceKey)) t.hasRoot = true;
           touchedTraces.push(t);
         }
       }
-      const fresh = <T extends { tenant_id: string; project_id: string; trace_id: string; span_id: string }>(rows: T[]) =>
-        rows.filter((r) => keep.has(spanKey(r)));
+      const fresh = (rows: EncodedRows) => rows.lines.filter((_, i) => keep.has(rows.keys[i]));
       const generations = batch.flatMap((p) => fresh(p.write.rows.generations));
       const tools = batch.flatMap((p) => fresh(p.write.rows.tools));
       const errors = batch.flatMap((p) => fresh(p.write.rows.errors));

@@ -6,7 +6,7 @@ import type { IngestService } from './ingest-service.js';
 import { PROJECT_HEADER } from './ingest-service.js';
 import type { Reservation } from './ingest-budget.js';
 import { readOtlpBody } from './otlp-body.js';
-import { decodeExport, encodingOf, requireEncoding } from './otlp-request.js';
+import { encodingOf, requireEncoding } from './otlp-request.js';
 import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
 
 /**
@@ -38,14 +38,13 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       requireScope(principal, 'ingest');
       const requestEncoding = requireEncoding(req.headers['content-type']);
       // Memory admission: the body, what it inflates to and what it decodes into are charged to
-      // this reservation as they come (INGEST_MAX_INFLIGHT_BYTES), and released when the request ends.
+      // this reservation as they come (INGEST_MAX_INFLIGHT_BYTES), and released when the request
+      // ends (after the answer): the decoded rows live on the compute pool and in the writer until then.
       reservation = service.writer.admit();
       const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
-      const bytes = body.length;
-      // Only `decoded` lives on across the write (the body is garbage once decoded).
-      const decoded = decodeExport(body, requestEncoding);
       const projectHeader = req.headers[PROJECT_HEADER];
-      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, decoded, bytes);
+      // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
+      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
       res
         .status(200)
         .type(OTLP_CONTENT_TYPES[requestEncoding])

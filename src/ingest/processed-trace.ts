@@ -8,7 +8,7 @@ function isoFromDateTime64(text: string): string {
 }
 
 /** The hook payload (src/trace-hooks.ts) for the issues and monitors modules. */
-export function processedTrace(summary: TraceSummary, spans: NormalizedSpan[]): ProcessedTrace {
+export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[]): ProcessedTrace {
   const { trace } = summary;
   const failures = spans
     .filter((s) => s.statusCode === 'ERROR')
@@ -36,6 +36,14 @@ export function processedTrace(summary: TraceSummary, spans: NormalizedSpan[]): 
       input: s.toolArguments ?? '',
       output: s.toolResult ?? '',
     }));
+  // Spans without attributes add nothing a monitor could match, only bytes to copy back.
+  const spanAttributes: Record<string, Record<string, unknown>> = {};
+  for (const s of spans) {
+    for (const _key in s.attributes) {
+      spanAttributes[s.spanId] = s.attributes;
+      break;
+    }
+  }
   return {
     tenantId: trace.tenant_id,
     projectId: trace.project_id,
@@ -48,6 +56,6 @@ export function processedTrace(summary: TraceSummary, spans: NormalizedSpan[]): 
     toolCalls,
     agentInput: trace.agent_input,
     agentOutput: trace.agent_output,
-    spanAttributes: Object.fromEntries(spans.map((s) => [s.spanId, s.attributes])),
+    spanAttributes,
   };
 }

@@ -1,6 +1,5 @@
 import type { ToolCalledRow } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
-import type { NormalizedSpan } from './normalized-span.js';
 import type { Claim, RecordedRow } from './settle-queue.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 
@@ -13,7 +12,12 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  * - every upsert of that row was this process's own (`seq` at claim = upserts counted here: seq
  *   starts at 1 when the row is created and each flush that touches the trace adds 1), and
  * - no span of the trace was in ClickHouse before this process's first write to it and none it
- *   does not hold appeared later (`storedBefore` of every write ⊆ spans held).
+ *   does not hold appeared later (`storedBeforeCount` of every write ≤ spans held: every span held
+ *   was durable before that write, so the stored spans are exactly the held ones).
+ *
+ * Spans are held as the `spans` rows this process wrote (JSON lines): the settler hands them to the
+ * compute pool as they are (settle-summaries.ts). A trace past `maxSpansPerTrace` is read back
+ * instead, so one copy to a worker stays short.
  *
  * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
  * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
@@ -25,15 +29,16 @@ interface CacheEntry {
   upserts: number;
   /** The seq of the last upsert counted (notes of one flush share one upsert). */
   lastSeq: string;
-  /** Null once the entry can no longer prove it holds the whole trace. */
-  spans: Map<string, NormalizedSpan> | null;
+  /** The trace's `spans` rows (JSON) by span id; null once the entry can no longer prove it holds the whole trace. */
+  spans: Map<string, string> | null;
   /** tool.called rows as written at ingest, by span id. */
   toolRows: Map<string, ToolCalledRow>;
   touchedAt: number;
 }
 
 export interface CachedTrace {
-  spans: NormalizedSpan[];
+  /** The trace's `spans` rows as JSON lines. */
+  rows: string[];
   toolRows: Map<string, ToolCalledRow>;
 }
 
@@ -44,6 +49,7 @@ export class SettleCache {
 
   constructor(
     private readonly maxSpans: number,
+    private readonly maxSpansPerTrace: number = 2000,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -76,17 +82,15 @@ export class SettleCache {
       entry.lastSeq = row.seq;
       entry.touchedAt = now;
       if (!entry.spans) continue;
-      for (const id of note.storedBefore ?? []) {
-        if (!entry.spans.has(id)) {
-          this.forget(entry);
-          break;
-        }
-      }
-      if (entry.spans && this.spanCount + note.spans.length > this.maxSpans) this.forget(entry);
+      const ids = note.spanIds ?? [];
+      const lines = note.spanLines ?? [];
+      if ((note.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
+      if (entry.spans && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
+      if (entry.spans && entry.spans.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
       if (!entry.spans) continue;
-      for (const s of note.spans) {
-        if (!entry.spans.has(s.spanId)) this.spanCount++;
-        entry.spans.set(s.spanId, s);
+      for (let i = 0; i < ids.length; i++) {
+        if (!entry.spans.has(ids[i])) this.spanCount++;
+        entry.spans.set(ids[i], lines[i]);
       }
       for (const r of note.toolRows) entry.toolRows.set(r.span_id, r);
     }
@@ -96,7 +100,7 @@ export class SettleCache {
   take(claim: Claim): CachedTrace | null {
     const entry = this.entries.get(traceKeyString(claim));
     if (!entry || !entry.spans || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
-    return { spans: [...entry.spans.values()], toolRows: entry.toolRows };
+    return { rows: [...entry.spans.values()], toolRows: entry.toolRows };
   }
 
   /** A claim finished: the queue row is gone, and so is what was held for it. */

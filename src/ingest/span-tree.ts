@@ -10,8 +10,14 @@ import type { NormalizedSpan } from './normalized-span.js';
  * - each span's agent: its own agent name, else its nearest ancestor's.
  * - each tool span's output tokens: its own usage, else the counted usage below it (a tool that
  *   runs a sub-agent or a model).
+ * - each span's depth (the root is 0).
  *
- * Parent links are followed with a step bound, so a malformed trace with a cycle cannot hang.
+ * Everything is computed once, in O(n), by one breadth-first walk from the roots (top-down facts:
+ * depth, agent) and the same order reversed (bottom-up facts: usage below, tokens below). No walk
+ * recurses and none follows a parent chain per span, so a single parent chain of 100,000 spans
+ * costs what 100,000 siblings cost (walking to the root per span made it quadratic: 20,000 spans
+ * blocked the service for 10 s). A malformed trace whose parent links form a cycle is cut at the
+ * first span of the cycle met in input order, which then acts as a root.
  */
 export interface SpanTree {
   spans: NormalizedSpan[];
@@ -29,69 +35,82 @@ export function hasUsage(span: NormalizedSpan): boolean {
 }
 
 export function buildSpanTree(spans: NormalizedSpan[]): SpanTree {
+  const n = spans.length;
   const byId = new Map<string, NormalizedSpan>();
   for (const s of spans) byId.set(s.spanId, s);
-  const limit = spans.length + 1;
+  const index = new Map<NormalizedSpan, number>();
+  for (let i = 0; i < n; i++) index.set(spans[i], i);
 
-  const parentOf = (s: NormalizedSpan): NormalizedSpan | undefined =>
-    s.parentSpanId === '' || s.parentSpanId === s.spanId ? undefined : byId.get(s.parentSpanId);
-
-  // Mark every ancestor of a usage-carrying span: those do not count.
-  const hasUsageBelow = new Set<NormalizedSpan>();
-  for (const s of spans) {
-    if (!hasUsage(s)) continue;
-    let p = parentOf(s);
-    for (let steps = 0; p && steps < limit && !hasUsageBelow.has(p); steps++) {
-      hasUsageBelow.add(p);
-      p = parentOf(p);
-    }
-  }
-  const counted = new Set<NormalizedSpan>();
-  for (const s of spans) if (hasUsage(s) && !hasUsageBelow.has(s)) counted.add(s);
-
-  const toolTokens = new Map<NormalizedSpan, number>();
-  for (const s of counted) {
-    const out = s.outputTokens ?? 0;
-    let p = parentOf(s);
-    for (let steps = 0; p && steps < limit; steps++) {
-      if (p.spanClass === 'tool') toolTokens.set(p, (toolTokens.get(p) ?? 0) + out);
-      p = parentOf(p);
-    }
+  // parent[i]: index of the parent span, -1 for a root or a span whose parent is not in the set.
+  const parent = new Int32Array(n).fill(-1);
+  const firstChild = new Int32Array(n).fill(-1);
+  const nextSibling = new Int32Array(n).fill(-1);
+  for (let i = n - 1; i >= 0; i--) {
+    const s = spans[i];
+    if (s.parentSpanId === '' || s.parentSpanId === s.spanId) continue;
+    const p = byId.get(s.parentSpanId);
+    if (p === undefined) continue;
+    const pi = index.get(p)!;
+    parent[i] = pi;
+    nextSibling[i] = firstChild[pi];
+    firstChild[pi] = i;
   }
 
-  const agentNames = new Map<NormalizedSpan, string>();
-  const agentNameOf = (span: NormalizedSpan): string => {
-    const cached = agentNames.get(span);
-    if (cached !== undefined) return cached;
-    const chain: NormalizedSpan[] = [];
-    let name = '';
-    let s: NormalizedSpan | undefined = span;
-    for (let steps = 0; s && steps < limit; steps++) {
-      const known = agentNames.get(s);
-      if (known !== undefined) {
-        name = known;
-        break;
+  // Breadth-first order: every span after its parent. Spans left unvisited sit on a cycle (or
+  // below one); the first of them in input order is cut from its parent and walked as a root.
+  const order = new Int32Array(n);
+  const visited = new Uint8Array(n);
+  let length = 0;
+  const walkFrom = (start: number) => {
+    let head = length;
+    visited[start] = 1;
+    order[length++] = start;
+    while (head < length) {
+      for (let c = firstChild[order[head++]]; c !== -1; c = nextSibling[c]) {
+        if (visited[c]) continue;
+        visited[c] = 1;
+        order[length++] = c;
       }
-      chain.push(s);
-      if (s.agentName !== '') {
-        name = s.agentName;
-        break;
-      }
-      s = parentOf(s);
     }
-    for (const c of chain) agentNames.set(c, name);
-    return name;
   };
+  for (let i = 0; i < n; i++) if (parent[i] === -1) walkFrom(i);
+  for (let i = 0; i < n && length < n; i++) {
+    if (visited[i]) continue;
+    parent[i] = -1;
+    walkFrom(i);
+  }
 
-  const depths = new Map<NormalizedSpan, number>();
-  const depth = (span: NormalizedSpan): number => {
-    const cached = depths.get(span);
-    if (cached !== undefined) return cached;
-    let d = 0;
-    let p = parentOf(span);
-    for (; p && d < limit; d++) p = parentOf(p);
-    depths.set(span, d);
-    return d;
+  const depths = new Int32Array(n);
+  const agentNames: string[] = new Array<string>(n);
+  for (let k = 0; k < n; k++) {
+    const i = order[k];
+    const p = parent[i];
+    depths[i] = p === -1 ? 0 : depths[p] + 1;
+    const own = spans[i].agentName;
+    agentNames[i] = own !== '' || p === -1 ? own : agentNames[p];
+  }
+
+  // Bottom-up: whether any descendant carries usage, and the counted output tokens below each span.
+  const usageBelow = new Uint8Array(n);
+  const tokensBelow = new Float64Array(n);
+  for (let k = n - 1; k >= 0; k--) {
+    const i = order[k];
+    const s = spans[i];
+    const usage = hasUsage(s);
+    const isCounted = usage && usageBelow[i] === 0;
+    const p = parent[i];
+    if (p === -1) continue;
+    if (usage || usageBelow[i]) usageBelow[p] = 1;
+    tokensBelow[p] += (isCounted ? (s.outputTokens ?? 0) : 0) + tokensBelow[i];
+  }
+  // In input order: the counted set's order reaches the cost module's list of generations.
+  const counted = new Set<NormalizedSpan>();
+  for (let i = 0; i < n; i++) if (hasUsage(spans[i]) && usageBelow[i] === 0) counted.add(spans[i]);
+
+  const at = (span: NormalizedSpan): number => {
+    const i = index.get(span);
+    if (i === undefined) throw new Error(`span ${span.spanId} is not part of this tree`);
+    return i;
   };
 
   return {
@@ -99,8 +118,12 @@ export function buildSpanTree(spans: NormalizedSpan[]): SpanTree {
     byId,
     roots: spans.filter((s) => s.parentSpanId === ''),
     counted,
-    depth,
-    agentNameOf,
-    toolOutputTokens: (span) => (hasUsage(span) && !hasUsageBelow.has(span) ? (span.outputTokens ?? 0) : (toolTokens.get(span) ?? 0)),
+    depth: (span) => depths[at(span)],
+    agentNameOf: (span) => agentNames[at(span)],
+    toolOutputTokens: (span) => {
+      const i = at(span);
+      if (hasUsage(span) && usageBelow[i] === 0) return span.outputTokens ?? 0;
+      return span.spanClass === 'tool' ? tokensBelow[i] : 0;
+    },
   };
 }

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { ComputePool } from '../compute/compute-pool.js';
+import { mapInSlices } from '../compute/yielding.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { insertJsonLines } from '../stores/insert-json-lines.js';
 import type { Sql } from '../stores/postgres.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
 import { msToDateTime64 } from '../stores/clickhouse-time.js';
-import type { ToolCalledRow } from './event-rows.js';
 import { HookRunner } from './hook-runner.js';
 import type { TraceNote } from './ingest-writer.js';
-import type { NormalizedSpan } from './normalized-span.js';
-import { processedTrace } from './processed-trace.js';
-import { SettleCache } from './settle-cache.js';
+import { SettleCache, type CachedTrace } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
-import { readTraceSpans, traceKeyString } from './stored-spans.js';
-import { summarizeTrace, type TraceSummary } from './trace-summary.js';
+import { withCost, type SettledTrace, type SettleTraceInput } from './settle-summaries.js';
+import { readTraceSpansBytes, traceKeyString } from './stored-spans.js';
 import type { PriceTrace } from '../trace-pricing.js';
 import type { Origin } from '../origin.js';
 
@@ -29,11 +29,18 @@ import type { Origin } from '../origin.js';
  * the hooks, and only then finishes the claim — which fails if a newer span was recorded meanwhile.
  * A round that dies anywhere before that leaves its claims to expire and be settled again under a
  * newer version: hooks run once per settle version, and a finished trace's hooks have run.
+ *
+ * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
+ * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
+ * bytes ClickHouse returned. Pricing (the cost module's catalog lives on this thread) and the
+ * rows' JSON are done in yielding slices.
  */
 
 export interface TraceSettlerOptions {
   ch: ClickHouseStore;
   sql: Sql;
+  /** Summaries run on the compute pool (settle-summaries.ts), never on the event loop. */
+  compute: ComputePool;
   logger: Logger;
   settleMs: number;
   maxWaitMs: number;
@@ -45,6 +52,8 @@ export interface TraceSettlerOptions {
   leaseMs?: number;
   /** Spans held in memory for open traces; past it, traces are read back from ClickHouse. */
   maxCachedSpans?: number;
+  /** Spans held in memory for one trace; past it, the trace is read back (its rows are copied to a worker at settling, a read-back is one string). */
+  maxCachedSpansPerTrace?: number;
 }
 
 export class TraceSettler {
@@ -59,7 +68,7 @@ export class TraceSettler {
 
   constructor(private readonly options: TraceSettlerOptions) {
     this.hookRunner = new HookRunner(options.hooks, options.logger);
-    this.cache = new SettleCache(options.maxCachedSpans ?? 200_000);
+    this.cache = new SettleCache(options.maxCachedSpans ?? 200_000, options.maxCachedSpansPerTrace ?? 2000);
     this.leaseMs = options.leaseMs ?? 60_000;
   }
 
@@ -166,75 +175,64 @@ export class TraceSettler {
   }
 
   /**
-   * The one place a trace summary is computed (the compute work moves it to a worker pool): kept
-   * async and free of settler state.
+   * The one place trace summaries are computed: on the compute pool (settle-summaries.ts), never on
+   * the event loop. Traces held in memory go as their `spans` rows (JSON lines), in tasks of bounded
+   * size (each copy to a worker is one short pause); read-back traces go as the bytes ClickHouse
+   * returned (moved, not copied). Free of settler state.
    */
-  private async summarize(spans: NormalizedSpan[], origin: Origin, processedAt: string): Promise<TraceSummary> {
-    return summarizeTrace(spans, { origin, processedAt, priceTrace: this.options.priceTrace });
+  private async summarize(
+    held: { key: string; origin: Origin; trace: CachedTrace }[],
+    readBack: { key: string; origin: Origin }[],
+    stored: Uint8Array,
+    processedAt: string,
+  ): Promise<SettledTrace[]> {
+    const { compute } = this.options;
+    const tasks: Promise<SettledTrace[]>[] = [];
+    let group: SettleTraceInput[] = [];
+    let groupSpans = 0;
+    const send = () => {
+      if (group.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: group }));
+      group = [];
+      groupSpans = 0;
+    };
+    for (const h of held) {
+      group.push({ key: h.key, origin: h.origin, rows: h.trace.rows, writtenTools: [...h.trace.toolRows.values()] });
+      groupSpans += h.trace.rows.length;
+      if (groupSpans >= 2000) send();
+    }
+    send();
+    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, stored }, [stored.buffer as ArrayBuffer]));
+    return (await Promise.all(tasks)).flat();
   }
 
   /** Writes one round's rows, versioned by the claim; returns the hook payloads. */
   private async settleRound(round: ClaimRound): Promise<ProcessedTrace[]> {
     const { ch } = this.options;
     const processedAt = msToDateTime64(round.versionMs);
-    const fromMemory = new Map<Claim, ReturnType<SettleCache['take']>>();
+    const held: { key: string; origin: Origin; trace: CachedTrace }[] = [];
     const toRead: Claim[] = [];
     for (const claim of round.claims) {
-      const held = this.cache.take(claim);
-      if (held) fromMemory.set(claim, held);
+      const trace = this.cache.take(claim);
+      if (trace) held.push({ key: traceKeyString(claim), origin: claim.origin, trace });
       else toRead.push(claim);
     }
-    // Traces not provably held here whole are read back (one query for the round).
-    const spansByTrace = await readTraceSpans(ch, toRead);
-
-    const summaries: { summary: TraceSummary; spans: NormalizedSpan[] }[] = [];
-    const toolRewrites: ToolCalledRow[] = [];
-    for (const claim of round.claims) {
-      const held = fromMemory.get(claim);
-      if (held) {
-        if (held.spans.length === 0) continue;
-        const summary = await this.summarize(held.spans, claim.origin, processedAt);
-        summaries.push({ spans: held.spans, summary });
-        for (const row of summary.tools) {
-          const written = held.toolRows.get(row.span_id);
-          // Keep who recorded the call: only the derived fields change.
-          if (!written) toolRewrites.push(row);
-          else if (written.agent_name !== row.agent_name || written.output_tokens !== row.output_tokens) {
-            toolRewrites.push({ ...row, actor: written.actor, surface: written.surface, user_id: written.user_id, api_key_id: written.api_key_id });
-          }
-        }
-        continue;
-      }
-      const stored = spansByTrace.get(traceKeyString(claim));
-      if (!stored || stored.spans.length === 0) continue;
-      const summary = await this.summarize(stored.spans, claim.origin, processedAt);
-      summaries.push({ spans: stored.spans, summary });
-      toolRewrites.push(...toolRowsToRewrite(summary, stored.ingestAgentNames));
-    }
-    const insert = async (table: string, values: object[]) => {
-      if (values.length > 0) await ch.client.insert({ table: ch.table(table), values, format: 'JSONEachRow' });
-    };
-    await insert('event_tool_called', toolRewrites);
-    await insert('event_trace_processed', summaries.map((s) => s.summary.processed));
-    await insert('traces', summaries.map((s) => s.summary.trace));
-    return summaries.map(({ summary, spans }) => processedTrace(summary, spans));
+    // Traces not provably held here whole are read back (one query for the round, parsed on the pool).
+    const stored = toRead.length > 0 ? await readTraceSpansBytes(ch, toRead) : new Uint8Array(0);
+    const settled = await this.summarize(
+      held,
+      toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
+      stored,
+      processedAt,
+    );
+    // Pricing needs the cost module's catalog (main thread): in slices, like the rows' JSON.
+    const { priceTrace } = this.options;
+    const summaries = await mapInSlices(settled, (s) => (priceTrace ? withCost(s.summary, priceTrace(s.summary.usage)) : s.summary), 50);
+    const toolRewrites = await mapInSlices(settled.flatMap((s) => s.toolRewrites), (r) => JSON.stringify(r), 500);
+    const processedRows = await mapInSlices(summaries, (s) => JSON.stringify(s.processed), 500);
+    const traceRows = await mapInSlices(summaries, (s) => JSON.stringify(s.trace), 500);
+    await insertJsonLines(ch, 'event_tool_called', toolRewrites);
+    await insertJsonLines(ch, 'event_trace_processed', processedRows);
+    await insertJsonLines(ch, 'traces', traceRows);
+    return settled.map((s) => s.hook);
   }
 }
-
-/**
- * tool.called rows the whole trace changes. At ingest a tool span's agent came from its own
- * request (stored as the span's agent_name), falling back to that request's view of the trace when
- * no ancestor was in it; its output tokens from the usage below it in that request. Rewritten here
- * (same key, newer inserted_at replaces the row) when the agent was not resolved at ingest or differs
- * now, or when usage below the tool may have arrived separately.
- */
-export function toolRowsToRewrite(summary: TraceSummary, ingestAgentNames: Map<string, string>): ToolCalledRow[] {
-  const { tree } = summary;
-  return summary.tools.filter((row) => {
-    const atIngest = ingestAgentNames.get(row.span_id) ?? '';
-    if (atIngest === '' || atIngest !== row.agent_name) return true;
-    const span = tree.byId.get(row.span_id);
-    return span !== undefined && row.output_tokens !== (span.outputTokens ?? 0);
-  });
-}
-

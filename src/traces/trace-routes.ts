@@ -2,20 +2,20 @@ import { Router } from 'express';
 import type { AppDeps } from '../app-deps.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { defineRoute, projectForPrincipal } from '../http/route.js';
-import { summarizeTrace } from '../ingest/trace-summary.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
-import { traceHooks } from '../trace-hooks.js';
+import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
-import { stringifyExact } from './exact-json.js';
-import { agentNames, listTraces, readTraceById, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
-import { contextBundle, defaultPayload, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
+import type { TraceDetailPage } from './trace-detail-build.js';
+import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
+import { contextBundleJson, defaultPayloadJson, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
-import { SYSTEM_ORIGIN } from '../origin.js';
 
 /**
  * The traces API: SPEC.md "Traces" (GET /traces/{trace_id}, GET /traces/agent-names) and
  * DESIGN.md's GET /projects/{project_id}/traces. Trace detail is built from the stored spans with
- * the same summarizeTrace the settler stores, so it is complete as soon as the spans are durable.
+ * the same summarizeTrace the settler stores, so it is complete as soon as the spans are durable;
+ * the work runs on the compute pool and the default form pages a huge trace's spans
+ * (span_limit/span_cursor) instead of answering megabytes.
  */
 
 interface DetailQuery {
@@ -23,6 +23,8 @@ interface DetailQuery {
   project_id?: string;
   spans_limit?: number;
   spans_offset?: number;
+  span_limit?: number;
+  span_cursor?: string;
   include_attributes?: boolean;
   include_events?: boolean;
 }
@@ -38,6 +40,8 @@ interface ListQuery {
 }
 
 const DEFAULT_SPANS_LIMIT = 100;
+/** Spans per page of the default form: every span of a normal trace, a bounded answer for a huge one. */
+export const DEFAULT_SPAN_PAGE = 2000;
 const DEFAULT_LIST_LIMIT = 50;
 
 /** ISO 8601 → ClickHouse DateTime64 text (UTC), or a 400 naming the parameter. */
@@ -122,17 +126,27 @@ export function traceRoutes(deps: AppDeps): Router {
         await projectForPrincipal(deps, principal, query.project_id!);
         projectId = query.project_id!;
       }
-      const spans = await readTraceById(deps.ch, { tenantId: principal.tenantId, projectId }, id);
-      if (spans.length === 0) throw new NotFoundError('Trace not found');
-      const first = spans[0];
-      const summary = summarizeTrace(spans, { origin: SYSTEM_ORIGIN, processedAt: '1970-01-01 00:00:00.000' });
+      if (context && (query.span_limit !== undefined || query.span_cursor !== undefined)) {
+        throw new ValidationError('span_limit and span_cursor page the default form; the context bundle takes spans_limit and spans_offset');
+      }
+      const rows = await readTraceBytes(deps.ch, { tenantId: principal.tenantId, projectId }, id);
+      const view = { includeAttributes: query.include_attributes ?? true, includeEvents: query.include_events ?? true };
+      const limit = context ? (query.spans_limit ?? DEFAULT_SPANS_LIMIT) : (query.span_limit ?? DEFAULT_SPAN_PAGE);
+      const page: TraceDetailPage = context
+        ? { form: 'context', limit, offset: query.spans_offset ?? 0 }
+        : { form: 'default', limit, cursor: query.span_cursor ?? null };
+      // Parsing, summarizing and serializing the spans runs on the compute pool (a deep trace is megabytes).
+      const built = await deps.compute.run('trace-detail', { rows, view, page }, [rows.buffer as ArrayBuffer]);
+      if (!built.found) throw new NotFoundError('Trace not found');
+      if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
+      const trace = built.trace;
       const hooks = traceHooks(deps);
       const [project, threadCount, extraction, occurrences, cost] = await Promise.all([
-        findProject(deps.sql, principal.tenantId, first.projectId),
-        threadTraceCount(deps.ch, principal.tenantId, first.projectId, summary.trace.thread_id, first.traceId),
-        hooks.issueExtraction ? hooks.issueExtraction(principal.tenantId, first.projectId, first.traceId) : Promise.resolve(null),
-        context && hooks.traceOccurrences ? hooks.traceOccurrences(principal.tenantId, first.projectId, first.traceId) : Promise.resolve([]),
-        storedTraceCost(deps.ch, principal.tenantId, first.projectId, first.traceId),
+        findProject(deps.sql, principal.tenantId, trace.project_id),
+        threadTraceCount(deps.ch, principal.tenantId, trace.project_id, trace.thread_id, trace.trace_id),
+        hooks.issueExtraction ? hooks.issueExtraction(principal.tenantId, trace.project_id, trace.trace_id) : Promise.resolve(null),
+        context && hooks.traceOccurrences ? hooks.traceOccurrences(principal.tenantId, trace.project_id, trace.trace_id) : Promise.resolve([]),
+        storedTraceCost(deps.ch, principal.tenantId, trace.project_id, trace.trace_id),
       ]);
       if (!project) throw new NotFoundError('Trace not found');
       const traceContext: TraceContext = {
@@ -142,15 +156,13 @@ export function traceRoutes(deps: AppDeps): Router {
         occurrences,
         cost,
       };
-      const view = { includeAttributes: query.include_attributes ?? true, includeEvents: query.include_events ?? true };
-      if (!context) return defaultPayload(spans, summary, traceContext, view);
-      const bundle = contextBundle(spans, summary, traceContext, {
-        ...view,
-        limit: query.spans_limit ?? DEFAULT_SPANS_LIMIT,
-        offset: query.spans_offset ?? 0,
-      });
-      // Written by hand: the nanosecond numbers must reach the client with every digit.
-      res.status(200).type('application/json').send(stringifyExact(bundle));
+      // Written by hand: the page of spans comes from the pool as JSON text (and the context bundle's
+      // nanosecond numbers must reach the client with every digit).
+      const paged = query.span_limit !== undefined || query.span_cursor !== undefined || built.spansTotal > limit;
+      const body = context
+        ? contextBundleJson(trace, built.spansJson, traceContext, { total: built.spansTotal, limit, offset: query.spans_offset ?? 0 })
+        : defaultPayloadJson(trace, built.spansJson, traceContext, paged ? { spans_total: built.spansTotal, next_span_cursor: built.nextCursor } : null);
+      res.status(200).type('application/json').send(body);
       return undefined;
     },
   });

@@ -11,6 +11,11 @@ export const traceDetailQuery = {
     project_id: { type: 'string', minLength: 1 },
     spans_limit: { type: 'integer', minimum: 1, maximum: 500 },
     spans_offset: { type: 'integer', minimum: 0 },
+    span_limit: {
+      type: 'integer', minimum: 1, maximum: 10000,
+      description: 'Default form only: spans per page (default 2000). A trace with more spans answers one page with spans_total and next_span_cursor.',
+    },
+    span_cursor: { type: 'string', minLength: 1, maxLength: 200, description: 'Default form only: next_span_cursor of the previous page.' },
     include_attributes: { type: 'boolean' },
     include_events: { type: 'boolean' },
   },
@@ -126,7 +131,11 @@ export const traceSchema = {
     cost_unpriced_models: { type: 'array', items: { type: 'string' } },
     created_at: { type: ['string', 'null'] },
     spans: { type: 'array', items: span },
-    spans_total: { type: 'integer' },
+    spans_total: { type: 'integer', description: 'Context bundle; in the default form only when the spans are paged' },
+    next_span_cursor: {
+      type: ['string', 'null'],
+      description: 'Default form, only when the spans are paged: pass as span_cursor for the next page; null on the last page',
+    },
     stats,
     issue_extraction: {
       type: 'object',

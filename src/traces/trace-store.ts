@@ -1,6 +1,5 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { NormalizedSpan } from '../ingest/normalized-span.js';
-import { EXACT_INTEGERS, spanFromStoredRow, STORED_SPAN_COLUMNS, type StoredSpanRow } from '../ingest/stored-spans.js';
+import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import { isOtelTraceId } from '../ingest/trace-id.js';
 
 /**
@@ -15,33 +14,19 @@ export interface TraceScope {
 }
 
 /**
- * All stored spans of one trace, by Lookout trace UUID or by the 32-hex OpenTelemetry trace id.
- * An otel id sent to several projects resolves to the one with the newest span.
+ * The stored spans matching a Lookout trace UUID or a 32-hex OpenTelemetry trace id, as the
+ * JSONEachRow bytes ClickHouse returns: the compute pool parses them and picks the trace
+ * (trace-detail-build.ts), so a 100,000-span trace is never decoded on the event loop.
  */
-export async function readTraceById(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<NormalizedSpan[]> {
-  const byOtel = isOtelTraceId(id);
-  const idColumn = byOtel ? 'otel_trace_id' : 'trace_id';
-  const result = await ch.client.query({
-    query: `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')} FINAL
-            WHERE tenant_id = {tenant:String} AND ${idColumn} = {id:String}
-            ${scope.projectId ? 'AND project_id = {project:String}' : ''}`,
-    query_params: { tenant: scope.tenantId, id, project: scope.projectId ?? '' },
-    format: 'JSONEachRow',
-    clickhouse_settings: EXACT_INTEGERS,
-  });
-  const rows = await result.json<StoredSpanRow>();
-  if (rows.length === 0) return [];
-  const traceIds = new Set(rows.map((r) => r.trace_id));
-  let chosen = rows[0].trace_id;
-  if (traceIds.size > 1) {
-    const newest = new Map<string, bigint>();
-    for (const r of rows) {
-      const start = BigInt(r.start_time_ns);
-      if ((newest.get(r.trace_id) ?? -1n) < start) newest.set(r.trace_id, start);
-    }
-    chosen = [...newest.entries()].sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : 0))[0][0];
-  }
-  return rows.filter((r) => r.trace_id === chosen).map(spanFromStoredRow);
+export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
+  const idColumn = isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id';
+  return selectJsonEachRowBytes(
+    ch,
+    `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')} FINAL
+     WHERE tenant_id = {tenant:String} AND ${idColumn} = {id:String}
+     ${scope.projectId ? 'AND project_id = {project:String}' : ''}`,
+    { tenant: scope.tenantId, id, project: scope.projectId ?? '' },
+  );
 }
 
 /** Traces of the project that share the thread (processed summaries). */

@@ -1,16 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { parseRecordedValue } from '../ingest/agent-io.js';
 import { tokensPerSecond } from '../ingest/event-rows.js';
 import { compareNs, type NormalizedSpan } from '../ingest/normalized-span.js';
 import { lookoutSpanId } from '../ingest/trace-id.js';
 import type { SpanTree } from '../ingest/span-tree.js';
-import type { TraceSummary } from '../ingest/trace-summary.js';
+import type { TraceRow } from '../ingest/trace-summary.js';
 import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
-import { ExactInteger } from './exact-json.js';
+import { ExactInteger, stringifyExact } from './exact-json.js';
 import type { StoredTraceCostView } from './trace-store.js';
 
 /**
  * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary
- * (the same summarizeTrace the settler stores, so detail and stored summary agree):
+ * (the same summarizeTrace the settler stores, so detail and stored summary agree). The spans
+ * part is built on the compute pool (trace-detail-build.ts) and spliced into the envelope here:
  *
  * - the default payload: every field of the Trace table; spans with `id` and nanosecond times as
  *   strings;
@@ -59,7 +61,7 @@ export function orderSpans(spans: NormalizedSpan[], tree: SpanTree): NormalizedS
   );
 }
 
-function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: boolean): Record<string, unknown> {
+export function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: boolean): Record<string, unknown> {
   const ns = (value: string) => (exactNumbers ? new ExactInteger(value) : value);
   const view: Record<string, unknown> = {
     otel_span_id: span.spanId,
@@ -85,8 +87,7 @@ function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: 
 }
 
 /** The trace-level fields shared by both forms (the Trace table minus spans, stats and id/project). */
-function traceFields(summary: TraceSummary, context: TraceContext) {
-  const t = summary.trace;
+function traceFields(t: TraceRow, context: TraceContext) {
   return {
     otel_trace_id: t.otel_trace_id,
     service_name: t.service_name,
@@ -109,8 +110,7 @@ function traceFields(summary: TraceSummary, context: TraceContext) {
   };
 }
 
-export function traceStats(summary: TraceSummary) {
-  const t = summary.trace;
+export function traceStats(t: TraceRow) {
   return {
     span_count: t.span_count,
     total_tokens: t.total_tokens,
@@ -121,40 +121,63 @@ export function traceStats(summary: TraceSummary) {
   };
 }
 
-export function defaultPayload(spans: NormalizedSpan[], summary: TraceSummary, context: TraceContext, options: SpanViewOptions) {
-  const t = summary.trace;
-  return {
+/** A page of the default form's spans (SPEC.md "Trace": spans with `id`, nanosecond times as strings), as JSON text. */
+export function defaultSpansJson(spans: NormalizedSpan[], traceId: string, options: SpanViewOptions): string {
+  return JSON.stringify(spans.map((s) => ({ id: lookoutSpanId(traceId, s.spanId), ...spanView(s, options, false) })));
+}
+
+/** A page of the context bundle's spans (no `id`, nanosecond times as exact numbers), as JSON text. */
+export function contextSpansJson(spans: NormalizedSpan[], options: SpanViewOptions): string {
+  return stringifyExact(spans.map((s) => spanView(s, options, true)));
+}
+
+/** Paging of the default form, present only when the trace has more spans than one page or the caller paged. */
+export interface SpanPage {
+  spans_total: number;
+  next_span_cursor: string | null;
+}
+
+/**
+ * The default payload as JSON text. `spansJson` (built on the compute pool) is spliced in as is:
+ * the envelope carries a random token in its place, replaced after stringify.
+ */
+export function defaultPayloadJson(t: TraceRow, spansJson: string, context: TraceContext, page: SpanPage | null): string {
+  const token = `@spans-${randomBytes(12).toString('hex')}`;
+  const payload = {
     id: t.trace_id,
     project_id: t.project_id,
     project_name: context.projectName,
-    ...traceFields(summary, context),
-    spans: orderSpans(spans, summary.tree).map((s) => ({ id: lookoutSpanId(t.trace_id, s.spanId), ...spanView(s, options, false) })),
-    stats: traceStats(summary),
+    ...traceFields(t, context),
+    spans: token,
+    ...(page ?? {}),
+    stats: traceStats(t),
     issue_extraction: context.issueExtraction,
   };
+  return JSON.stringify(payload).replace(`"${token}"`, () => spansJson);
 }
 
-export function contextBundle(
-  spans: NormalizedSpan[],
-  summary: TraceSummary,
+/** The context bundle (expand=context) as JSON text, its page of spans spliced in as in defaultPayloadJson. */
+export function contextBundleJson(
+  t: TraceRow,
+  spansJson: string,
   context: TraceContext,
-  options: SpanViewOptions & { limit: number; offset: number },
-) {
-  const t = summary.trace;
-  const page = orderSpans(spans, summary.tree).slice(options.offset, options.offset + options.limit);
-  return {
+  page: { total: number; limit: number; offset: number },
+): string {
+  const token = `@spans-${randomBytes(12).toString('hex')}`;
+  const bundle = {
     id: t.trace_id,
     project_id: t.project_id,
     project_name: context.projectName,
     otel_trace_id: t.otel_trace_id,
     service_name: t.service_name,
     created_at: isoFromDateTime64(t.timestamp),
-    trace: { id: t.trace_id, project_id: t.project_id, ...traceFields(summary, context), issue_extraction: context.issueExtraction },
-    stats: traceStats(summary),
-    spans: page.map((s) => spanView(s, options, true)),
-    spans_total: spans.length,
-    spans_limit: options.limit,
-    spans_offset: options.offset,
+    trace: { id: t.trace_id, project_id: t.project_id, ...traceFields(t, context), issue_extraction: context.issueExtraction },
+    stats: traceStats(t),
+    spans: token,
+    spans_total: page.total,
+    spans_limit: page.limit,
+    spans_offset: page.offset,
     issue_occurrences: context.occurrences,
   };
+  return JSON.stringify(bundle).replace(`"${token}"`, () => spansJson);
 }

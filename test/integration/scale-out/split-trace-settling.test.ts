@@ -5,7 +5,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { ingestService } from '../../../src/ingest/ingest-module.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
-import { traceHooks, type ProcessedTrace } from '../../../src/trace-hooks.js';
+import { traceHooks } from '../../../src/trace-hook-registry.js';
+import type { ProcessedTrace } from '../../../src/trace-hooks.js';
 import type { TestService } from '../../helpers/service.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 import { openSharedStores, sleep, type SharedStores } from './instances.js';

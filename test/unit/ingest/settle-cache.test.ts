@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
-import type { NormalizedSpan } from '../../../src/ingest/normalized-span.js';
 import { SettleCache } from '../../../src/ingest/settle-cache.js';
 import type { Claim, RecordedRow } from '../../../src/ingest/settle-queue.js';
 
@@ -11,13 +10,14 @@ import type { Claim, RecordedRow } from '../../../src/ingest/settle-queue.js';
 
 const key = { tenantId: 't', projectId: 'p', traceId: 'tr' };
 const origin = { actor: 'sdk', surface: 'otlp', user_id: '', api_key_id: 'k' };
-const span = (id: string) => ({ ...key, spanId: id }) as unknown as NormalizedSpan;
+// The writer's note: the spans it stored as `spans` rows (JSON lines), and how many the trace had before.
 const note = (ids: string[], storedBefore: string[] = []): TraceNote => ({
-  ...key, hasRoot: true, origin, spans: ids.map(span), toolRows: [], storedBefore: new Set(storedBefore),
+  ...key, otelTraceId: 'o', hasRoot: true, origin, spanRange: [0, ids.length], toolRows: [],
+  spanIds: ids, spanLines: ids.map((id) => JSON.stringify({ span_id: id })), storedBeforeCount: storedBefore.length,
 });
 const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: String(seq) });
 const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
-const held = (cache: SettleCache, c: Claim) => cache.take(c)?.spans.map((s) => s.spanId).sort() ?? null;
+const held = (cache: SettleCache, c: Claim) => cache.take(c)?.rows.map((line) => (JSON.parse(line) as { span_id: string }).span_id).sort() ?? null;
 
 describe('settle cache', () => {
   it('holds a trace whose every upsert was its own', () => {
@@ -64,6 +64,14 @@ describe('settle cache', () => {
   it('gives up a trace past its span budget', () => {
     const cache = new SettleCache(3);
     cache.add([note(['a', 'b'])], [row('1', 1)]);
+    cache.add([note(['c', 'd'], ['a', 'b'])], [row('1', 2)]);
+    expect(held(cache, claim('1', 2))).toBeNull();
+  });
+
+  it('gives up a trace past its per-trace span bound (one copy to a worker stays short)', () => {
+    const cache = new SettleCache(1000, 3);
+    cache.add([note(['a', 'b'])], [row('1', 1)]);
+    expect(held(cache, claim('1', 1))).toEqual(['a', 'b']);
     cache.add([note(['c', 'd'], ['a', 'b'])], [row('1', 2)]);
     expect(held(cache, claim('1', 2))).toBeNull();
   });

@@ -1,0 +1,308 @@
+/**
+ * Isolation benchmark (issue 13 "Isolation under load"): in one run,
+ *
+ * 1. medians of a small ingest (10 spans) and of a trace read, idle and with heavy analytics
+ *    queries in flight;
+ * 2. /healthz p50/p95/max and GET /api/projects p95 while 32 senders post 1000-span batches;
+ * 3. the service's peak RSS under overload (INGEST_MAX_INFLIGHT_BYTES=8MiB, 64 senders);
+ * 4. the service's peak RSS over a series of 48 concurrent 20 KB gzip bodies that inflate to ~20 MiB.
+ *
+ *   npm run bench:isolation -- [--seed-batches 300] [--analytics 8] [--samples 20] [--senders 32]
+ *     [--load-batches 400] [--overload-senders 64] [--overload-batches 400] [--bombs 48] [--bomb-rounds 3]
+ *
+ * Each part runs against its own service process (peak RSS is a process's lifetime high-water
+ * mark), started from source as in the other benchmarks; senders and probes run here.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { syntheticBatch, type Batch } from '../ingest/synthetic-batch.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const SEED_BATCHES = arg('seed-batches', 300);
+const ANALYTICS = arg('analytics', 8);
+const SAMPLES = arg('samples', 20);
+const SENDERS = arg('senders', 32);
+const LOAD_BATCHES = arg('load-batches', 400);
+const OVERLOAD_SENDERS = arg('overload-senders', 64);
+const OVERLOAD_BATCHES = arg('overload-batches', 400);
+const BOMBS = arg('bombs', 48);
+const BOMB_ROUNDS = arg('bomb-rounds', 3);
+const KEY = 'lk_bench_bootstrap_key_0123456789';
+const MiB = 1024 * 1024;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function memoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024);
+}
+
+interface Service {
+  url: string;
+  pid: number;
+  project: string;
+  stop(): Promise<void>;
+}
+
+async function startService(env: Record<string, string> = {}): Promise<Service> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-isolation-'));
+  fs.chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts')], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('service did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const created = await fetch(`${url}/api/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const project = ((await created.json()) as { id: string }).id;
+  return {
+    url,
+    pid: child.pid!,
+    project,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const auth = { authorization: `Bearer ${KEY}` };
+
+async function post(svc: Service, body: Uint8Array, headers: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(`${svc.url}/v1/traces`, {
+    method: 'POST',
+    headers: { ...auth, 'x-lookout-project': svc.project, 'content-type': 'application/x-protobuf', ...headers },
+    body: new Uint8Array(body),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Sends every batch with `senders` concurrent senders; 429/503 back off 100 ms and retry, as an exporter does. */
+async function sendAll(svc: Service, batches: Batch[], senders: number): Promise<{ retries: number }> {
+  let next = 0;
+  let retries = 0;
+  const sender = async () => {
+    for (let i = next++; i < batches.length; i = next++) {
+      for (;;) {
+        const status = await post(svc, batches[i].protobuf);
+        if (status === 200) break;
+        if (status !== 429 && status !== 503) throw new Error(`unexpected ${status}`);
+        retries++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: senders }, sender));
+  return { retries };
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
+};
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+
+/** Polls a URL one request at a time until stopped; returns the latencies. */
+function poll(url: string, intervalMs: number, headers: Record<string, string> = {}) {
+  const latencies: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      latencies.push(await timed(async () => (await fetch(url, { headers })).arrayBuffer()));
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return latencies;
+  };
+}
+
+/** A heavy analytics query: exact distinct counts and percentiles over every generation of 30 days, grouped by span. */
+function heavyQuery(): object {
+  const end = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000);
+  const start = new Date(end.getTime() - 30 * 86_400_000);
+  const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return {
+    from: 'generation.completed',
+    start: iso(start),
+    end_exclusive: iso(end),
+    measures: [
+      { as: 'calls', agg: 'uniqExact', field: 'span_id' },
+      { as: 'p99', agg: 'p99', field: 'duration_ms' },
+      { as: 'tokens', agg: 'sum', field: 'output_tokens' },
+    ],
+    group_by: [{ field: 'trace_id' }],
+    order_by: [{ measure: 'p99', direction: 'desc' }],
+  };
+}
+
+async function latencyPart(): Promise<string[]> {
+  const svc = await startService();
+  try {
+    process.stdout.write(`seeding ${SEED_BATCHES} batches of 1000 spans...\n`);
+    await sendAll(svc, Array.from({ length: SEED_BATCHES }, () => syntheticBatch(1000)), 8);
+    // A settled trace to read back.
+    let traceId = '';
+    for (let i = 0; i < 100 && traceId === ''; i++) {
+      const list = (await (await fetch(`${svc.url}/api/projects/${svc.project}/traces?limit=1`, { headers: auth })).json()) as { traces: { id: string }[] };
+      traceId = list.traces[0]?.id ?? '';
+      if (traceId === '') await new Promise((r) => setTimeout(r, 500));
+    }
+    if (traceId === '') throw new Error('no settled trace to read');
+    const smallIngest = () => timed(async () => {
+      if ((await post(svc, syntheticBatch(10).protobuf)) !== 200) throw new Error('small ingest failed');
+    });
+    const traceRead = () => timed(async () => {
+      const res = await fetch(`${svc.url}/api/traces/${traceId}`, { headers: auth });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`trace read ${res.status}`);
+    });
+    const sample = async () => {
+      const ingest: number[] = [];
+      const read: number[] = [];
+      for (let i = 0; i < SAMPLES; i++) {
+        ingest.push(await smallIngest());
+        read.push(await traceRead());
+      }
+      return { ingest: quantile(ingest, 0.5), read: quantile(read, 0.5) };
+    };
+    const idle = await sample();
+
+    let analyticsRunning = true;
+    let analyticsDone = 0;
+    const analyticsStatuses = new Map<number, number>();
+    const analytics = Array.from({ length: ANALYTICS }, async () => {
+      while (analyticsRunning) {
+        const res = await fetch(`${svc.url}/api/projects/${svc.project}/analytics/query`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify(heavyQuery()),
+        });
+        await res.arrayBuffer();
+        analyticsStatuses.set(res.status, (analyticsStatuses.get(res.status) ?? 0) + 1);
+        analyticsDone++;
+      }
+    });
+    await new Promise((r) => setTimeout(r, 1000)); // let the queries get going
+    const loaded = await sample();
+    analyticsRunning = false;
+    await Promise.all(analytics);
+
+    process.stdout.write(`${SENDERS} senders x ${LOAD_BATCHES} batches of 1000 spans, probing /healthz and GET /api/projects...\n`);
+    const loadBatches = Array.from({ length: LOAD_BATCHES }, () => syntheticBatch(1000));
+    const stopHealth = poll(`${svc.url}/healthz`, 20);
+    const stopProjects = poll(`${svc.url}/api/projects`, 100, auth);
+    const started = performance.now();
+    const { retries } = await sendAll(svc, loadBatches, SENDERS);
+    const seconds = (performance.now() - started) / 1000;
+    const health = await stopHealth();
+    const projects = await stopProjects();
+    return [
+      `small ingest (10 spans) median: idle ${ms(idle.ingest)}, with ${ANALYTICS} analytics queries in flight ${ms(loaded.ingest)} (x${(loaded.ingest / idle.ingest).toFixed(1)})`,
+      `trace read median: idle ${ms(idle.read)}, with ${ANALYTICS} analytics queries in flight ${ms(loaded.read)} (x${(loaded.read / idle.read).toFixed(1)})`,
+      `analytics queries answered meanwhile: ${analyticsDone} (${[...analyticsStatuses].map(([s, n]) => `${n}x ${s}`).join(', ')})`,
+      `under ${SENDERS} ingest senders (${Math.round((LOAD_BATCHES * 1000) / seconds).toLocaleString('en-US')} spans/s, ${retries} retries): ` +
+        `/healthz p50 ${ms(quantile(health, 0.5))} p95 ${ms(quantile(health, 0.95))} max ${ms(Math.max(...health))} (${health.length} probes); ` +
+        `GET /api/projects p95 ${ms(quantile(projects, 0.95))}`,
+    ];
+  } finally {
+    await svc.stop();
+  }
+}
+
+async function overloadPart(): Promise<string> {
+  const svc = await startService({ INGEST_MAX_INFLIGHT_BYTES: String(8 * MiB) });
+  try {
+    const batches = Array.from({ length: OVERLOAD_BATCHES }, () => syntheticBatch(1000));
+    const before = memoryMiB(svc.pid, 'VmRSS');
+    const { retries } = await sendAll(svc, batches, OVERLOAD_SENDERS);
+    return `overload (INGEST_MAX_INFLIGHT_BYTES=8MiB, ${OVERLOAD_SENDERS} senders, ${OVERLOAD_BATCHES} batches, ${retries} retries): peak RSS ${memoryMiB(svc.pid, 'VmHWM')} MiB (${before} MiB before)`;
+  } finally {
+    await svc.stop();
+  }
+}
+
+async function gzipPart(): Promise<string> {
+  const svc = await startService();
+  try {
+    // Valid OTLP/JSON that inflates to just under the 20 MiB limit: the worst body a sender may send.
+    const head = '{"resourceSpans":[';
+    const inflated = Buffer.alloc(20 * MiB - 1024, 0x20);
+    inflated.write(head, 0);
+    inflated.write(']}', inflated.length - 2);
+    const bomb = gzipSync(inflated, { level: 9 });
+    await post(svc, syntheticBatch(10).protobuf); // warm the path before the baseline
+    const before = memoryMiB(svc.pid, 'VmRSS');
+    const statuses = new Map<number, number>();
+    for (let round = 0; round < BOMB_ROUNDS; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: BOMBS }, () => post(svc, bomb, { 'content-type': 'application/json', 'content-encoding': 'gzip' })),
+      );
+      for (const s of answers) statuses.set(s, (statuses.get(s) ?? 0) + 1);
+    }
+    const peak = memoryMiB(svc.pid, 'VmHWM');
+    return `gzip series (${BOMB_ROUNDS} x ${BOMBS} concurrent ${(bomb.length / 1024).toFixed(0)} KB bodies inflating to ${(inflated.length / MiB).toFixed(0)} MiB; ` +
+      `answers ${[...statuses].map(([s, n]) => `${n}x ${s}`).join(', ')}): peak RSS ${peak} MiB, ${before} MiB before, +${peak - before} MiB`;
+  } finally {
+    await svc.stop();
+  }
+}
+
+async function main() {
+  const lines = [
+    `cpus: ${os.cpus().length}, memory: ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
+    ...(await latencyPart()),
+    await overloadPart(),
+    await gzipPart(),
+  ];
+  process.stdout.write(`\n${lines.join('\n')}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

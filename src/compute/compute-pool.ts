@@ -1,0 +1,58 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { defaultComputeThreads } from '../config.js';
+import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from './compute-tasks.js';
+
+/**
+ * The worker pool for CPU-heavy work (DESIGN.md "Isolation and scale": the event loop only
+ * routes). OTLP decoding, normalization, row derivation, trace summaries and big trace payloads
+ * run here, so one large request or deep trace never stalls /healthz or another tenant's call.
+ *
+ * Piscina (a maintained pool over worker_threads): bounded threads with a task queue, transfer
+ * lists for request bodies, and tasks as plain module functions, so the same pure functions run
+ * inline in tests and in the pool in production.
+ *
+ * Tasks take and return plain data only (structured clone), chosen to be cheap to copy: request
+ * bodies as bytes, stored spans as the JSONEachRow text ClickHouse returns, payloads as JSON text.
+ * Copying deep span objects between threads costs more than summarizing them (measured: 100,000
+ * normalized spans took 1.4 s to serialize), so none cross.
+ *
+ * `threads` 0 runs every task inline on the calling thread (for tools and tests that want no
+ * threads); the default is one thread per core but one, at least one (COMPUTE_THREADS).
+ */
+
+/** The worker entry next to this module: compiled .js under dist/, or a tsx shim when running from source. */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  const dir = path.dirname(here);
+  return here.endsWith('.ts') ? path.join(dir, 'compute-worker-tsx.mjs') : path.join(dir, 'compute-worker.js');
+}
+
+export class ComputePool {
+  private readonly pool: Piscina | null;
+
+  constructor(readonly threads: number = defaultComputeThreads()) {
+    this.pool =
+      threads > 0
+        ? new Piscina({
+            filename: workerFile(),
+            minThreads: threads,
+            maxThreads: threads,
+            // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
+            idleTimeout: Infinity,
+          })
+        : null;
+  }
+
+  /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
+  async run<N extends ComputeTaskName>(name: N, input: ComputeTaskInput<N>, transfer: ArrayBuffer[] = []): Promise<ComputeTaskOutput<N>> {
+    if (!this.pool) return runComputeTask({ name, input });
+    return (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeTaskOutput<N>;
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.destroy();
+  }
+}
+

@@ -1,0 +1,112 @@
+import type { ProcessedTrace } from '../trace-hooks.js';
+import type { ToolCalledRow } from './event-rows.js';
+import { processedTrace } from './processed-trace.js';
+import type { NormalizedSpan } from './normalized-span.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow } from './stored-spans.js';
+import { summarizeTrace, type TraceSummary } from './trace-summary.js';
+import type { Origin } from '../origin.js';
+import type { TraceCost } from '../trace-pricing.js';
+
+/**
+ * The settler's CPU work, run on the compute pool (src/compute/): spans of settled traces →
+ * summary rows, the tool.called rows the whole trace changes, and the hook payload. Pure; the
+ * settler reads the spans, prices the usage (the cost module's catalog lives on the main thread:
+ * withCost), writes the rows and runs the hooks.
+ *
+ * Spans arrive as the `spans` rows written at ingest (memory path) or as the JSONEachRow text
+ * ClickHouse returned for a read-back (as bytes): both are flat data that is cheap to hand to a thread.
+ */
+
+export interface SettleTraceInput {
+  /** traceKeyString of the trace. */
+  key: string;
+  origin: Origin;
+  /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them. Absent: read back (`stored`). */
+  rows?: string[];
+  /** Memory path: the tool.called rows written at ingest, to rewrite only what the whole trace changes. */
+  writtenTools?: ToolCalledRow[];
+}
+
+export interface SettleSummariesInput {
+  processedAt: string;
+  traces: SettleTraceInput[];
+  /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
+  stored?: Uint8Array;
+}
+
+export type SettledSummary = Omit<TraceSummary, 'tree'>;
+
+export interface SettledTrace {
+  key: string;
+  summary: SettledSummary;
+  toolRewrites: ToolCalledRow[];
+  hook: ProcessedTrace;
+}
+
+export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
+  // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
+  // dropped by span id (cheaper than FINAL over the whole table).
+  const stored = new Map<string, { spans: NormalizedSpan[]; ingestAgentNames: Map<string, string> }>();
+  if (input.stored) {
+    for (const row of storedRowsFromBytes(input.stored)) {
+      const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
+      let entry = stored.get(key);
+      if (!entry) stored.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
+      if (entry.ingestAgentNames.has(row.span_id)) continue;
+      entry.ingestAgentNames.set(row.span_id, row.agent_name);
+      entry.spans.push(spanFromStoredRow(row));
+    }
+  }
+  const out: SettledTrace[] = [];
+  for (const t of input.traces) {
+    if (t.rows) {
+      if (t.rows.length === 0) continue;
+      const spans = t.rows.map((line) => spanFromStoredRow(JSON.parse(line) as StoredSpanRow));
+      const { tree: _tree, ...summary } = summarizeTrace(spans, { origin: t.origin, processedAt: input.processedAt });
+      const written = new Map((t.writtenTools ?? []).map((r) => [r.span_id, r]));
+      const toolRewrites: ToolCalledRow[] = [];
+      for (const row of summary.tools) {
+        const before = written.get(row.span_id);
+        // Keep who recorded the call: only the derived fields change.
+        if (!before) toolRewrites.push(row);
+        else if (before.agent_name !== row.agent_name || before.output_tokens !== row.output_tokens) {
+          toolRewrites.push({ ...row, actor: before.actor, surface: before.surface, user_id: before.user_id, api_key_id: before.api_key_id });
+        }
+      }
+      out.push({ key: t.key, summary, toolRewrites, hook: processedTrace(summary, spans) });
+      continue;
+    }
+    const entry = stored.get(t.key);
+    if (!entry || entry.spans.length === 0) continue;
+    const full = summarizeTrace(entry.spans, { origin: t.origin, processedAt: input.processedAt });
+    const { tree: _tree, ...summary } = full;
+    out.push({ key: t.key, summary, toolRewrites: toolRowsToRewrite(full, entry.ingestAgentNames), hook: processedTrace(summary, entry.spans) });
+  }
+  return out;
+}
+
+/** The summary with the cost module's estimate applied (trace.processed cost columns, traces.estimated_cost_usd). */
+export function withCost(summary: SettledSummary, cost: TraceCost): SettledSummary {
+  return {
+    ...summary,
+    processed: { ...summary.processed, ...cost },
+    trace: { ...summary.trace, estimated_cost_usd: cost.estimated_cost_usd },
+  };
+}
+
+/**
+ * tool.called rows the whole trace changes. At ingest a tool span's agent came from its own
+ * request (stored as the span's agent_name), falling back to that request's view of the trace when
+ * no ancestor was in it; its output tokens from the usage below it in that request. Rewritten here
+ * (same key, newer inserted_at replaces the row) when the agent was not resolved at ingest or differs
+ * now, or when usage below the tool may have arrived separately.
+ */
+export function toolRowsToRewrite(summary: TraceSummary, ingestAgentNames: Map<string, string>): ToolCalledRow[] {
+  const { tree } = summary;
+  return summary.tools.filter((row) => {
+    const atIngest = ingestAgentNames.get(row.span_id) ?? '';
+    if (atIngest === '' || atIngest !== row.agent_name) return true;
+    const span = tree.byId.get(row.span_id);
+    return span !== undefined && row.output_tokens !== (span.outputTokens ?? 0);
+  });
+}

@@ -1,0 +1,46 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { ComputePool } from '../../../src/compute/compute-pool.js';
+import { ownedBytes } from '../../../src/compute/owned-bytes.js';
+import { chainRequests } from '../../helpers/span-chain.js';
+
+/**
+ * The compute pool runs the same pure tasks on a worker thread (loaded through the tsx shim when
+ * running from source, as here) as inline, and moves request bodies without a copy.
+ */
+
+const threaded = new ComputePool(1);
+const inline = new ComputePool(0);
+
+afterAll(async () => {
+  await threaded.close();
+});
+
+const origin = { actor: 'sdk', surface: 'otlp', user_id: 'u', api_key_id: 'k' };
+const body = (text: string) => ownedBytes(Buffer.from(text));
+
+describe('compute pool', () => {
+  it('prepares an OTLP request on a worker exactly as inline', async () => {
+    const { bodies } = chainRequests({ length: 50, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
+    const text = JSON.stringify(bodies[0]);
+    const input = (bytes: Uint8Array) => ({ body: bytes, encoding: 'json' as const, tenantId: 't1', fixedProject: 'p1', origin });
+    const moved = body(text);
+    const fromWorker = await threaded.run('prepare-ingest', input(moved), [moved.buffer as ArrayBuffer]);
+    // Transferred: the caller's copy is gone.
+    expect(moved.byteLength).toBe(0);
+    const fromInline = await inline.run('prepare-ingest', input(body(text)));
+    expect(fromWorker).toEqual(fromInline);
+    expect(fromWorker).toMatchObject({ kind: 'prepared', acceptedSpans: 50, rejectedSpans: 0, projects: ['p1'] });
+  });
+
+  it('reports an undecodable body as data, so the service can answer 400', async () => {
+    const result = await threaded.run('prepare-ingest', { body: body('{not json'), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    expect(result).toEqual({ kind: 'undecodable', message: expect.stringContaining('Invalid JSON') });
+  });
+
+  it('copies a slice of a shared buffer before it is moved', () => {
+    const pooled = Buffer.from('small'); // from Node's shared allocation pool
+    const owned = ownedBytes(pooled);
+    expect(owned.buffer).not.toBe(pooled.buffer);
+    expect(Buffer.from(owned).toString()).toBe('small');
+  });
+});
