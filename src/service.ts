@@ -39,7 +39,7 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
   const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let ch;
   try {
-    ch = await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir });
+    ch = await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds });
   } catch (error) {
     await pg.close();
     throw error;

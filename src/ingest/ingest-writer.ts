@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { raw, sql } from '../stores/clickhouse-sql/fragment.js';
+import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import type { EventOrigin, SpanEventRows, ToolCalledRow } from './event-rows.js';
 import type { NormalizedSpan } from './normalized-span.js';
 
@@ -168,23 +170,15 @@ export class IngestWriter {
 
   /** Keys of all spans already in `spans` for the traces of the batch (one query for the whole batch). */
   private async storedKeys(rows: SpanEventRows['spans']): Promise<{ keys: Set<string>; byTrace: Map<string, Set<string>> }> {
-    const tenants = new Set<string>();
-    const projects = new Set<string>();
-    const traces = new Set<string>();
-    for (const r of rows) {
-      tenants.add(r.tenant_id);
-      projects.add(r.project_id);
-      traces.add(r.trace_id);
-    }
-    const result = await this.options.ch.client.query({
-      query: `SELECT tenant_id, project_id, trace_id, span_id FROM ${this.options.ch.table('spans')}
-              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
-      query_params: { tenants: [...tenants], projects: [...projects], traces: [...traces] },
-      format: 'JSONEachRow',
-    });
+    const { ch } = this.options;
+    const found = await ch.read<{ tenant_id: string; project_id: string; trace_id: string; span_id: string }>(
+      sql`SELECT tenant_id, project_id, trace_id, span_id FROM ${raw(ch.table('spans'))}
+              WHERE ${traceKeysGuard(rows.map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id })))}`,
+      { lane: 'ingest' },
+    );
     const keys = new Set<string>();
     const byTrace = new Map<string, Set<string>>();
-    for (const r of await result.json<{ tenant_id: string; project_id: string; trace_id: string; span_id: string }>()) {
+    for (const r of found) {
       keys.add(spanKey(r));
       const traceKey = `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
       let ids = byTrace.get(traceKey);
@@ -195,8 +189,7 @@ export class IngestWriter {
   }
 
   private async insert(table: string, values: object[]): Promise<void> {
-    if (values.length === 0) return;
-    await this.options.ch.client.insert({ table: this.options.ch.table(table), values, format: 'JSONEachRow' });
+    await this.options.ch.insert(this.options.ch.table(table), values, 'ingest');
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {

@@ -1,4 +1,6 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { raw, sql } from '../stores/clickhouse-sql/fragment.js';
+import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { mapAttributes } from './attribute-mapping.js';
 import { nsToDateTime64, type SpanRow } from './event-rows.js';
 import type { NormalizedSpan, SpanKindName, StatusCodeName } from './normalized-span.js';
@@ -84,18 +86,11 @@ export async function readTraceSpans(ch: ClickHouseStore, keys: TraceKey[]): Pro
   const out = new Map<string, StoredTraceSpans>();
   if (keys.length === 0) return out;
   const wanted = new Set(keys.map(traceKeyString));
-  const result = await ch.client.query({
-    query: `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')}
-            WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
-    query_params: {
-      tenants: [...new Set(keys.map((k) => k.tenantId))],
-      projects: [...new Set(keys.map((k) => k.projectId))],
-      traces: [...new Set(keys.map((k) => k.traceId))],
-    },
-    format: 'JSONEachRow',
-    clickhouse_settings: EXACT_INTEGERS,
+  const rows = await ch.read<StoredSpanRow>(sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`, {
+    lane: 'ingest',
+    settings: EXACT_INTEGERS,
   });
-  for (const row of await result.json<StoredSpanRow>()) {
+  for (const row of rows) {
     const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
     if (!wanted.has(key)) continue;
     let entry = out.get(key);

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { fromText, raw, sql } from '../stores/clickhouse-sql/fragment.js';
+import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
 import { msToDateTime64, nsToDateTime64, type EventOrigin, type ToolCalledRow } from './event-rows.js';
 import type { TraceNote } from './ingest-writer.js';
@@ -191,18 +193,11 @@ export class TraceSettler {
 
   private async storedRoots(traces: OpenTrace[]): Promise<Set<string>> {
     const { ch } = this.options;
-    const result = await ch.client.query({
-      query: `SELECT DISTINCT tenant_id, project_id, trace_id FROM ${ch.table('spans')}
-              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)}
-                AND trace_id IN {traces:Array(String)} AND parent_span_id = ''`,
-      query_params: {
-        tenants: [...new Set(traces.map((t) => t.tenantId))],
-        projects: [...new Set(traces.map((t) => t.projectId))],
-        traces: [...new Set(traces.map((t) => t.traceId))],
-      },
-      format: 'JSONEachRow',
-    });
-    const rows = await result.json<{ tenant_id: string; project_id: string; trace_id: string }>();
+    const rows = await ch.read<{ tenant_id: string; project_id: string; trace_id: string }>(
+      sql`SELECT DISTINCT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))}
+              WHERE ${traceKeysGuard(traces)} AND parent_span_id = ''`,
+      { lane: 'ingest' },
+    );
     return new Set(rows.map((r) => traceKeyString({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id })));
   }
 
@@ -216,8 +211,7 @@ export class TraceSettler {
 
   async measureClock(): Promise<void> {
     const before = Date.now();
-    const result = await this.options.ch.client.query({ query: `SELECT toUnixTimestamp64Milli(now64(3)) AS now`, format: 'JSONEachRow' });
-    const [row] = await result.json<{ now: string | number }>();
+    const [row] = await this.options.ch.read<{ now: string | number }>(raw('SELECT toUnixTimestamp64Milli(now64(3)) AS now'), { lane: 'ingest' });
     this.clockOffsetMs = Number(row.now) - Math.round((before + Date.now()) / 2);
   }
 
@@ -261,7 +255,7 @@ export class TraceSettler {
       toolRewrites.push(...toolRowsToRewrite(summary, stored.ingestAgentNames));
     }
     const insert = async (table: string, values: object[]) => {
-      if (values.length > 0) await ch.client.insert({ table: ch.table(table), values, format: 'JSONEachRow' });
+      await ch.insert(ch.table(table), values, 'ingest');
     };
     await insert('event_tool_called', toolRewrites);
     await insert('event_trace_processed', summaries.map((s) => s.summary.processed));
@@ -289,8 +283,9 @@ export class TraceSettler {
     const { ch } = this.options;
     await this.measureClock();
     const days = this.options.recoveryDays ?? 7;
-    const result = await ch.client.query({
-      query: `SELECT s.tenant_id AS tenant_id, s.project_id AS project_id, s.trace_id AS trace_id, s.has_root AS has_root
+    const rows = await ch.read<{ tenant_id: string; project_id: string; trace_id: string; has_root: number | string }>(
+      fromText(
+        `SELECT s.tenant_id AS tenant_id, s.project_id AS project_id, s.trace_id AS trace_id, s.has_root AS has_root
               FROM (
                 SELECT tenant_id, project_id, trace_id, max(ingested_at) AS last_ingested, max(parent_span_id = '') AS has_root
                 FROM ${ch.table('spans')}
@@ -304,11 +299,10 @@ export class TraceSettler {
                 GROUP BY tenant_id, project_id, trace_id
               ) AS p ON s.tenant_id = p.tenant_id AND s.project_id = p.project_id AND s.trace_id = p.trace_id
               WHERE p.last_processed IS NULL OR s.last_ingested > p.last_processed`,
-      query_params: { days },
-      format: 'JSONEachRow',
-      clickhouse_settings: { join_use_nulls: 1 },
-    });
-    const rows = await result.json<{ tenant_id: string; project_id: string; trace_id: string; has_root: number | string }>();
+        { days },
+      ),
+      { lane: 'system', settings: { join_use_nulls: 1 } },
+    );
     const now = this.now();
     for (const r of rows) {
       const key = traceKeyString({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id });

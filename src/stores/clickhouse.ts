@@ -2,9 +2,28 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
+import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
+import type { ParamBinding, StatementSettings } from './clickhouse-sql/compile.js';
+import type { Fragment } from './clickhouse-sql/fragment.js';
+import { StatementRunner, type Lane, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
 
+/**
+ * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
+ * clickhouse-sql/); `client` is the driver underneath, for src/stores alone (a test keeps it so).
+ */
 export interface ClickHouseStore {
   client: ClickHouseClient;
+  /** Runs a SELECT in a lane (statement-runner.ts). */
+  read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
+  /** Runs a statement without result rows (DDL, INSERT … SELECT, ALTER). */
+  command(statement: Fragment, lane: Exclude<Lane, 'analytics'>, settings?: StatementSettings): Promise<void>;
+  /** Inserts JSONEachRow rows into a table named by `table()`. */
+  insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  ping(): Promise<boolean>;
+  /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
+  binding: ParamBinding;
+  /** The analytics lane's admission (analytics-gate.ts). */
+  gate: AnalyticsGate;
   /** The database every Lookout table lives in; table names are always qualified with it. */
   database: string;
   /** Set when the store is a cluster: migrations add ON CLUSTER and Replicated engines. */
@@ -22,6 +41,11 @@ export interface ClickHouseOptions {
   database: string;
   cluster: string | null;
   dataDir: string;
+  /** Default: `literal` on the embedded engine, `server` on a server (CLICKHOUSE_PARAM_BINDING). */
+  paramBinding?: ParamBinding | null;
+  analytics?: GateLimits;
+  queryTimeoutSeconds?: number;
+  controls?: LaneControls;
 }
 
 /**
@@ -53,11 +77,27 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
   });
+  const embedded = !options.url;
+  const gate = new AnalyticsGate(options.analytics ?? DEFAULT_GATE_LIMITS);
+  const runner = new StatementRunner({
+    client,
+    binding: options.paramBinding ?? (embedded ? 'literal' : 'server'),
+    server: !embedded,
+    gate,
+    queryTimeoutSeconds: options.queryTimeoutSeconds ?? 15,
+    controls: options.controls,
+  });
   return {
     client,
+    read: <Row>(statement: Fragment, readOptions: ReadOptions) => runner.read<Row>(statement, readOptions),
+    command: (statement, lane, settings) => runner.command(statement, lane, settings),
+    insert: (table, rows, lane) => runner.insert(table, rows, lane),
+    ping: () => runner.ping(),
+    binding: runner.binding,
+    gate,
     database,
     cluster: options.cluster,
-    embedded: !options.url,
+    embedded,
     table: (name: string) => `\`${database}\`.\`${name}\``,
     close: () => client.close(),
   };

@@ -1,0 +1,130 @@
+/**
+ * The single place where Lookout's ClickHouse statements execute (issue 16 "One SQL layer"). Every
+ * statement arrives as a fragment (fragment.ts) in a workload lane and leaves compiled with its
+ * values bound for the backend (compile.ts) and its settings in its own SETTINGS clause:
+ *
+ *  - `analytics` — the query DSL, preset views, MCP, dashboard, trace reads: must carry the tenant
+ *    guard of its scope, passes the AnalyticsGate, runs read-only (readonly = 2) with
+ *    max_execution_time = what is left of QUERY_TIMEOUT_SECONDS after waiting; a timeout is a 504.
+ *  - `ingest` — the ingest writer and trace settling: never gated, so never behind analytics.
+ *  - `system` — migrations, backfills, start-up recovery, the outbox relay.
+ *
+ * Reads of every lane run read-only. On a ClickHouse server each lane also carries the server's
+ * own controls: `priority` (ingest before analytics) and, when configured, a `workload`.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { QueryTimeoutError } from '../../http/errors.js';
+import type { AnalyticsGate } from './analytics-gate.js';
+import { compile, type ParamBinding, type StatementSettings } from './compile.js';
+import { isEngineError } from './engine-errors.js';
+import type { Fragment } from './fragment.js';
+import { countGuards, type TenantScope } from './tenant-guard.js';
+
+export type Lane = 'analytics' | 'ingest' | 'system';
+
+export interface ReadOptions {
+  lane: Lane;
+  /** Required on the analytics lane: the tenant whose guard the statement must carry, and whose share of the gate it uses. */
+  scope?: TenantScope;
+  /** The statement's time limit in seconds; defaults to QUERY_TIMEOUT_SECONDS on the analytics lane, none elsewhere. */
+  timeoutSeconds?: number;
+  /** Further per-statement settings (e.g. output_format_json_quote_64bit_integers, join_use_nulls). */
+  settings?: StatementSettings;
+}
+
+export interface LaneControls {
+  /** ClickHouse server `workload` names per lane (server-side CREATE WORKLOAD); absent: none. */
+  workloads?: Partial<Record<Lane, string>>;
+}
+
+export interface RunnerOptions {
+  client: ClickHouseClient;
+  binding: ParamBinding;
+  /** True on a ClickHouse server: lane priority and workload settings apply. */
+  server: boolean;
+  gate: AnalyticsGate;
+  queryTimeoutSeconds: number;
+  controls?: LaneControls;
+}
+
+/** Server `priority`: lower runs first; 0 would mean "no priority". Ingest before system before analytics. */
+const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, analytics: 3 };
+
+export class StatementRunner {
+  constructor(private readonly options: RunnerOptions) {}
+
+  get binding(): ParamBinding {
+    return this.options.binding;
+  }
+
+  /** Runs a SELECT and returns its rows (JSONEachRow). */
+  async read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]> {
+    if (options.scope) this.checkGuards(statement, options.scope);
+    if (options.lane !== 'analytics') {
+      const timeout = options.timeoutSeconds;
+      const limit: StatementSettings = timeout !== undefined ? { max_execution_time: Math.max(1, Math.ceil(timeout)) } : {};
+      return this.select<Row>(statement, { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) });
+    }
+    if (!options.scope) throw new Error('an analytics read needs the scope of its tenant');
+    const timeoutSeconds = options.timeoutSeconds ?? this.options.queryTimeoutSeconds;
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    const release = await this.options.gate.acquire(options.scope.tenantId, deadline, timeoutSeconds);
+    try {
+      const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+      return await this.select<Row>(statement, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings('analytics') });
+    } catch (error) {
+      if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
+      throw error;
+    } finally {
+      release();
+    }
+  }
+
+  /** Runs a statement without a result: DDL, INSERT … SELECT, ALTER. */
+  async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>, settings: StatementSettings = {}): Promise<void> {
+    const compiled = compile(statement, this.options.binding, { ...settings, ...this.laneSettings(lane) });
+    await this.options.client.command({ query: compiled.sql, ...this.queryParams(compiled.params) });
+  }
+
+  /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
+  async insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
+    if (rows.length === 0) return;
+    const settings = this.laneSettings(lane);
+    await this.options.client.insert({
+      table,
+      values: rows as object[],
+      format: 'JSONEachRow',
+      // On a server these apply to this request only; the embedded engine gets none (they would stick to its session).
+      ...(Object.keys(settings).length > 0 ? { clickhouse_settings: settings } : {}),
+    });
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.options.client.ping()).success;
+  }
+
+  private async select<Row>(statement: Fragment, settings: StatementSettings): Promise<Row[]> {
+    const compiled = compile(statement, this.options.binding, settings);
+    const result = await this.options.client.query({ query: compiled.sql, ...this.queryParams(compiled.params), format: 'JSONEachRow' });
+    return result.json<Row>();
+  }
+
+  /** No `query_params` at all when there are none: chdb sends any statement with them through its one chain. */
+  private queryParams(params: Record<string, unknown>): { query_params?: Record<string, unknown> } {
+    return Object.keys(params).length > 0 ? { query_params: params } : {};
+  }
+
+  private laneSettings(lane: Lane): Record<string, number | string> {
+    if (!this.options.server) return {};
+    const workload = this.options.controls?.workloads?.[lane];
+    return { priority: LANE_PRIORITY[lane], ...(workload ? { workload } : {}) };
+  }
+
+  /** A scoped read carries at least one guard of its tenant, one per guarded table, and none of another tenant. */
+  private checkGuards(statement: Fragment, scope: TenantScope): void {
+    const { guards, foreignGuards, tables } = countGuards(statement, scope.tenantId);
+    if (guards === 0 || guards < tables || foreignGuards > 0) {
+      throw new Error(`refusing a read of ${tables} table(s) with ${guards} guard(s) of its tenant and ${foreignGuards} of another`);
+    }
+  }
+}
