@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
-import type { ParamBinding, StatementSettings } from './clickhouse-sql/compile.js';
+import type { ParamBinding } from './clickhouse-sql/compile.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
 import { StatementRunner, type Lane, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
 
@@ -16,7 +16,7 @@ export interface ClickHouseStore {
   /** Runs a SELECT in a lane (statement-runner.ts). */
   read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
   /** Runs a statement without result rows (DDL, INSERT … SELECT, ALTER). */
-  command(statement: Fragment, lane: Exclude<Lane, 'analytics'>, settings?: StatementSettings): Promise<void>;
+  command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void>;
   /** Inserts JSONEachRow rows into a table named by `table()`. */
   insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
   ping(): Promise<boolean>;
@@ -90,7 +90,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   return {
     client,
     read: <Row>(statement: Fragment, readOptions: ReadOptions) => runner.read<Row>(statement, readOptions),
-    command: (statement, lane, settings) => runner.command(statement, lane, settings),
+    command: (statement, lane) => runner.command(statement, lane),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     ping: () => runner.ping(),
     binding: runner.binding,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Sql } from './postgres.js';
 import type { ClickHouseStore } from './clickhouse.js';
+import { raw } from './clickhouse-sql/fragment.js';
 
 interface MigrationFile {
   name: string;
@@ -64,18 +65,18 @@ export function renderClickHouseMigration(text: string, store: Pick<ClickHouseSt
 export async function migrateClickHouse(store: ClickHouseStore, dir: string): Promise<string[]> {
   const table = store.table('schema_migrations');
   const onCluster = store.cluster ? ` ON CLUSTER \`${store.cluster}\`` : '';
-  await store.client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${table}${onCluster} (name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = ${store.cluster ? 'Replicated' : ''}ReplacingMergeTree ORDER BY name`,
-  });
-  const result = await store.client.query({ query: `SELECT name FROM ${table} FINAL`, format: 'JSONEachRow' });
-  const done = new Set((await result.json<{ name: string }>()).map((r) => r.name));
+  await store.command(
+    raw(`CREATE TABLE IF NOT EXISTS ${table}${onCluster} (name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = ${store.cluster ? 'Replicated' : ''}ReplacingMergeTree ORDER BY name`),
+    'system',
+  );
+  const done = new Set((await store.read<{ name: string }>(raw(`SELECT name FROM ${table} FINAL`), { lane: 'system' })).map((r) => r.name));
   const applied: string[] = [];
   for (const file of readMigrations(dir)) {
     if (done.has(file.name)) continue;
     for (const statement of renderClickHouseMigration(file.text, store)) {
-      await store.client.command({ query: statement });
+      await store.command(raw(statement), 'system');
     }
-    await store.client.insert({ table, values: [{ name: file.name }], format: 'JSONEachRow' });
+    await store.insert(table, [{ name: file.name }], 'system');
     applied.push(file.name);
   }
   return applied;

@@ -70,7 +70,8 @@ export class StatementRunner {
     const deadline = Date.now() + timeoutSeconds * 1000;
     const release = await this.options.gate.acquire(options.scope.tenantId, deadline, timeoutSeconds);
     try {
-      const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+      // What the wait left of the limit, to the millisecond (ClickHouse takes fractional seconds).
+      const left = Math.max(0.001, Math.round(deadline - Date.now()) / 1000);
       return await this.select<Row>(statement, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings('analytics') });
     } catch (error) {
       if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
@@ -80,23 +81,25 @@ export class StatementRunner {
     }
   }
 
-  /** Runs a statement without a result: DDL, INSERT … SELECT, ALTER. */
-  async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>, settings: StatementSettings = {}): Promise<void> {
-    const compiled = compile(statement, this.options.binding, { ...settings, ...this.laneSettings(lane) });
-    await this.options.client.command({ query: compiled.sql, ...this.queryParams(compiled.params) });
+  /**
+   * Runs a statement without a result: DDL, INSERT … SELECT, ALTER. No SETTINGS clause is added
+   * (on CREATE TABLE it would mean table settings); a server gets the lane's controls per request.
+   */
+  async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void> {
+    const compiled = compile(statement, this.options.binding);
+    await this.options.client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) });
   }
 
   /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
   async insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
     if (rows.length === 0) return;
+    await this.options.client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) });
+  }
+
+  /** A lane's controls as request settings: per request on a server; none on the embedded engine, where they would stick to its session. */
+  private requestSettings(lane: Lane): { clickhouse_settings?: Record<string, number | string> } {
     const settings = this.laneSettings(lane);
-    await this.options.client.insert({
-      table,
-      values: rows as object[],
-      format: 'JSONEachRow',
-      // On a server these apply to this request only; the embedded engine gets none (they would stick to its session).
-      ...(Object.keys(settings).length > 0 ? { clickhouse_settings: settings } : {}),
-    });
+    return Object.keys(settings).length > 0 ? { clickhouse_settings: settings } : {};
   }
 
   async ping(): Promise<boolean> {

@@ -38,8 +38,9 @@ function prefix(alias?: string): string {
  */
 export function tenantGuard(scope: TenantScope, alias?: string, values = scopeValues(scope)): GuardFragment {
   const p = prefix(alias);
-  const tenant = sql`${raw(`${p}tenant_id = `)}${values.tenant}`;
-  const body = values.project ? sql`${tenant}${raw(` AND ${p}project_id = `)}${values.project}` : tenant;
+  // Quoted like the analytics printer quotes every identifier.
+  const tenant = sql`${raw(`${p}\`tenant_id\` = `)}${values.tenant}`;
+  const body = values.project ? sql`${tenant}${raw(` AND ${p}\`project_id\` = `)}${values.project}` : tenant;
   return Object.freeze({ ...body, mark: 'guard', tenantId: scope.tenantId });
 }
 
