@@ -21,7 +21,8 @@ const window = { start: isoSecond(NOW - 7 * DAY), end_exclusive: isoSecond(NOW +
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-aq-');
-  store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
+  const binding = process.env.CLICKHOUSE_PARAM_BINDING;
+  store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir, paramBinding: binding === 'server' || binding === 'literal' ? binding : null });
   await migrateClickHouse(store, 'clickhouse');
 });
 
@@ -134,6 +135,8 @@ describe('hostile values are data', () => {
   ];
 
   test('each value matches exactly the row that holds it, and the table is still there', async () => {
+    // Which binding path this run exercises (vitest projects "default" and "server-params").
+    expect(store.binding).toBe(process.env.CLICKHOUSE_PARAM_BINDING === 'server' ? 'server' : 'literal');
     const rows = hostile.map((tool, i) => ({ tenant_id: 'hostile', project_id: 'hostile', ts: NOW - DAY, tool, agent_name: tool, trace_id: 't', span_id: `s${i}`, duration_ms: 1, output_tokens: 1, error: 0 as const }));
     await insertTools(store, rows);
     const run = (body: Record<string, unknown>) => runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, 'hostile', 'hostile', { from: 'tool.called', ...window, ...body });

@@ -172,6 +172,8 @@ describe('security: bad input', () => {
 
 describe('security: SQL injection probes', () => {
   it('answers probes in every path id, query parameter and body string with a 4xx or a normal answer, and every table survives', async () => {
+    // Which binding path this run exercises (vitest projects "default" and "server-params").
+    expect(svc.service.deps.ch.binding).toBe(process.env.CLICKHOUSE_PARAM_BINDING === 'server' ? 'server' : 'literal');
     const problems: string[] = [];
     const tasks: (() => Promise<void>)[] = [];
     const probe = (label: string, method: string, path: string, key: string, body: unknown) =>
