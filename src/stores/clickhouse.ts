@@ -5,13 +5,14 @@ import { createChdbConnection } from 'chdb/connection';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
 import type { ParamBinding } from './clickhouse-sql/compile.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
-import { StatementRunner, type Lane, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
+import { StatementRunner, type Lane, type LaneClients, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
 
 /**
  * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
  * clickhouse-sql/); `client` is the driver underneath, for src/stores alone (a test keeps it so).
  */
 export interface ClickHouseStore {
+  /** The system lane's driver (migrations, tests); modules use read / command / insert. */
   client: ClickHouseClient;
   /** Runs a SELECT in a lane (statement-runner.ts). */
   read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
@@ -52,11 +53,15 @@ export interface ClickHouseOptions {
  * Opens ClickHouse: the server at CLICKHOUSE_URL, else chdb's in-process engine plugged into the
  * same @clickhouse/client. chdb ignores the client's `database` option, so every statement names
  * its database explicitly instead.
+ *
+ * On chdb each lane gets its own connection to the one data directory, and the analytics lane one
+ * per slot (issue 13): a chdb connection runs one statement at a time, connections run in parallel.
  */
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {
-  let client: ClickHouseClient;
+  const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
+  let clients: LaneClients;
   if (options.url) {
-    client = createClient({
+    const client = createClient({
       url: options.url,
       username: options.user,
       password: options.password,
@@ -65,22 +70,28 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // as JSON numbers unless a reader asks for exact strings.
       clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
     });
+    clients = { ingest: client, system: client, analytics: Array.from({ length: limits.maxConcurrency }, () => client) };
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
-    // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
-    // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
-    const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
-    client = isolateSessionSettings(createClient({ connection }));
+    const open = () => {
+      // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
+      // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
+      const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
+      return isolateSessionSettings(createClient({ connection }));
+    };
+    clients = { system: open(), ingest: open(), analytics: Array.from({ length: limits.maxConcurrency }, open) };
   }
+  const client = clients.system;
+  const distinct = [...new Set([clients.system, clients.ingest, ...clients.analytics])];
   const database = options.database;
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
   });
   const embedded = !options.url;
-  const gate = new AnalyticsGate(options.analytics ?? DEFAULT_GATE_LIMITS);
+  const gate = new AnalyticsGate(limits);
   const runner = new StatementRunner({
-    client,
+    clients,
     binding: options.paramBinding ?? (embedded ? 'literal' : 'server'),
     server: !embedded,
     gate,
@@ -99,7 +110,9 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     cluster: options.cluster,
     embedded,
     table: (name: string) => `\`${database}\`.\`${name}\``,
-    close: () => client.close(),
+    close: async () => {
+      for (const each of distinct) await each.close();
+    },
   };
 }
 

@@ -42,7 +42,9 @@ export class AnalyticsGate {
    * caller must call exactly once when its statement ends.
    */
   async acquire(tenantId: string, deadline: number, timeoutSeconds: number): Promise<() => void> {
-    if (this.queue.length === 0 && this.fits(tenantId)) return this.take(tenantId);
+    // Every waiter left in the queue is blocked (admitWaiting runs on every release), so a statement
+    // that fits now skips no one who could run: a busy tenant's queue never holds up other tenants.
+    if (this.fits(tenantId)) return this.take(tenantId);
     if (this.queue.length >= this.limits.maxQueue) {
       throw new RateLimitedError('Too many analytics queries are running or waiting; retry shortly', this.retryAfterSeconds());
     }

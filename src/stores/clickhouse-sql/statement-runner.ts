@@ -11,6 +11,11 @@
  *
  * Reads of every lane run read-only. On a ClickHouse server each lane also carries the server's
  * own controls: `priority` (ingest before analytics) and, when configured, a `workload`.
+ *
+ * On the embedded engine each lane has its own chdb connection, and the analytics lane one per
+ * slot: one chdb connection runs one statement at a time, while connections to the same data
+ * directory run in parallel (and literal binding keeps them off chdb's process-wide chain for
+ * parameterized statements). On a server one HTTP client serves every lane.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { QueryTimeoutError } from '../../http/errors.js';
@@ -37,8 +42,15 @@ export interface LaneControls {
   workloads?: Partial<Record<Lane, string>>;
 }
 
+/** The driver per lane: `analytics` holds one client per analytics slot (the same client repeated on a server). */
+export interface LaneClients {
+  ingest: ClickHouseClient;
+  system: ClickHouseClient;
+  analytics: ClickHouseClient[];
+}
+
 export interface RunnerOptions {
-  client: ClickHouseClient;
+  clients: LaneClients;
   binding: ParamBinding;
   /** True on a ClickHouse server: lane priority and workload settings apply. */
   server: boolean;
@@ -51,7 +63,12 @@ export interface RunnerOptions {
 const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, analytics: 3 };
 
 export class StatementRunner {
-  constructor(private readonly options: RunnerOptions) {}
+  /** Analytics clients not running a statement now; the gate admits at most as many statements as there are clients. */
+  private readonly idleAnalytics: ClickHouseClient[];
+
+  constructor(private readonly options: RunnerOptions) {
+    this.idleAnalytics = [...options.clients.analytics];
+  }
 
   get binding(): ParamBinding {
     return this.options.binding;
@@ -63,20 +80,22 @@ export class StatementRunner {
     if (options.lane !== 'analytics') {
       const timeout = options.timeoutSeconds;
       const limit: StatementSettings = timeout !== undefined ? { max_execution_time: Math.max(1, Math.ceil(timeout)) } : {};
-      return this.select<Row>(statement, { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) });
+      return this.select<Row>(this.options.clients[options.lane], statement, { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) });
     }
     if (!options.scope) throw new Error('an analytics read needs the scope of its tenant');
     const timeoutSeconds = options.timeoutSeconds ?? this.options.queryTimeoutSeconds;
     const deadline = Date.now() + timeoutSeconds * 1000;
     const release = await this.options.gate.acquire(options.scope.tenantId, deadline, timeoutSeconds);
+    const client = this.idleAnalytics.pop() ?? this.options.clients.analytics[0];
     try {
       // What the wait left of the limit, to the millisecond (ClickHouse takes fractional seconds).
       const left = Math.max(0.001, Math.round(deadline - Date.now()) / 1000);
-      return await this.select<Row>(statement, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings('analytics') });
+      return await this.select<Row>(client, statement, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings('analytics') });
     } catch (error) {
       if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
       throw error;
     } finally {
+      this.idleAnalytics.push(client);
       release();
     }
   }
@@ -87,13 +106,13 @@ export class StatementRunner {
    */
   async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void> {
     const compiled = compile(statement, this.options.binding);
-    await this.options.client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) });
+    await this.options.clients[lane].command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) });
   }
 
   /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
   async insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
     if (rows.length === 0) return;
-    await this.options.client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) });
+    await this.options.clients[lane].insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) });
   }
 
   /** A lane's controls as request settings: per request on a server; none on the embedded engine, where they would stick to its session. */
@@ -103,12 +122,12 @@ export class StatementRunner {
   }
 
   async ping(): Promise<boolean> {
-    return (await this.options.client.ping()).success;
+    return (await this.options.clients.system.ping()).success;
   }
 
-  private async select<Row>(statement: Fragment, settings: StatementSettings): Promise<Row[]> {
+  private async select<Row>(client: ClickHouseClient, statement: Fragment, settings: StatementSettings): Promise<Row[]> {
     const compiled = compile(statement, this.options.binding, settings);
-    const result = await this.options.client.query({ query: compiled.sql, ...this.queryParams(compiled.params), format: 'JSONEachRow' });
+    const result = await client.query({ query: compiled.sql, ...this.queryParams(compiled.params), format: 'JSONEachRow' });
     return result.json<Row>();
   }
 
