@@ -78,10 +78,6 @@ export class TraceSettler {
     this.hookRunner = new HookRunner(options.hooks, options.logger);
   }
 
-  get openCount(): number {
-    return this.open.size;
-  }
-
   /** Called by the writer once spans are durable. */
   note(traces: TraceNote[]): void {
     const now = this.now();
@@ -151,13 +147,6 @@ export class TraceSettler {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    while (this.running) await this.running;
-    await this.processAll([...this.open.values()]);
-    await this.hookRunner.drain();
-  }
-
-  /** Processes every open trace now and waits for their hooks (tests). */
-  async flush(): Promise<void> {
     while (this.running) await this.running;
     await this.processAll([...this.open.values()]);
     await this.hookRunner.drain();
