@@ -54,8 +54,9 @@ export interface ClickHouseOptions {
  * same @clickhouse/client. chdb ignores the client's `database` option, so every statement names
  * its database explicitly instead.
  *
- * On chdb each lane gets its own connection to the one data directory, and the analytics lane one
- * per slot (issue 13): a chdb connection runs one statement at a time, connections run in parallel.
+ * On chdb each lane gets its own connections to the one data directory — system one, ingest two
+ * (writes and settling reads), analytics one per slot (issue 13): a chdb connection runs one
+ * statement at a time, connections run in parallel.
  */
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {
   const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
@@ -70,7 +71,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // as JSON numbers unless a reader asks for exact strings.
       clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
     });
-    clients = { ingest: client, system: client, analytics: Array.from({ length: limits.maxConcurrency }, () => client) };
+    clients = { ingest: [client], system: [client], analytics: Array.from({ length: limits.maxConcurrency }, () => client) };
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
@@ -80,10 +81,10 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
       return isolateSessionSettings(createClient({ connection }));
     };
-    clients = { system: open(), ingest: open(), analytics: Array.from({ length: limits.maxConcurrency }, open) };
+    clients = { system: [open()], ingest: [open(), open()], analytics: Array.from({ length: limits.maxConcurrency }, open) };
   }
-  const client = clients.system;
-  const distinct = [...new Set([clients.system, clients.ingest, ...clients.analytics])];
+  const client = clients.system[0];
+  const distinct = [...new Set([...clients.system, ...clients.ingest, ...clients.analytics])];
   const database = options.database;
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,

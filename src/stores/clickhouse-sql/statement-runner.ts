@@ -42,10 +42,13 @@ export interface LaneControls {
   workloads?: Partial<Record<Lane, string>>;
 }
 
-/** The driver per lane: `analytics` holds one client per analytics slot (the same client repeated on a server). */
+/**
+ * The drivers per lane (on a server, the same client repeated). `analytics` holds one per analytics
+ * slot; `ingest` more than one, so an insert does not wait behind a settling read of a big trace.
+ */
 export interface LaneClients {
-  ingest: ClickHouseClient;
-  system: ClickHouseClient;
+  ingest: ClickHouseClient[];
+  system: ClickHouseClient[];
   analytics: ClickHouseClient[];
 }
 
@@ -65,9 +68,23 @@ const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, analytics: 3
 export class StatementRunner {
   /** Analytics clients not running a statement now; the gate admits at most as many statements as there are clients. */
   private readonly idleAnalytics: ClickHouseClient[];
+  /** Statements in flight per client of the ungated lanes. */
+  private readonly busy = new Map<ClickHouseClient, number>();
 
   constructor(private readonly options: RunnerOptions) {
+    if (Object.values(options.clients).some((list) => list.length === 0)) throw new Error('every lane needs a client');
     this.idleAnalytics = [...options.clients.analytics];
+  }
+
+  /** Runs `work` on the least busy client of an ungated lane. */
+  private async onLane<T>(lane: Exclude<Lane, 'analytics'>, work: (client: ClickHouseClient) => Promise<T>): Promise<T> {
+    const client = this.options.clients[lane].reduce((best, c) => ((this.busy.get(c) ?? 0) < (this.busy.get(best) ?? 0) ? c : best));
+    this.busy.set(client, (this.busy.get(client) ?? 0) + 1);
+    try {
+      return await work(client);
+    } finally {
+      this.busy.set(client, (this.busy.get(client) ?? 1) - 1);
+    }
   }
 
   get binding(): ParamBinding {
@@ -80,7 +97,8 @@ export class StatementRunner {
     if (options.lane !== 'analytics') {
       const timeout = options.timeoutSeconds;
       const limit: StatementSettings = timeout !== undefined ? { max_execution_time: Math.max(1, Math.ceil(timeout)) } : {};
-      return this.select<Row>(this.options.clients[options.lane], statement, { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) });
+      const settings = { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) };
+      return this.onLane(options.lane, (client) => this.select<Row>(client, statement, settings));
     }
     if (!options.scope) throw new Error('an analytics read needs the scope of its tenant');
     const timeoutSeconds = options.timeoutSeconds ?? this.options.queryTimeoutSeconds;
@@ -106,13 +124,13 @@ export class StatementRunner {
    */
   async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void> {
     const compiled = compile(statement, this.options.binding);
-    await this.options.clients[lane].command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) });
+    await this.onLane(lane, (client) => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) }));
   }
 
   /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
   async insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
     if (rows.length === 0) return;
-    await this.options.clients[lane].insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) });
+    await this.onLane(lane, (client) => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) }));
   }
 
   /** A lane's controls as request settings: per request on a server; none on the embedded engine, where they would stick to its session. */
@@ -122,7 +140,7 @@ export class StatementRunner {
   }
 
   async ping(): Promise<boolean> {
-    return (await this.options.clients.system.ping()).success;
+    return (await this.options.clients.system[0].ping()).success;
   }
 
   private async select<Row>(client: ClickHouseClient, statement: Fragment, settings: StatementSettings): Promise<Row[]> {
