@@ -72,8 +72,6 @@ export function join(items: readonly SqlValue[], separator = ', '): Fragment {
   return Object.freeze({ kind: 'Fragment', parts: Object.freeze(parts) });
 }
 
-export const empty: Fragment = raw('');
-
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*):([^{}]+)\}/g;
 
 /**

@@ -5,7 +5,7 @@
  * tables than it carries guards of the caller's tenant (statement-runner.ts), the way HogQL's
  * printer cannot print a table without its team guard.
  */
-import { param, sql, type Fragment, type Param } from './fragment.js';
+import { param, raw, sql, type Fragment } from './fragment.js';
 
 export interface TenantScope {
   tenantId: string;
@@ -33,29 +33,19 @@ function prefix(alias?: string): string {
 
 /**
  * `tenant_id = … AND project_id = …` (or only the tenant for a tenant-wide scope), qualified by
- * `alias` when the statement joins. Values are bound; the same Param objects can be reused by the
- * caller through `scopeValues` when one statement needs them more than once.
+ * `alias` when the statement joins; the values are bound.
  */
-export function tenantGuard(scope: TenantScope, alias?: string, values = scopeValues(scope)): GuardFragment {
+export function tenantGuard(scope: TenantScope, alias?: string): GuardFragment {
   const p = prefix(alias);
   // Quoted like the analytics printer quotes every identifier.
-  const tenant = sql`${raw(`${p}\`tenant_id\` = `)}${values.tenant}`;
-  const body = values.project ? sql`${tenant}${raw(` AND ${p}\`project_id\` = `)}${values.project}` : tenant;
+  const tenant = sql`${raw(`${p}\`tenant_id\` = `)}${param('String', scope.tenantId)}`;
+  const body = scope.projectId ? sql`${tenant}${raw(` AND ${p}\`project_id\` = `)}${param('String', scope.projectId)}` : tenant;
   return Object.freeze({ ...body, mark: 'guard', tenantId: scope.tenantId });
-}
-
-/** The scope as bound values, for a statement that repeats its guard (one name per value). */
-export function scopeValues(scope: TenantScope): { tenant: Param; project: Param | null } {
-  return { tenant: param('String', scope.tenantId), project: scope.projectId ? param('String', scope.projectId) : null };
 }
 
 /** A qualified table name (ClickHouseStore.table) marked as read under a guard. */
 export function scopedTable(qualified: string): TableFragment {
   return Object.freeze({ kind: 'Fragment', parts: Object.freeze([qualified]), mark: 'table' });
-}
-
-function raw(text: string): Fragment {
-  return Object.freeze({ kind: 'Fragment', parts: Object.freeze([text]) });
 }
 
 /** Guards of `tenantId` and guarded tables in a statement, for the runner's check. */
