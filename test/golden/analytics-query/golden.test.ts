@@ -11,6 +11,7 @@ import { describe, expect, test } from 'vitest';
 import { compileAnalyticsQuery } from '../../../src/analytics/query/run.js';
 import { Printer } from '../../../src/analytics/query/print.js';
 import { compile } from '../../../src/stores/clickhouse-sql/compile.js';
+import { quoteString } from '../../../src/stores/clickhouse-sql/typed-literal.js';
 import { GOLDEN_CASES, GOLDEN_PROJECT, GOLDEN_TENANT } from './cases.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -58,5 +59,18 @@ describe('analytics query golden SQL', () => {
     expect(compiled.sql).not.toContain('OR 1=1');
     expect(Object.values(compiled.params)).toContain("b'); DROP TABLE lookout.event_tool_called; --");
     expect(Object.values(compiled.params)).toContain('1e+308');
+  });
+
+  test('bound as literals (the embedded engine), every caller value stays inside one quoted literal', () => {
+    const printed = compileAnalyticsQuery(GOLDEN_CASES['hostile-values'], context, { timeoutSeconds: 15 });
+    const server = compile(printed.statement, 'server', printed.settings);
+    const literal = compile(printed.statement, 'literal', printed.settings);
+    expect(literal.params).toEqual({});
+    // Outside its quoted literals (escapes skipped) the text is the server text with values taken out.
+    const outside = literal.sql.replace(/'(?:\\.|[^'\\])*'/g, "''");
+    expect(outside).not.toContain('DROP');
+    expect(outside).not.toContain('OR 1=1');
+    expect(outside).not.toMatch(/\{p\d+:/);
+    for (const value of Object.values(server.params)) expect(literal.sql).toContain(quoteString(String(value)));
   });
 });
