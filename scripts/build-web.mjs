@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { FAVICON_SVG, faviconIco } from './favicon.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outArg = process.argv.indexOf('--out');
@@ -46,6 +47,8 @@ const html = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
 <title>Lookout</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<link rel="icon" href="/favicon.ico" sizes="32x32">
 ${style ? `<link rel="stylesheet" href="/assets/${style}">\n` : ''}<script type="module" src="/assets/${script}"></script>
 </head>
 <body>
@@ -55,6 +58,8 @@ ${style ? `<link rel="stylesheet" href="/assets/${style}">\n` : ''}<script type=
 </html>
 `;
 fs.writeFileSync(path.join(outDir, 'index.html'), html);
+fs.writeFileSync(path.join(outDir, 'favicon.svg'), FAVICON_SVG);
+fs.writeFileSync(path.join(outDir, 'favicon.ico'), faviconIco());
 
 const sizes = outputs
   .filter((file) => !file.endsWith('.map') && !file.endsWith('.txt'))

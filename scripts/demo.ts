@@ -5,9 +5,10 @@
  *   LOOKOUT_URL=http://localhost:8080 LOOKOUT_API_KEY=lk_... npm run demo
  *
  * LOOKOUT_PROJECT_ID picks the project; without it the demo uses (or, with an admin key, creates)
- * the project "Demo". Runs: three agents (support, research, coding), four models, tools (one of
- * them a user-message tool), conversation threads, and some failures, spread over the last day.
- * The GenAI semantic conventions are used throughout; one run goes through the Vercel AI SDK.
+ * the project "Demo". Runs: 37 runs of four agents — 12 each of support, research and coding
+ * (GenAI semantic conventions, four models, tools including a user-message tool, conversation
+ * threads, some failures, spread over the last day) and one weather-agent run through the Vercel
+ * AI SDK. At the end it prints the dashboard URL and commands that work as printed.
  */
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -180,7 +181,10 @@ function agentRun(tracer: Tracer, agent: AgentSpec, run: number, startMs: number
     t += 120;
     reply.end(t);
   }
-  root.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: answer }] }]));
+  // The final assistant message; an agent that answers through a message tool records that call too.
+  const parts: unknown[] = [{ type: 'text', content: answer }];
+  if (messageTool) parts.push({ type: 'tool_call', id: `reply_${run}`, name: messageTool, arguments: { message: answer } });
+  root.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts }]));
   if (fail) root.setStatus({ code: SpanStatusCode.ERROR, message: 'run failed after a tool error' });
   root.end(t + 10);
   return { failed: fail };
@@ -279,13 +283,37 @@ async function main(): Promise<void> {
     process.stdout.write(`${failedExports} export(s) failed: check LOOKOUT_URL and that the key has ingest or admin scope.\n`);
     process.exit(1);
   }
-  if (projectId) {
-    process.stdout.write(
-      `Traces settle a few seconds after their last span. Then:\n` +
-        `  curl -H "Authorization: Bearer $LOOKOUT_API_KEY" ${BASE_URL}/api/projects/${projectId}/traces\n` +
-        `  curl -H "Authorization: Bearer $LOOKOUT_API_KEY" ${BASE_URL}/api/traces/agent-names\n`,
-    );
-  }
+  if (projectId) process.stdout.write(nextSteps(projectId, now));
+}
+
+/**
+ * What to do next, as commands that work when pasted: the curl lines read the key and project from
+ * $LOOKOUT_API_KEY and $PROJECT_ID (as the README's examples do), so the first lines export the key
+ * this run was given (it may have been set inline, `LOOKOUT_API_KEY=… npm run demo`, which leaves
+ * the shell's variable empty) and the project it filled.
+ */
+function nextSteps(projectId: string, now: number): string {
+  const hour = 3_600_000;
+  // The runs span the last 24 hours: a whole-hour window around them, ending at the next hour.
+  const endExclusive = new Date(Math.ceil(now / hour) * hour);
+  const start = new Date(endExclusive.getTime() - 25 * hour);
+  const iso = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  const window = `start=${iso(start)}&endExclusive=${iso(endExclusive)}`;
+  const auth = '-H "Authorization: Bearer $LOOKOUT_API_KEY"';
+  const api = `${BASE_URL}/api/projects/$PROJECT_ID`;
+  return [
+    `Traces are processed a few seconds after their last span. Then:`,
+    ``,
+    `  Dashboard: ${BASE_URL}/p/${projectId}  (sign in with this key, or any read or admin key)`,
+    ``,
+    `  export LOOKOUT_API_KEY=${API_KEY}`,
+    `  export PROJECT_ID=${projectId}`,
+    `  curl ${auth} ${api}/traces`,
+    `  curl ${auth} "${api}/analytics?view=window&${window}"`,
+    `  curl ${auth} "${api}/analytics?view=model_scorecard&${window}"`,
+    `  curl ${auth} ${BASE_URL}/api/traces/agent-names`,
+    ``,
+  ].join('\n');
 }
 
 main().catch((error) => {

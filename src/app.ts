@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from './app-deps.js';
 import type { LookoutModule } from './module.js';
+import { apiDocsRouter } from './http/api-docs.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 
 /**
@@ -39,6 +40,8 @@ export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
   api.get('/openapi.json', (_req, res) => {
     res.json(deps.openapi.toJSON());
   });
+  // The API reference page (no key needed: it reads the public OpenAPI document).
+  app.use('/api/docs', apiDocsRouter());
   app.use('/api', api);
 
   app.use(notFoundHandler);

@@ -7,12 +7,20 @@ const logger = pino({ level: config.logLevel });
 
 try {
   const service = await startService(config, { logger });
+  const base = `http://localhost:${service.port}`;
   if (service.bootstrap) {
-    const shown = service.bootstrap.generated ? service.bootstrap.adminKey : '(LOOKOUT_BOOTSTRAP_KEY)';
     // Printed once, on the start that created the tenant: the only time a generated key is visible.
-    process.stdout.write(`\nCreated tenant "default" with an admin API key: ${shown}\n` +
-      `Try: curl -H "Authorization: Bearer ${shown}" http://localhost:${service.port}/api/projects\n\n`);
+    // The commands read the key from $LOOKOUT_API_KEY, as the README's and the demo's do.
+    const exportLine = service.bootstrap.generated ? `export LOOKOUT_API_KEY=${service.bootstrap.adminKey}` : 'export LOOKOUT_API_KEY="$LOOKOUT_BOOTSTRAP_KEY"';
+    process.stdout.write(
+      `\nCreated tenant "default" with an admin API key: ${service.bootstrap.generated ? `${service.bootstrap.adminKey} (shown once)` : '(LOOKOUT_BOOTSTRAP_KEY)'}\n` +
+        `In another terminal:\n` +
+        `  ${exportLine}\n` +
+        `  curl -H "Authorization: Bearer $LOOKOUT_API_KEY" ${base}/api/projects\n` +
+        `  npm run demo    # sample agent runs to look at\n\n`,
+    );
   }
+  process.stdout.write(`Lookout is serving: dashboard ${base}/ · API reference ${base}/api/docs · OTLP ${base}/v1/traces\n`);
   logger.info({ port: service.port, dataDir: config.dataDir }, 'lookout listening');
   let signalled = false;
   const shutdown = (signal: string) => {

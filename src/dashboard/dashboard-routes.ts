@@ -82,6 +82,16 @@ export function dashboardRoutes(_deps: AppDeps, webDir: string = defaultWebDir()
     }),
   );
 
+  // The icon browsers ask for by name, beside the app rather than under the hashed /assets.
+  for (const [file, type] of [['favicon.ico', 'image/x-icon'], ['favicon.svg', 'image/svg+xml']] as const) {
+    router.get(`/${file}`, (_req, res, next) => {
+      res.set({ 'X-Content-Type-Options': 'nosniff', 'Content-Type': type });
+      res.sendFile(path.join(webDir, file), { maxAge: '1d' }, (error) => {
+        if (error) next();
+      });
+    });
+  }
+
   router.use('/assets', (req, res) => {
     res.status(404).json({ detail: `No dashboard asset ${req.path}`, code: 'not_found' });
   });

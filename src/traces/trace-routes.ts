@@ -8,7 +8,7 @@ import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hooks.js';
 import { findProject } from '../workspace/projects/project-store.js';
 import { stringifyExact } from './exact-json.js';
-import { agentNames, listTraces, readTraceById, threadTraceCount, type TraceListRow } from './trace-store.js';
+import { agentNames, listTraces, readTraceById, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
 import { contextBundle, defaultPayload, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
@@ -127,11 +127,12 @@ export function traceRoutes(deps: AppDeps): Router {
       const first = spans[0];
       const summary = summarizeTrace(spans, { origin: SYSTEM_ORIGIN, processedAt: '1970-01-01 00:00:00.000' });
       const hooks = traceHooks(deps);
-      const [project, threadCount, extraction, occurrences] = await Promise.all([
+      const [project, threadCount, extraction, occurrences, cost] = await Promise.all([
         findProject(deps.sql, principal.tenantId, first.projectId),
         threadTraceCount(deps.ch, principal.tenantId, first.projectId, summary.trace.thread_id, first.traceId),
         hooks.issueExtraction ? hooks.issueExtraction(principal.tenantId, first.projectId, first.traceId) : Promise.resolve(null),
         context && hooks.traceOccurrences ? hooks.traceOccurrences(principal.tenantId, first.projectId, first.traceId) : Promise.resolve([]),
+        storedTraceCost(deps.ch, principal.tenantId, first.projectId, first.traceId),
       ]);
       if (!project) throw new NotFoundError('Trace not found');
       const traceContext: TraceContext = {
@@ -139,6 +140,7 @@ export function traceRoutes(deps: AppDeps): Router {
         threadTraceCount: threadCount,
         issueExtraction: extraction ?? PENDING_EXTRACTION,
         occurrences,
+        cost,
       };
       const view = { includeAttributes: query.include_attributes ?? true, includeEvents: query.include_events ?? true };
       if (!context) return defaultPayload(spans, summary, traceContext, view);

@@ -118,6 +118,12 @@ export const traceSchema = {
     has_error: { type: 'boolean' },
     total_duration_ms: { type: 'number' },
     timestamp: { type: 'string', format: 'date-time' },
+    estimated_cost_usd: { type: ['number', 'null'], description: 'Estimated cost stored when the trace was processed (list prices × observed tokens); null when nothing could be priced' },
+    estimated_cost_basis: {
+      type: 'string', enum: ['stored', 'partial', 'unpriced', 'unavailable', 'pending'],
+      description: 'stored: every model priced; partial: some models unpriced (a lower bound); unpriced: none priced; unavailable: no price catalog at processing time; pending: not processed yet',
+    },
+    cost_unpriced_models: { type: 'array', items: { type: 'string' } },
     created_at: { type: ['string', 'null'] },
     spans: { type: 'array', items: span },
     spans_total: { type: 'integer' },

@@ -55,6 +55,32 @@ export async function threadTraceCount(ch: ClickHouseStore, tenantId: string, pr
   return Number(row?.others ?? 0) + 1;
 }
 
+/** A trace's cost as processing wrote it; basis `pending` until the trace is processed (docs/cost.md). */
+export interface StoredTraceCostView {
+  estimated_cost_usd: number | null;
+  estimated_cost_basis: 'stored' | 'partial' | 'unpriced' | 'unavailable' | 'pending';
+  cost_unpriced_models: string[];
+}
+
+export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, projectId: string, traceId: string): Promise<StoredTraceCostView> {
+  const scope = { tenantId, projectId };
+  const [row] = await ch.read<{ estimated_cost_usd: number | string | null; estimated_cost_basis: string; cost_unpriced_models: string[] }>(
+    sql`SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models FROM ${scopedTable(ch.table('event_trace_processed'))} FINAL
+            WHERE ${tenantGuard(scope)} AND trace_id = ${param('String', traceId)}
+            LIMIT 1`,
+    { lane: 'analytics', scope },
+  );
+  if (!row) return { estimated_cost_usd: null, estimated_cost_basis: 'pending', cost_unpriced_models: [] };
+  const known = ['stored', 'partial', 'unpriced', 'unavailable'] as const;
+  // A row written before cost existed has basis '': read as unavailable, like the analytics do.
+  const basis = known.find((b) => b === row.estimated_cost_basis) ?? 'unavailable';
+  return {
+    estimated_cost_usd: row.estimated_cost_usd === null ? null : Number(row.estimated_cost_usd),
+    estimated_cost_basis: basis,
+    cost_unpriced_models: row.cost_unpriced_models,
+  };
+}
+
 /** Distinct agent names of the tenant's processed traces (within the key's project when limited), sorted. */
 export async function agentNames(ch: ClickHouseStore, scope: TraceScope): Promise<string[]> {
   const rows = await ch.read<{ agent_name: string }>(

@@ -6,6 +6,7 @@ import type { SpanTree } from '../ingest/span-tree.js';
 import type { TraceSummary } from '../ingest/trace-summary.js';
 import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
 import { ExactInteger } from './exact-json.js';
+import type { StoredTraceCostView } from './trace-store.js';
 
 /**
  * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary
@@ -31,6 +32,7 @@ export interface TraceContext {
   threadTraceCount: number;
   issueExtraction: IssueExtraction;
   occurrences: TraceIssueOccurrence[];
+  cost: StoredTraceCostView;
 }
 
 /** Until the issues module reports, a trace's extraction is pending. */
@@ -100,6 +102,10 @@ function traceFields(summary: TraceSummary, context: TraceContext) {
     has_error: t.has_error === 1,
     total_duration_ms: t.total_duration_ms,
     timestamp: isoFromDateTime64(t.timestamp),
+    // The estimate processing stored, as the trace list shows it, with how it was decided.
+    estimated_cost_usd: context.cost.estimated_cost_usd,
+    estimated_cost_basis: context.cost.estimated_cost_basis,
+    cost_unpriced_models: context.cost.cost_unpriced_models,
   };
 }
 

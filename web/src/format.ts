@@ -34,11 +34,20 @@ export function formatRate(value: unknown): string {
   return n === null ? '—' : `${decimal.format(n * 100)}%`;
 }
 
+const usdSmall = new Intl.NumberFormat('en-US', { minimumSignificantDigits: 4, maximumSignificantDigits: 4 });
+const usdLarge = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/**
+ * One cost format everywhere: 4 significant digits under $1 (list-price estimates of single runs
+ * are fractions of a cent; "$0.01" for 0.0100303 would hide three of its digits), cents from $1 up.
+ */
 export function formatUsd(value: unknown): string {
   const n = asNumber(value);
   if (n === null) return '—';
-  const digits = n !== 0 && Math.abs(n) < 0.01 ? 6 : n < 100 ? 4 : 2;
-  return `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits })}`;
+  if (n === 0) return '$0.00';
+  const sign = n < 0 ? '-' : '';
+  const abs = Math.abs(n);
+  return `${sign}$${abs < 1 ? usdSmall.format(abs) : usdLarge.format(abs)}`;
 }
 
 export function formatDateTime(value: unknown): string {

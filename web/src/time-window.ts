@@ -3,7 +3,9 @@
  * its translation into each analytics view's parameters (SPEC.md "Project analytics: preset views").
  */
 export type RangeName = '24h' | '7d' | '30d' | 'custom';
-export type Granularity = 'day' | 'week' | 'month';
+export type Granularity = 'hour' | 'day' | 'week' | 'month';
+/** What the preset views accept; hour series come from the query DSL instead (overview.tsx). */
+export type ViewGranularity = Exclude<Granularity, 'hour'>;
 
 export const RANGES: { name: RangeName; label: string; hours: number | null }[] = [
   { name: '24h', label: '24 h', hours: 24 },
@@ -12,7 +14,31 @@ export const RANGES: { name: RangeName; label: string; hours: number | null }[] 
   { name: 'custom', label: 'Custom', hours: null },
 ];
 
-export const GRANULARITIES: Granularity[] = ['day', 'week', 'month'];
+export const GRANULARITIES: Granularity[] = ['hour', 'day', 'week', 'month'];
+
+/** Hour buckets for windows up to 48 h (at most 48 points); a day is the finest beyond that. */
+export const HOUR_GRANULARITY_MAX_HOURS = 48;
+
+export function windowHours(start: string, endExclusive: string): number {
+  return (Date.parse(endExclusive) - Date.parse(start)) / 3_600_000;
+}
+
+/** The granularities the picker offers for a window. */
+export function granularitiesFor(start: string, endExclusive: string): Granularity[] {
+  return windowHours(start, endExclusive) <= HOUR_GRANULARITY_MAX_HOURS ? GRANULARITIES : GRANULARITIES.filter((g) => g !== 'hour');
+}
+
+/** The granularity sent to a preset view: hour is not one of theirs, so their series stay daily. */
+export function viewGranularity(window: WindowSelection): ViewGranularity {
+  return window.granularity === 'hour' ? 'day' : window.granularity;
+}
+
+/** Unset or not offered for the window: hour on short windows (a 24 h chart by day has two points), else day. */
+function pickGranularity(asked: string | null, start: string, endExclusive: string): Granularity {
+  const offered = granularitiesFor(start, endExclusive);
+  if (offered.includes(asked as Granularity)) return asked as Granularity;
+  return offered.includes('hour') && asked === null ? 'hour' : 'day';
+}
 
 export interface WindowSelection {
   range: RangeName;
@@ -35,15 +61,15 @@ export function isoSecond(date: Date): string {
 export function readWindow(query: URLSearchParams, now: Date = new Date()): WindowSelection {
   const rangeParam = query.get('range');
   const range = (RANGES.some((r) => r.name === rangeParam) ? rangeParam : '24h') as RangeName;
-  const granularityParam = query.get('granularity');
-  const granularity = (GRANULARITIES.includes(granularityParam as Granularity) ? granularityParam : 'day') as Granularity;
+  const asked = query.get('granularity');
   if (range === 'custom') {
     const from = query.get('from');
     const to = query.get('to');
     const start = from ? new Date(from) : null;
     const end = to ? new Date(to) : null;
     if (start && end && !Number.isNaN(start.getTime()) && !Number.isNaN(end.getTime()) && end > start) {
-      return { range, granularity, start: isoSecond(start), endExclusive: isoSecond(end), hours: null };
+      const window = { start: isoSecond(start), endExclusive: isoSecond(end) };
+      return { range, granularity: pickGranularity(asked, window.start, window.endExclusive), ...window, hours: null };
     }
   }
   const preset = RANGES.find((r) => r.name === (range === 'custom' ? '24h' : range))!;
@@ -51,7 +77,7 @@ export function readWindow(query: URLSearchParams, now: Date = new Date()): Wind
   const start = new Date(end.getTime() - preset.hours! * 3600_000);
   return {
     range: range === 'custom' ? '24h' : range,
-    granularity,
+    granularity: pickGranularity(asked, isoSecond(start), isoSecond(end)),
     start: isoSecond(start),
     endExclusive: isoSecond(end),
     hours: preset.hours,

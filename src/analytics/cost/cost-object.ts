@@ -40,10 +40,11 @@ import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { resolveModel } from './model-match.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, queryRows, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
 import { fromText, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
-import { storedColumns, type TraceSelection } from './cost-sql.js';
+import { storedColumns, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
+import { roundUsd } from './stored-cost.js';
 import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';
 
 export type { CostDetail, CostObject, CostTraceCounts, LowerBoundReason, AttributionCoverage, CostLimits };
@@ -176,18 +177,31 @@ export interface ModelScorecardCost {
   cost_attribution_coverage: AttributionCoverage;
   cost_attribution_source: 'query_time';
   /**
-   * A model_scorecard row's cost (SPEC: a per-row cost can be null when part of the window was
-   * priced at write time; the overall figure stays complete). `priced` says whether the catalog
-   * prices the model (under every provider given); the figure is the model's query-time cost, shown
-   * only when coverage is 'all', i.e. when the rows add up to the overall figure.
+   * A model_scorecard row's cost. `priced` says whether the catalog prices the model (under every
+   * provider given); the figure is the model's stored (write-time) plus query-time cost, shown when
+   * coverage is 'all', i.e. when the rows add up to the overall figure (SPEC allows null there; a
+   * stored row always carries its per-model costs, so in practice it is 'all').
    */
   rowCost(model: string, providers?: readonly string[]): { priced: boolean; estimated_cost_usd: number | null };
 }
 
 export async function computeModelScorecardCost(ctx: CostContext, options: { start: Date; endExclusive: Date }): Promise<ModelScorecardCost> {
   const catalog = await resolveCatalog(ctx.catalog);
-  const { total } = await computeCostObject({ ...ctx, catalog }, { start: options.start, endExclusive: options.endExclusive });
-  const coverage = total.attribution.coverage;
+  const window = { start: options.start, endExclusive: options.endExclusive };
+  const [{ total }, storedByModel] = await Promise.all([
+    computeCostObject({ ...ctx, catalog }, window),
+    queryRows({ ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS }, storedModelCostsSql(windowSelection(ctx, window))),
+  ]);
+  // Per model: the dollars stored at write time (trace.processed cost_model_costs) plus the
+  // query-time attribution of the traces priced now. When those add up to the overall figure,
+  // every priced dollar has a model and coverage is 'all'.
+  const values = new Map<string, number>();
+  for (const row of storedByModel) values.set(String(row.model), Number(row.cost));
+  for (const [model, cost] of Object.entries(total.attribution.values)) values.set(model, (values.get(model) ?? 0) + cost);
+  const attributed = [...values.values()].reduce((sum, v) => sum + v, 0);
+  const overall = total.cost.estimated_cost_usd ?? 0;
+  const addsUp = Math.abs(attributed - overall) <= 1e-9 + 1e-9 * Math.abs(overall);
+  const coverage: AttributionCoverage = addsUp ? 'all' : total.attribution.coverage;
   return {
     cost: total.cost,
     cost_attribution_coverage: coverage,
@@ -195,8 +209,8 @@ export async function computeModelScorecardCost(ctx: CostContext, options: { sta
     rowCost(model, providers) {
       const hints = providers && providers.length > 0 ? providers : [''];
       const priced = catalog !== null && model.trim() !== '' && hints.every((p) => resolveModel(catalog, model, p) !== null);
-      const value = total.attribution.values[model];
-      return { priced, estimated_cost_usd: coverage === 'all' && priced && value !== undefined ? value : null };
+      const value = values.get(model) ?? values.get(model.trim());
+      return { priced, estimated_cost_usd: coverage === 'all' && priced && value !== undefined ? roundUsd(value) : null };
     },
   };
 }

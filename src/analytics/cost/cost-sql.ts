@@ -70,6 +70,21 @@ FROM ${scopedTable(sel.table)} FINAL
 WHERE ${sel.where}${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
 
+/**
+ * Per model, the dollars stored on the selected trace rows priced at write time
+ * (`cost_model_costs`, written with the trace's total by stored-cost.ts), so a per-model breakdown
+ * also covers traces that were never priced at query time.
+ */
+export function storedModelCostsSql(sel: TraceSelection): Fragment {
+  return sql`SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost
+FROM (
+  SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
+  FROM ${scopedTable(sel.table)} FINAL
+  WHERE (${sel.where}) AND ${raw(PRICED)}
+)
+GROUP BY model`;
+}
+
 export interface GenerationScope {
   /** Qualified event_generation_completed table. */
   table: string;

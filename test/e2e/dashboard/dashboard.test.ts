@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/service.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { formatCount, formatMs, formatNumber, formatRate, formatUsd } from '../../../web/src/format.js';
+import { hourlyQueries, hoursOf } from '../../../web/src/api/hourly-series.js';
+import { readWindow } from '../../../web/src/time-window.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
-import { chartTable, rowOrder, shownWindow, statText, tableCells } from './figures.js';
+import { chartTable, expectNoSidewaysScroll, rowOrder, shownWindow, statText, tableCells } from './figures.js';
 import { sendLongTrace } from './long-trace.js';
 import { seedWithDemo } from './seed.js';
 
@@ -40,10 +42,10 @@ async function rest(apiPath: string) {
   return res.body;
 }
 
-/** Readable on a narrow screen: nothing wider than the viewport (wide tables scroll inside their box). */
-async function expectNoSidewaysScroll(target: Page) {
-  const { scrollWidth, innerWidth } = await target.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+async function post(apiPath: string, body: unknown) {
+  const res = await svc.call('POST', apiPath, { body });
+  expect(res.status, `${apiPath}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body;
 }
 
 async function signIn(target: Page, key: string) {
@@ -97,22 +99,42 @@ describe('dashboard in a browser', () => {
       for (const model of general.totals.unpriced_models) expect(named).toContain(model);
     }
 
-    // Chart points: the companion table carries exactly the REST series.
+    // 24 h defaults to hour buckets: every hour of the window, from the query DSL (the views have
+    // no hour buckets), the same figures as the DSL answers; hours without calls show 0.
+    expect(new URL(page.url()).searchParams.get('granularity') ?? 'hour').toBe('hour');
+    expect(await page.locator('.window-picker select').inputValue()).toBe('hour');
+    const selection = { ...readWindow(new URLSearchParams('range=24h')), start: window.start, endExclusive: window.endExclusive, hours: 24 };
+    const hours = hoursOf(selection);
+    expect(hours.length).toBeGreaterThanOrEqual(24);
+    const bodies = hourlyQueries(selection);
+    const calls = await post(`/projects/${projectId}/analytics/query`, bodies.generations);
+    const byHour = new Map(calls.rows.map((r: { bucket: string }) => [r.bucket, r]));
     const requests = await chartTable(page, 'chart-requests');
-    expect(Object.keys(requests)).toEqual(general.requests.map((p: { date: string }) => p.date));
-    for (const point of general.requests) expect(requests[point.date].Requests).toBe(formatCount(point.value));
-    for (const point of general.errors) expect(requests[point.date].Errors).toBe(formatCount(point.value));
+    expect(Object.keys(requests)).toEqual(hours);
+    for (const hour of hours) {
+      const row = byHour.get(hour) as Record<string, number> | undefined;
+      expect(requests[hour].Requests, hour).toBe(formatCount(row?.requests ?? 0));
+      expect(requests[hour].Errors, hour).toBe(formatCount(row?.errors ?? 0));
+    }
+    // Independent check: the hours add up to the general view's totals for the same window.
+    expect(calls.rows.reduce((n: number, r: { requests: number }) => n + Number(r.requests), 0)).toBe(general.totals.requests);
+    expect(calls.rows.reduce((n: number, r: { prompt_tokens: number }) => n + Number(r.prompt_tokens), 0)).toBe(general.totals.prompt_tokens);
     const speed = await chartTable(page, 'chart-speed');
-    for (const point of general.speed_percentiles_timeseries) expect(speed[point.date].p95).toBe(formatNumber(point.p95));
+    for (const row of calls.rows) expect(speed[row.bucket].p95).toBe(formatNumber(row.speed_p95));
     expect(await page.locator('[data-testid="chart-requests"] canvas').count()).toBeGreaterThan(0);
+    // Each error figure says what it counts.
+    expect(await page.locator('[data-testid="total-errors"] dt').innerText()).toMatch(/Failed model calls\s+model calls, not runs/);
+    expect(await page.locator('[data-testid="runs-failed"] dt').innerText()).toMatch(/Failed runs\s+root span failed/);
 
     const runs = await rest(`/projects/${projectId}/analytics?view=window&start=${window.start}&endExclusive=${window.endExclusive}&granularity=day`);
     expect(await statText(page, 'runs-traces')).toBe(formatCount(runs.totals.traces));
     expect(await statText(page, 'runs-failed')).toBe(formatCount(runs.totals.failed_runs));
     expect(await statText(page, 'runs-error-rate')).toBe(formatRate(runs.totals.error_rate));
     expect(await statText(page, 'runs-p50')).toBe(formatMs(runs.totals.p50));
+    const runHours = await post(`/projects/${projectId}/analytics/query`, bodies.runs);
     const latency = await chartTable(page, 'chart-latency');
-    for (const point of runs.latency.points) expect(latency[point.date].p50).toBe(formatMs(point.p50));
+    expect(Object.keys(latency)).toEqual(hours);
+    for (const row of runHours.rows) expect(latency[row.bucket].p50).toBe(formatMs(row.latency_p50));
     await screenshot(page, '03-overview-24h');
     await page.setViewportSize({ width: 390, height: 844 });
     await expectNoSidewaysScroll(page);
@@ -123,6 +145,8 @@ describe('dashboard in a browser', () => {
   it('changes the window and granularity from the picker', async () => {
     await page.click('[data-range="7d"]');
     await page.waitForURL(/range=7d/);
+    // Hour buckets only up to 48 h: a week offers day, week and month.
+    await expect.poll(() => page.locator('.window-picker select option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(['day', 'week', 'month']);
     await page.selectOption('.window-picker select', 'week');
     await page.waitForURL(/granularity=week/);
     await page.locator('[data-testid="total-requests-value"]').waitFor();
@@ -131,6 +155,9 @@ describe('dashboard in a browser', () => {
     const general = await rest(`/projects/${projectId}/analytics?view=general&hours=168&endExclusive=${window.endExclusive}&granularity=week`);
     await expect.poll(() => statText(page, 'total-requests')).toBe(formatCount(general.totals.requests));
     await expect.poll(async () => Object.keys(await chartTable(page, 'chart-requests'))).toEqual(general.requests.map((p: { date: string }) => p.date));
+    const weekly = await chartTable(page, 'chart-requests');
+    for (const point of general.requests) expect(weekly[point.date].Requests).toBe(formatCount(point.value));
+    for (const point of general.errors) expect(weekly[point.date].Errors).toBe(formatCount(point.value));
     await screenshot(page, '04-overview-7d-week');
 
     // Custom: a 36-hour window ending at the next whole hour, typed into the two datetime fields.
@@ -169,6 +196,8 @@ describe('dashboard in a browser', () => {
       expect(cells[row.agent].tokens).toBe(formatCount(row.tokens));
       expect(cells[row.agent].cost).toBe(`${row.cost_is_lower_bound && row.cost !== null ? '≥ ' : ''}${formatUsd(row.cost)}`);
     }
+    const agentHeaders = await page.locator('[data-testid="agent-scorecard"] thead th').allInnerTexts();
+    expect(agentHeaders.map((h) => h.replace(/[▲▼]/g, '').trim())).toContain('Failed runs %');
     // Keyboard: focus the "Agent" header button and press Enter to sort by name, again to reverse.
     await page.focus('[data-testid="agent-scorecard"] button[data-column="agent"]');
     await page.keyboard.press('Enter');
@@ -187,10 +216,15 @@ describe('dashboard in a browser', () => {
     const models = await rest(`/projects/${projectId}/analytics?view=model_scorecard&start=${window.start}&end=${end}`);
     const modelCells = await tableCells(page, 'model-scorecard');
     expect(Object.keys(modelCells).sort()).toEqual(models.rows.map((r: { model: string }) => r.model).sort());
+    // Every priced model has its cost, and the rows add up to the total (issue 17 item 4).
+    expect(models.cost_attribution_coverage).toBe('all');
     for (const row of models.rows) {
       expect(modelCells[row.model].tokens).toBe(formatCount(row.tokens));
+      if (row.priced) expect(row.estimated_cost_usd).not.toBeNull();
       expect(modelCells[row.model].estimated_cost_usd).toBe(formatUsd(row.estimated_cost_usd));
+      expect(modelCells[row.model].estimated_cost_usd).toMatch(/^\$/);
     }
+    expect(await page.locator('text=the rows add up to the total').count()).toBe(1);
     await screenshot(page, '06-models');
 
     await page.click('[data-tab="tools"]');
@@ -204,6 +238,9 @@ describe('dashboard in a browser', () => {
       expect(toolCells[row.tool].errors).toBe(formatCount(row.errors));
       expect(toolCells[row.tool].p50).toBe(formatMs(row.p50));
     }
+    // Error columns say what they count: failed calls of the tool, not failed runs.
+    const toolHeaders = await page.locator('[data-testid="tool-aggregates"] thead th').allInnerTexts();
+    expect(toolHeaders.map((h) => h.replace(/[▲▼]/g, '').trim())).toEqual(expect.arrayContaining(['Failed calls', 'Failed calls %']));
     await screenshot(page, '07-tools');
   });
 
@@ -233,6 +270,27 @@ describe('dashboard in a browser', () => {
     const bundle = await rest(`/traces/${traceId}?expand=context&project_id=${projectId}&spans_offset=0&spans_limit=100&include_attributes=false&include_events=false`);
     expect(await statText(page, 'trace-duration')).toBe(formatMs(detail.total_duration_ms));
     expect(await statText(page, 'trace-tokens')).toBe(formatCount(detail.stats.total_tokens));
+    // The trace's cost, as the detail payload carries it, with its basis.
+    expect(detail.estimated_cost_basis).toBe('stored');
+    expect(await statText(page, 'trace-cost')).toBe(formatUsd(detail.estimated_cost_usd));
+    expect(await page.locator('[data-testid="trace-cost-note"]').innerText()).toBe('every model priced');
+    const listed = (await rest(`/projects/${projectId}/traces?limit=50`)).traces.find((t: { id: string }) => t.id === traceId);
+    expect(listed.estimated_cost_usd).toBe(detail.estimated_cost_usd);
+    // Agent input and output as a conversation: role, text, tool calls; the raw JSON one click away.
+    const input = page.locator('[data-testid="agent-input-messages"] li');
+    expect(await input.count()).toBe(detail.agent_input.length);
+    expect(await input.first().getAttribute('data-role')).toBe(detail.agent_input[0].role);
+    expect(await input.first().innerText()).toContain(detail.agent_input[0].parts[0].content);
+    const output = page.locator('[data-testid="agent-output-messages"] li');
+    const outputParts = detail.agent_output[0].parts as { type: string; name?: string; content?: string }[];
+    expect(await output.first().innerText()).toContain(outputParts.find((p) => p.type === 'text')!.content);
+    const toolParts = outputParts.filter((p) => p.type === 'tool_call');
+    expect(await output.first().locator('[data-testid="message-tool-call"]').count()).toBe(toolParts.length);
+    for (const part of toolParts) expect(await output.first().innerText()).toContain(part.name);
+    await page.click('[data-testid="agent-input-raw-toggle"]');
+    expect(JSON.parse(await page.locator('[data-testid="agent-input-raw"]').innerText())).toEqual(detail.agent_input);
+    await page.click('[data-testid="agent-input-raw-toggle"]');
+    await page.locator('[data-testid="agent-input-messages"]').waitFor();
     const spanIds = await page.locator('[data-testid="waterfall"] [data-span-id]').evaluateAll((b) => b.map((x) => x.getAttribute('data-span-id')));
     expect(spanIds).toEqual(bundle.spans.map((s: { otel_span_id: string }) => s.otel_span_id));
     const firstDuration = await page.locator('[data-span-index="0"] .span-duration').innerText();

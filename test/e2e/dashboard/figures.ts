@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Reads what the dashboard shows, so tests can hold it against the REST answers. */
 
@@ -47,4 +48,23 @@ export async function shownWindow(page: Page): Promise<{ start: string; endExclu
     endExclusive: (await label.getAttribute('data-end-exclusive'))!,
     hours: (await label.getAttribute('data-hours'))!,
   };
+}
+
+/**
+ * Readable on a narrow screen: nothing wider than the viewport (wide tables scroll inside their
+ * box). Waits for the layout to follow the resize (two animation frames, then the charts'
+ * ResizeObserver) instead of reading the width right after it.
+ */
+export async function expectNoSidewaysScroll(target: Page) {
+  const widths = () =>
+    target.evaluate(
+      () =>
+        new Promise<{ scrollWidth: number; innerWidth: number }>((resolve) =>
+          requestAnimationFrame(() => requestAnimationFrame(() => resolve({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))),
+        ),
+    );
+  await expect.poll(async () => {
+    const { scrollWidth, innerWidth } = await widths();
+    return scrollWidth <= innerWidth ? 'fits' : `${scrollWidth} > ${innerWidth}`;
+  }, { timeout: 15_000 }).toBe('fits');
 }

@@ -13,6 +13,11 @@ const run = promisify(execFile);
  * the browser never looks at a half-settled project. Returns the Demo project's id.
  */
 export async function seedWithDemo(svc: TestService): Promise<string> {
+  return (await seedWithDemoOutput(svc)).projectId;
+}
+
+/** seedWithDemo, also returning what the demo printed (the docs tests run its printed commands). */
+export async function seedWithDemoOutput(svc: TestService): Promise<{ projectId: string; stdout: string }> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'scripts', 'demo.ts')], {
     cwd: projectRoot,
     env: { ...process.env, LOOKOUT_URL: svc.url, LOOKOUT_API_KEY: svc.adminKey },
@@ -38,5 +43,5 @@ export async function seedWithDemo(svc: TestService): Promise<string> {
     if (Date.now() > deadline) throw new Error(`demo runs not processed in time (${traces.body?.traces?.length ?? 0} of ${runs})`);
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  return demo.id;
+  return { projectId: demo.id, stdout };
 }

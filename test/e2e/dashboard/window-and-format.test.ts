@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { generalParams, modelScorecardParams, windowParams } from '../../../web/src/api/endpoints.js';
 import { formatCount, formatMs, formatRate, formatUsd, parseApiDate } from '../../../web/src/format.js';
-import { readWindow } from '../../../web/src/time-window.js';
+import { granularitiesFor, readWindow } from '../../../web/src/time-window.js';
+import { hourlyQueries, hoursOf } from '../../../web/src/api/hourly-series.js';
 
 // The browser app's pure parts: how the window picker's URL state becomes each view's parameters,
 // and how API figures are written (formatting only, never a new figure).
@@ -18,11 +19,35 @@ describe('window picker → view parameters', () => {
     expect(modelScorecardParams(w)).toEqual({ view: 'model_scorecard', start: '2026-03-03T12:35:00Z', end: '2026-03-10T12:34:59Z' });
   });
 
-  it('defaults to 24 h by day, and ignores unknown values', () => {
-    const w = readWindow(new URLSearchParams('range=1y&granularity=hour'), now);
+  it('defaults to 24 h by hour, and ignores unknown values', () => {
+    const w = readWindow(new URLSearchParams('range=1y&granularity=fortnight'), now);
     expect(w.range).toBe('24h');
     expect(w.granularity).toBe('day');
     expect(w.hours).toBe(24);
+    expect(readWindow(new URLSearchParams(''), now).granularity).toBe('hour');
+    expect(readWindow(new URLSearchParams('range=24h&granularity=day'), now).granularity).toBe('day');
+  });
+
+  it('offers hour buckets up to 48 h only, and never sends them to a preset view', () => {
+    expect(granularitiesFor('2026-03-01T00:00:00Z', '2026-03-03T00:00:00Z')).toEqual(['hour', 'day', 'week', 'month']);
+    expect(granularitiesFor('2026-03-01T00:00:00Z', '2026-03-03T00:00:01Z')).toEqual(['day', 'week', 'month']);
+    expect(readWindow(new URLSearchParams('range=7d&granularity=hour'), now).granularity).toBe('day');
+    expect(readWindow(new URLSearchParams('range=7d'), now).granularity).toBe('day');
+    const custom = readWindow(new URLSearchParams('range=custom&from=2026-03-01T00:00:00Z&to=2026-03-02T12:00:00Z'), now);
+    expect(custom.granularity).toBe('hour');
+    expect(generalParams(custom).granularity).toBe('day');
+    expect(windowParams('window', custom).granularity).toBe('day');
+  });
+
+  it('lists every hour of a window for the hourly charts, the first one partial', () => {
+    const w = readWindow(new URLSearchParams('range=24h'), now);
+    const hours = hoursOf(w);
+    expect(hours[0]).toBe('2026-03-09T12:00:00Z');
+    expect(hours[hours.length - 1]).toBe('2026-03-10T12:00:00Z');
+    expect(hours).toHaveLength(25);
+    const { generations, runs } = hourlyQueries(w);
+    expect(generations).toMatchObject({ from: 'generation.completed', start: w.start, end_exclusive: w.endExclusive, group_by: [{ bucket: 'hour' }] });
+    expect(runs).toMatchObject({ from: 'trace.processed', group_by: [{ bucket: 'hour' }] });
   });
 
   it('takes a custom window at whole seconds and sends the general view its length in hours, rounded up', () => {
@@ -45,9 +70,16 @@ describe('formatting API figures', () => {
     expect(formatMs(1425.456)).toBe('1,425.46 ms');
     expect(formatRate(0.2667)).toBe('26.67%');
     expect(formatRate(null)).toBe('—');
+    // One cost format: 4 significant digits under $1, cents from $1 up.
+    expect(formatUsd(0.0100303)).toBe('$0.01003');
     expect(formatUsd(0.008315)).toBe('$0.008315');
     expect(formatUsd(0.2636)).toBe('$0.2636');
+    expect(formatUsd(0.5)).toBe('$0.5000');
+    expect(formatUsd(0.0000687)).toBe('$0.00006870');
+    expect(formatUsd(0.99996)).toBe('$1.000');
+    expect(formatUsd(1.5)).toBe('$1.50');
     expect(formatUsd(1234.5)).toBe('$1,234.50');
+    expect(formatUsd(0)).toBe('$0.00');
     expect(formatUsd(null)).toBe('—');
   });
 

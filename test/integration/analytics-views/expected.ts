@@ -332,6 +332,15 @@ export function expectedModelScorecard(base: Date, w: Window, pricingFetchedAt: 
   const gens = generationFacts(base).filter((x) => inWindow(w)(x.at));
   const traces = traceFacts(base).filter((t) => inWindow(w)(t.start));
   const models = [...new Set(gens.map((x) => x.model))];
+  // Per model: the list-price cost of its calls in the runs that started in the window (every
+  // run was priced at write time, which stores the per-model split alongside the total).
+  const costByModel = new Map<string, number>();
+  for (const t of traces) {
+    for (const g of t.run.generations) {
+      const price = PRICES[g.model];
+      if (price) costByModel.set(g.model, (costByModel.get(g.model) ?? 0) + (g.input * price.input + g.output * price.output) / 1e6);
+    }
+  }
   const rows = models
     .map((model) => {
       const mine = gens.filter((x) => x.model === model);
@@ -345,14 +354,14 @@ export function expectedModelScorecard(base: Date, w: Window, pricingFetchedAt: 
         output_tokens: output,
         avg_speed: mean(mine.map((x) => x.tps)),
         priced: model in PRICES,
-        // Every trace was priced at write time: no per-row figure (docs/cost.md attribution).
-        estimated_cost_usd: null,
+        estimated_cost_usd: costByModel.get(model) ?? null,
       };
     })
     .sort((a, b) => b.tokens - a.tokens || a.model.localeCompare(b.model));
   return {
     ...costObject(traces, pricingFetchedAt),
-    cost_attribution_coverage: traces.length === 0 ? 'all' : 'none',
+    // The stored per-model split adds up to the stored total: coverage is complete.
+    cost_attribution_coverage: 'all',
     cost_attribution_source: 'query_time',
     rows,
   };

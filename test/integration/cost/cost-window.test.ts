@@ -229,4 +229,26 @@ describe('grouped cost and view shapes', () => {
     expect(partly.rowCost('gpt-test')).toEqual({ priced: true, estimated_cost_usd: null });
     expect(partly.cost.estimated_cost_usd).toBeCloseTo(0.0154, 12);
   });
+
+  it('model_scorecard: traces priced at write time contribute their stored per-model split', async () => {
+    const scope = newScope();
+    await gptTrace(scope);
+    // Two written traces whose stored totals are split by model, one on the query-time model too.
+    await seedTraces(store, scope, [
+      { timestamp: at(0, '12:00:00'), inputTokens: 3000, outputTokens: 0, basis: 'stored', cost: 0.03, pricedTokens: 3000, pricedAt: '2024-12-01 00:00:00.000', modelCosts: { 'gpt-test': 0.01, 'claude-test-1': 0.02 } },
+      { timestamp: at(1, '08:00:00'), inputTokens: 500, outputTokens: 0, basis: 'stored', cost: 0.004, pricedTokens: 500, pricedAt: '2024-12-01 00:00:00.000', modelCosts: { 'gpt-test': 0.004 } },
+      // Outside the window: not counted anywhere.
+      { timestamp: at(9), inputTokens: 500, outputTokens: 0, basis: 'stored', cost: 7, pricedTokens: 500, pricedAt: '2024-12-01 00:00:00.000', modelCosts: { 'gpt-test': 7 } },
+    ]);
+    const card = await computeModelScorecardCost(ctx(scope), WINDOW);
+    expect(card.cost.estimated_cost_usd).toBeCloseTo(0.0394, 12);
+    expect(card.cost.cost_source).toBe('mixed');
+    expect(card.cost_attribution_coverage).toBe('all');
+    // gpt-test: $0.0054 priced now + $0.01 + $0.004 stored; claude: $0.02 stored.
+    const gpt = card.rowCost('gpt-test', ['openai']).estimated_cost_usd;
+    const claude = card.rowCost('claude-test-1', ['anthropic']).estimated_cost_usd;
+    expect(gpt).toBeCloseTo(0.0194, 12);
+    expect(claude).toBeCloseTo(0.02, 12);
+    expect(gpt! + claude!).toBeCloseTo(card.cost.estimated_cost_usd!, 12);
+  });
 });

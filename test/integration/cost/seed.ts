@@ -42,6 +42,8 @@ export interface TraceSeed {
   pricedTokens?: number;
   unpricedModels?: string[];
   pricedAt?: string | null;
+  /** cost_model_costs: the stored per-model split of `cost`. */
+  modelCosts?: Record<string, number>;
   processedAt?: string;
 }
 
@@ -64,7 +66,7 @@ export async function seedTraces(store: ClickHouseStore, scope: Scope, traces: T
     cost_priced_tokens: t.pricedTokens ?? 0,
     cost_unpriced_models: t.unpricedModels ?? [],
     cost_priced_at: t.pricedAt ?? null,
-    cost_model_costs: {},
+    cost_model_costs: t.modelCosts ?? {},
     models: [],
     processed_at: t.processedAt ?? '2025-03-05 00:00:00.000',
   }));

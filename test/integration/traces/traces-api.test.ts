@@ -57,8 +57,20 @@ describe('GET /traces/{trace_id}', () => {
         'id', 'otel_trace_id', 'project_id', 'project_name', 'service_name', 'agent_name', 'thread_id', 'thread_trace_count',
         'agent_input_display', 'agent_input', 'agent_output', 'release', 'tool_calls', 'interaction', 'has_error',
         'total_duration_ms', 'timestamp', 'spans', 'stats', 'issue_extraction',
+        'estimated_cost_usd', 'estimated_cost_basis', 'cost_unpriced_models',
       ].sort(),
     );
+    // List prices (USD per million tokens) of the bundled catalog: gpt-4o-2024-08-06 $2.50 input,
+    // $1.25 cached input, $10 output; claude-3-5-haiku $0.80 input, $4 output. The gpt call's 900
+    // input tokens include 512 cached ones.
+    const gptCost = ((900 - 512) * 2.5 + 512 * 1.25 + 40 * 10) / 1e6;
+    const haikuCost = (1100 * 0.8 + 60 * 4) / 1e6;
+    expect(t.estimated_cost_usd).toBeCloseTo(gptCost + haikuCost, 10);
+    expect(t.estimated_cost_basis).toBe('stored');
+    expect(t.cost_unpriced_models).toEqual([]);
+    // The same figure the trace list shows.
+    const listed = (await svc.call('GET', `/projects/${project.id}/traces?limit=200`)).body.traces.find((x: { id: string }) => x.id === run.traceId);
+    expect(listed.estimated_cost_usd).toBe(t.estimated_cost_usd);
     const root = run.spans.find((s) => !s.parentSpanContext)!;
     const rootNs = (BigInt(root.startTime[0]) * 1_000_000_000n + BigInt(root.startTime[1])).toString();
     expect(t).toMatchObject({

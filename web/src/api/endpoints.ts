@@ -1,4 +1,4 @@
-import type { WindowSelection } from '../time-window.js';
+import { viewGranularity, type WindowSelection } from '../time-window.js';
 import { api } from './client.js';
 import type {
   AgentScorecardView,
@@ -37,7 +37,7 @@ const analytics = (projectId: string) => `/projects/${enc(projectId)}/analytics`
  */
 export function generalParams(window: WindowSelection): Record<string, string> {
   const hours = window.hours ?? Math.max(1, Math.ceil((Date.parse(window.endExclusive) - Date.parse(window.start)) / 3_600_000));
-  return { view: 'general', hours: String(hours), endExclusive: window.endExclusive, granularity: window.granularity };
+  return { view: 'general', hours: String(hours), endExclusive: window.endExclusive, granularity: viewGranularity(window) };
 }
 
 export function getGeneralView(projectId: string, window: WindowSelection): Promise<GeneralView> {
@@ -46,7 +46,7 @@ export function getGeneralView(projectId: string, window: WindowSelection): Prom
 
 /** window, agent_scorecard and tool_aggregates take start + endExclusive (SPEC.md). */
 export function windowParams(view: 'window' | 'agent_scorecard' | 'tool_aggregates', window: WindowSelection): Record<string, string> {
-  return { view, start: window.start, endExclusive: window.endExclusive, granularity: window.granularity };
+  return { view, start: window.start, endExclusive: window.endExclusive, granularity: viewGranularity(window) };
 }
 
 export function getWindowView(projectId: string, window: WindowSelection): Promise<WindowView> {

@@ -149,6 +149,8 @@ export interface ToolAggregatesView {
   volume: ToolVolumePoint[];
   failing_volume: ToolVolumePoint[];
   error_concentration: ToolErrorConcentration[];
+  /** Bucket size of the volume series, echoed by the view. */
+  granularity?: string;
 }
 
 export interface TraceToolCall {
@@ -220,6 +222,10 @@ export interface TraceDetail {
   spans: Span[];
   stats: TraceStats;
   issue_extraction?: { status: string; reason: string; issue_count: number; occurrence_count: number; completed_at: string | null } | null;
+  /** The cost stored when the trace was processed, and how it was decided (docs/cost.md "On a trace"). */
+  estimated_cost_usd: number | null;
+  estimated_cost_basis: 'stored' | 'partial' | 'unpriced' | 'unavailable' | 'pending';
+  cost_unpriced_models: string[];
 }
 
 /** A row of GET /api/projects/{pid}/traces (DESIGN.md "Workspace routes"); fields beyond id are shown when present. */

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { formatDateTime } from '../format.js';
 import { setQuery } from '../router.js';
-import { GRANULARITIES, RANGES, type Granularity, type WindowSelection } from '../time-window.js';
+import { granularitiesFor, RANGES, type Granularity, type WindowSelection } from '../time-window.js';
 
 /** datetime-local wants local 'YYYY-MM-DDThh:mm'. */
 function toLocalInput(iso: string): string {
@@ -11,7 +11,8 @@ function toLocalInput(iso: string): string {
 }
 
 /**
- * Window presets (24 h, 7 d, 30 d) or a custom start/end, and the granularity of the time series.
+ * Window presets (24 h, 7 d, 30 d) or a custom start/end, and the granularity of the time series
+ * (hour only for windows up to 48 h, and then the default).
  * The choice lives in the URL, so every page of the project keeps it and a link reproduces it.
  */
 export function WindowPicker({ window, showGranularity = true, customActive }: { window: WindowSelection; showGranularity?: boolean; customActive: boolean }) {
@@ -60,7 +61,7 @@ export function WindowPicker({ window, showGranularity = true, customActive }: {
         <label class="inline-field">
           Granularity{' '}
           <select value={window.granularity} onChange={(e) => setQuery({ granularity: (e.target as HTMLSelectElement).value as Granularity })}>
-            {GRANULARITIES.map((g) => (
+            {granularitiesFor(window.start, window.endExclusive).map((g) => (
               <option key={g} value={g}>
                 {g}
               </option>

@@ -41,7 +41,7 @@ export function AgentsPage({ projectId, window, customActive }: { projectId: str
                 { key: 'p95', label: 'p95', value: (row) => row.p95, render: (row) => formatMs(row.p95), numeric: true },
                 {
                   key: 'error_rate',
-                  label: 'Error rate',
+                  label: 'Failed runs %',
                   title: 'Failed runs among runs whose root status is known',
                   value: (row) => row.error_rate,
                   render: (row) => formatRate(row.error_rate),

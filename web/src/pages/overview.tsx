@@ -1,4 +1,5 @@
 import { getGeneralView, getWindowView, listTraces } from '../api/endpoints.js';
+import { getHourlySeries, type HourlySeries } from '../api/hourly-series.js';
 import type { DatedValue, GeneralView, WindowView } from '../api/types.js';
 import { CostDetails, CostValue } from '../components/cost-summary.js';
 import { ExporterSnippet } from '../components/exporter-snippet.js';
@@ -29,41 +30,66 @@ export function alignByDate(seriesList: { date: string }[][], pick: ((point: any
 
 const value = (p: DatedValue) => p.value;
 
-function Charts({ view }: { view: GeneralView }) {
+/** What the model-call charts draw: one date axis and each series' value per date. */
+interface CallCharts {
+  dates: string[];
+  requests: (number | null)[];
+  errors: (number | null)[];
+  speed: (number | null)[][];
+  prompt: (number | null)[];
+  completion: (number | null)[];
+}
+
+function callChartsFromView(view: GeneralView): CallCharts {
   const traffic = alignByDate([view.requests, view.errors], [value, value]);
   const speed = alignByDate([view.speed_percentiles_timeseries, view.speed_percentiles_timeseries, view.speed_percentiles_timeseries], [(p) => p.p50, (p) => p.p95, (p) => p.p99]);
   const tokens = alignByDate([view.prompt_tokens, view.completion_tokens], [value, value]);
+  return { dates: traffic.dates, requests: traffic.values[0], errors: traffic.values[1], speed: speed.values, prompt: tokens.values[0], completion: tokens.values[1] };
+}
+
+function callChartsFromHours(hours: HourlySeries): CallCharts {
+  return {
+    dates: hours.dates,
+    requests: hours.requests,
+    errors: hours.errors,
+    speed: [hours.speed.p50, hours.speed.p95, hours.speed.p99],
+    prompt: hours.promptTokens,
+    completion: hours.completionTokens,
+  };
+}
+
+function Charts({ data }: { data: CallCharts }) {
   return (
     <div class="chart-grid">
       <TimeChart
-        title="Requests and errors"
+        title="Model calls and failed model calls"
         testId="chart-requests"
-        dates={traffic.dates}
+        dates={data.dates}
         format={formatCount}
         series={[
-          { label: 'Requests', values: traffic.values[0], color: '#2f6fde' },
-          { label: 'Errors', values: traffic.values[1], color: '#d23c3c' },
+          { label: 'Requests', values: data.requests, color: '#2f6fde' },
+          { label: 'Errors', values: data.errors, color: '#d23c3c' },
         ]}
       />
       <TimeChart
         title="Generation speed percentiles (tokens/s)"
         testId="chart-speed"
-        dates={speed.dates}
+        dates={data.dates}
         format={formatNumber}
         series={[
-          { label: 'p50', values: speed.values[0], color: '#2f9e6e' },
-          { label: 'p95', values: speed.values[1], color: '#d68a1a' },
-          { label: 'p99', values: speed.values[2], color: '#b03fb5' },
+          { label: 'p50', values: data.speed[0], color: '#2f9e6e' },
+          { label: 'p95', values: data.speed[1], color: '#d68a1a' },
+          { label: 'p99', values: data.speed[2], color: '#b03fb5' },
         ]}
       />
       <TimeChart
         title="Tokens"
         testId="chart-tokens"
-        dates={tokens.dates}
+        dates={data.dates}
         format={formatCount}
         series={[
-          { label: 'Prompt', values: tokens.values[0], color: '#5a5fd6' },
-          { label: 'Completion', values: tokens.values[1], color: '#17a2b8' },
+          { label: 'Prompt', values: data.prompt, color: '#5a5fd6' },
+          { label: 'Completion', values: data.completion, color: '#17a2b8' },
         ]}
       />
     </div>
@@ -71,19 +97,21 @@ function Charts({ view }: { view: GeneralView }) {
 }
 
 /** Agent runs (traces) from the window view: latency of the root span over time, failed runs. */
-function Runs({ view }: { view: WindowView }) {
-  const latency = alignByDate([view.latency.points, view.latency.points], [(p) => p.p50, (p) => p.p95]);
+function Runs({ view, hours }: { view: WindowView; hours: HourlySeries | null }) {
+  const latency = hours
+    ? { dates: hours.dates, values: [hours.latency.p50, hours.latency.p95] }
+    : alignByDate([view.latency.points, view.latency.points], [(p) => p.p50, (p) => p.p95]);
   return (
     <section class="runs" aria-labelledby="runs-title">
       <h2 id="runs-title">Agent runs</h2>
       <dl class="stat-grid" data-testid="run-totals">
-        <Stat label="Runs" testId="runs-traces">
+        <Stat label="Runs" testId="runs-traces" hint="Agent runs (traces) that started in the window">
           {formatCount(view.totals.traces)}
         </Stat>
-        <Stat label="Failed runs" testId="runs-failed">
+        <Stat label="Failed runs" testId="runs-failed" note="root span failed" hint="Agent runs whose root span ended with an error status">
           {formatCount(view.totals.failed_runs)}
         </Stat>
-        <Stat label="Error rate" testId="runs-error-rate" hint="Failed runs among runs whose root status is known">
+        <Stat label="Run error rate" testId="runs-error-rate" note="of runs with a known root status" hint="Failed runs among runs whose root status is known">
           {formatRate(view.totals.error_rate)}
         </Stat>
         <Stat label="Run latency p50" testId="runs-p50">
@@ -110,7 +138,7 @@ function Runs({ view }: { view: WindowView }) {
 }
 
 /** The general view's figures and charts, then the agent runs of the window view. */
-function GeneralPanels({ view, runs }: { view: Resource<GeneralView>; runs: Resource<WindowView> }) {
+function GeneralPanels({ view, runs, hours }: { view: Resource<GeneralView>; runs: Resource<WindowView>; hours: Resource<HourlySeries> | null }) {
   return (
     <>
       <h2 class="section-title">Model calls</h2>
@@ -123,7 +151,7 @@ function GeneralPanels({ view, runs }: { view: Resource<GeneralView>; runs: Reso
                 <Stat label="Model calls" testId="total-requests" hint="Requests: generation.completed events">
                   {formatCount(totals.requests)}
                 </Stat>
-                <Stat label="Errors" testId="total-errors">
+                <Stat label="Failed model calls" testId="total-errors" note="model calls, not runs" hint="Model calls (generation spans) that ended with an error status; failed agent runs are counted below">
                   {formatCount(totals.errors)}
                 </Stat>
                 <Stat label="Speed p50 (tok/s)" testId="total-speed-p50" hint="Output tokens per second of model calls">
@@ -146,10 +174,25 @@ function GeneralPanels({ view, runs }: { view: Resource<GeneralView>; runs: Reso
                 </Stat>
               </dl>
               <CostDetails cost={totals} />
-              <Charts view={data} />
-              <Loaded resource={runs} label="Loading agent runs…">
-                {(runData) => <Runs view={runData} />}
-              </Loaded>
+              {hours ? (
+                <Loaded resource={hours} label="Loading hourly series…">
+                  {(hourly) => (
+                    <>
+                      <Charts data={callChartsFromHours(hourly)} />
+                      <Loaded resource={runs} label="Loading agent runs…">
+                        {(runData) => <Runs view={runData} hours={hourly} />}
+                      </Loaded>
+                    </>
+                  )}
+                </Loaded>
+              ) : (
+                <>
+                  <Charts data={callChartsFromView(data)} />
+                  <Loaded resource={runs} label="Loading agent runs…">
+                    {(runData) => <Runs view={runData} hours={null} />}
+                  </Loaded>
+                </>
+              )}
               <section class="panel">
                 <h2>Top models</h2>
                 {data.top_models.length === 0 ? (
@@ -178,6 +221,9 @@ function GeneralPanels({ view, runs }: { view: Resource<GeneralView>; runs: Reso
 export function OverviewPage({ projectId, window, customActive }: { projectId: string; window: WindowSelection; customActive: boolean }) {
   const view = useResource(() => getGeneralView(projectId, window), [projectId, window.start, window.endExclusive, window.granularity, window.hours]);
   const runs = useResource(() => getWindowView(projectId, window), [projectId, window.start, window.endExclusive, window.granularity]);
+  // Hour buckets (windows up to 48 h) come from the query DSL; the views' totals stay as they are.
+  const hourly = window.granularity === 'hour';
+  const hours = useResource(() => (hourly ? getHourlySeries(projectId, window) : Promise.resolve(null)), [projectId, window.start, window.endExclusive, hourly]);
   // Whether the project has any trace at all decides between the charts and the "send one" snippet.
   const anyTrace = useResource(() => listTraces(projectId, { limit: 1 }), [projectId]);
   const noTraces = anyTrace.state === 'ok' && anyTrace.data.traces.length === 0;
@@ -189,7 +235,7 @@ export function OverviewPage({ projectId, window, customActive }: { projectId: s
         <WindowPicker window={window} customActive={customActive} />
       </div>
       {/* Nothing to chart yet: the one useful thing to show is how to send a first trace. */}
-      {noTraces ? <ExporterSnippet projectId={projectId} /> : <GeneralPanels view={view} runs={runs} />}
+      {noTraces ? <ExporterSnippet projectId={projectId} /> : <GeneralPanels view={view} runs={runs} hours={hourly ? (hours as Resource<HourlySeries>) : null} />}
     </>
   );
 }

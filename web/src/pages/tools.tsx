@@ -35,8 +35,8 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
               columns={[
                 { key: 'tool', label: 'Tool', value: (row) => row.tool, render: (row) => <code>{row.tool}</code> },
                 { key: 'calls', label: 'Calls', value: (row) => row.calls, render: (row) => formatCount(row.calls), numeric: true },
-                { key: 'errors', label: 'Errors', value: (row) => row.errors, render: (row) => formatCount(row.errors), numeric: true },
-                { key: 'error_rate', label: 'Error rate', value: (row) => row.error_rate, render: (row) => formatRate(row.error_rate), numeric: true },
+                { key: 'errors', label: 'Failed calls', title: 'Calls of this tool whose span ended with an error status', value: (row) => row.errors, render: (row) => formatCount(row.errors), numeric: true },
+                { key: 'error_rate', label: 'Failed calls %', title: 'Failed calls among all calls of this tool', value: (row) => row.error_rate, render: (row) => formatRate(row.error_rate), numeric: true },
                 { key: 'p50', label: 'p50', value: (row) => row.p50, render: (row) => formatMs(row.p50), numeric: true },
                 { key: 'p95', label: 'p95', value: (row) => row.p95, render: (row) => formatMs(row.p95), numeric: true },
                 { key: 'traces', label: 'Traces', value: (row) => row.traces, render: (row) => formatCount(row.traces), numeric: true },
@@ -45,7 +45,7 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
             />
             <div class="chart-grid">
               <TimeChart
-                title="Tool calls"
+                title={`Tool calls per ${data.granularity ?? 'day'}`}
                 testId="chart-tool-volume"
                 dates={volume.dates}
                 format={formatCount}
@@ -63,7 +63,7 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
                     rowKey={(row) => row.tool}
                     columns={[
                       { key: 'tool', label: 'Tool', value: (row) => row.tool, render: (row) => <code>{row.tool}</code> },
-                      { key: 'errors', label: 'Errors', value: (row) => row.errors, render: (row) => formatCount(row.errors), numeric: true },
+                      { key: 'errors', label: 'Failed calls', value: (row) => row.errors, render: (row) => formatCount(row.errors), numeric: true },
                       { key: 'share', label: 'Share', value: (row) => row.share, render: (row) => formatRate(row.share), numeric: true },
                       { key: 'cumulative_share', label: 'Cumulative', value: (row) => row.cumulative_share, render: (row) => formatRate(row.cumulative_share), numeric: true },
                     ]}

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { getTraceContext } from '../api/endpoints.js';
 import type { Span, TraceContextBundle, TraceIssueOccurrence, TraceStats } from '../api/types.js';
+import { Conversation } from '../components/conversation.js';
+import { CostValue } from '../components/cost-summary.js';
 import { Link } from '../components/link.js';
 import { Stat } from '../components/stat.js';
 import { ErrorPanel, Loaded, Loading } from '../components/states.js';
@@ -17,6 +19,15 @@ function show(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 
+/** What estimated_cost_basis says about the figure (docs/cost.md "Stored cost"). */
+const COST_BASIS: Record<string, string> = {
+  stored: 'every model priced',
+  partial: 'lower bound: some models unpriced',
+  unpriced: 'no model has a public price',
+  unavailable: 'no prices when processed',
+  pending: 'not processed yet',
+};
+
 function TraceHeader({ trace, stats }: { trace: TraceContextBundle['trace']; stats: TraceStats }) {
   return (
     <>
@@ -30,10 +41,24 @@ function TraceHeader({ trace, stats }: { trace: TraceContextBundle['trace']; sta
         <Stat label="Tokens" testId="trace-tokens">
           {formatCount(stats.total_tokens)}
         </Stat>
-        <Stat label="Errors" testId="trace-errors">
+        <Stat label="Failed spans" testId="trace-errors" note="spans with an error status" hint="Spans of this trace (model calls, tools, the root) that ended with an error status">
           {formatCount(stats.error_count)}
         </Stat>
+        <Stat label="Estimated cost" testId="trace-cost" note={COST_BASIS[trace.estimated_cost_basis] ?? trace.estimated_cost_basis} hint="Observed tokens × public list prices, stored when the trace was processed; not an invoice">
+          <CostValue value={trace.estimated_cost_usd} lowerBound={trace.estimated_cost_basis === 'partial'} />
+        </Stat>
       </dl>
+      {trace.cost_unpriced_models?.length > 0 && (
+        <p class="muted" data-testid="trace-unpriced-models">
+          No public price for {trace.cost_unpriced_models.map((m, i) => (
+            <>
+              {i > 0 && ', '}
+              <code key={m}>{m}</code>
+            </>
+          ))}
+          : the cost counts the other models only.
+        </p>
+      )}
       <dl class="facts">
         <dt>Agent</dt>
         <dd data-testid="trace-agent">{trace.agent_name || '—'}</dd>
@@ -74,11 +99,11 @@ function TraceHeader({ trace, stats }: { trace: TraceContextBundle['trace']; sta
         <div class="io-grid">
           <details open>
             <summary>Agent input</summary>
-            <pre tabIndex={0}>{show(trace.agent_input) || trace.agent_input_display}</pre>
+            <Conversation value={trace.agent_input ?? trace.agent_input_display} defaultRole="user" testId="agent-input" />
           </details>
           <details open>
             <summary>Agent output</summary>
-            <pre tabIndex={0}>{show(trace.agent_output) || '—'}</pre>
+            {trace.agent_output === null || trace.agent_output === undefined ? <p class="muted">—</p> : <Conversation value={trace.agent_output} defaultRole="assistant" testId="agent-output" />}
           </details>
         </div>
       ) : null}
