@@ -32,11 +32,12 @@ export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
     res.status(postgres && clickhouse ? 200 : 503).json({ status: postgres && clickhouse ? 'ready' : 'unavailable', postgres, clickhouse });
   });
 
-  for (const module of modules) if (module.root) app.use(module.root(deps));
+  const { roles } = deps.config;
+  for (const module of modules) if (module.root && roles.has(module.roles?.root ?? 'api')) app.use(module.root(deps));
 
   const api = express.Router();
   api.use(express.json({ limit: deps.config.jsonBodyLimit, strict: true }));
-  for (const module of modules) if (module.api) api.use(module.api(deps));
+  for (const module of modules) if (module.api && roles.has(module.roles?.api ?? 'api')) api.use(module.api(deps));
   api.get('/openapi.json', (_req, res) => {
     res.json(deps.openapi.toJSON());
   });

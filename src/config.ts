@@ -1,7 +1,13 @@
 import path from 'node:path';
 
+/** What a process does (LOOKOUT_ROLES): serve the API, accept spans, run background work. */
+export type Role = 'api' | 'ingest' | 'worker';
+export const ROLES: readonly Role[] = ['api', 'ingest', 'worker'];
+
 /** Every environment variable the service reads, parsed once at start-up. */
 export interface Config {
+  /** LOOKOUT_ROLES, default all three: one process does everything. */
+  roles: ReadonlySet<Role>;
   port: number;
   host: string;
   dataDir: string;
@@ -26,6 +32,8 @@ export interface Config {
   otlpMaxBytes: number;
   traceSettleMs: number;
   traceMaxWaitMs: number;
+  /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
+  settleLeaseMs: number;
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
@@ -43,6 +51,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
   return value;
+}
+
+function roles(raw: string | undefined): ReadonlySet<Role> {
+  if (raw === undefined || raw.trim() === '') return new Set(ROLES);
+  const named = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = named.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (unknown.length > 0 || named.length === 0) throw new Error(`LOOKOUT_ROLES must be a comma-separated list of ${ROLES.join(', ')}; got ${raw}`);
+  return new Set(named as Role[]);
 }
 
 function str(env: NodeJS.ProcessEnv, name: string): string | null {
@@ -69,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   return {
+    roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR || './.data'),
@@ -99,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpMaxBytes: int(env, 'OTLP_MAX_BYTES', 20 * 1024 * 1024),
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
+    settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from './app-deps.js';
+import type { Role } from './config.js';
 
 /**
  * A feature module: its routers and its background work. src/modules.ts lists them; the app mounts
@@ -16,4 +17,9 @@ export interface LookoutModule {
   start?(deps: AppDeps): Promise<void> | void;
   /** Drain and stop; called on shutdown after the server stops accepting. */
   stop?(deps: AppDeps): Promise<void> | void;
+  /**
+   * Which LOOKOUT_ROLES mount the routers and run start/stop. Defaults: routers need `api`,
+   * background work needs `worker`; `any` runs in every process (it then checks roles itself).
+   */
+  roles?: { root?: Role; api?: Role; background?: Role | 'any' };
 }

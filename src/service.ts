@@ -9,7 +9,9 @@ import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
 import { OpenApiDocument } from './http/openapi.js';
-import { openClickHouse } from './stores/clickhouse.js';
+import { openClickHouse, type ClickHouseStore } from './stores/clickhouse.js';
+import { Leader } from './stores/leader.js';
+import { SharedEvents } from './stores/shared-events.js';
 import { migrateClickHouse, migratePostgres } from './stores/migrations.js';
 import { openPostgres } from './stores/postgres.js';
 
@@ -31,32 +33,40 @@ export interface RunningService {
 
 export interface StoresAndDeps {
   deps: AppDeps;
+  /** PostgreSQL's URL (the embedded server's when no DATABASE_URL), for connections outside the pool. */
+  postgresUrl: string;
   close(): Promise<void>;
 }
 
-/** Opens both stores and applies their migrations: what the service and the admin CLI share. */
-export async function openStores(config: Config, logger: Logger): Promise<StoresAndDeps> {
+/**
+ * Opens both stores and applies their migrations: what the service and the admin CLI share.
+ * `clickhouse` is a store opened by the caller and shared (several instances in one process, which
+ * the embedded engine needs: it binds one data directory per process); the caller closes it.
+ */
+export async function openStores(config: Config, logger: Logger, shared: { clickhouse?: ClickHouseStore } = {}): Promise<StoresAndDeps> {
   const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  let ch;
+  let ch: ClickHouseStore;
   try {
-    ch = await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds });
+    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds }));
   } catch (error) {
     await pg.close();
     throw error;
   }
+  const closeClickHouse = () => (shared.clickhouse ? Promise.resolve() : ch.close());
   try {
     await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
     await migrateClickHouse(ch, path.join(projectRoot, 'clickhouse'));
   } catch (error) {
-    await ch.close();
+    await closeClickHouse();
     await pg.close();
     throw error;
   }
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
   return {
     deps,
+    postgresUrl: pg.url,
     async close() {
-      await ch.close();
+      await closeClickHouse();
       await pg.close();
     },
   };
@@ -67,12 +77,21 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
  * shutdown: stop accepting, let in-flight requests finish, stop modules in reverse (the ingest writer
  * flushes and settles), then close both stores.
  */
-export async function startService(config: Config, options: { logger?: Logger; modules?: LookoutModule[] } = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  options: { logger?: Logger; modules?: LookoutModule[]; clickhouse?: ClickHouseStore } = {},
+): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const modules = options.modules ?? allModules;
-  const stores = await openStores(config, logger);
+  const stores = await openStores(config, logger, { clickhouse: options.clickhouse });
   const { deps } = stores;
   const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
+  // Cross-process cache invalidation (every role) and the periodic-job leader (worker processes).
+  const events = new SharedEvents(deps.sql, logger.child({ component: 'shared-events' }));
+  await events.start();
+  deps.services.events = events;
+  const leader = config.roles.has('worker') ? new Leader(stores.postgresUrl, logger.child({ component: 'leader' })) : null;
+  if (leader) deps.services.leader = leader;
   for (const module of modules) await module.init?.(deps);
   const app = createApp(deps, modules);
   const server = http.createServer(app);
@@ -83,7 +102,13 @@ export async function startService(config: Config, options: { logger?: Logger; m
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  for (const module of modules) await module.start?.(deps);
+  // Background work runs in the processes whose roles it needs (src/module.ts).
+  const background = modules.filter((m) => {
+    const role = m.roles?.background ?? 'worker';
+    return role === 'any' || config.roles.has(role);
+  });
+  for (const module of background) await module.start?.(deps);
+  await leader?.start();
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -94,13 +119,15 @@ export async function startService(config: Config, options: { logger?: Logger; m
       const timer = setTimeout(() => server.closeAllConnections(), 10_000);
       await closed;
       clearTimeout(timer);
-      for (const module of [...modules].reverse()) {
+      await leader?.stop();
+      for (const module of [...background].reverse()) {
         try {
           await module.stop?.(deps);
         } catch (error) {
           logger.error({ err: error, module: module.name }, 'module stop failed');
         }
       }
+      await events.stop();
       await stores.close();
     })());
 

@@ -9,7 +9,7 @@ import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
  * Listeners must be idempotent (src/trace-hooks.ts); a failing one is logged and the others still run.
  */
 export class HookRunner {
-  private readonly queue: ProcessedTrace[] = [];
+  private readonly queue: { trace: ProcessedTrace; done: () => void }[] = [];
   private active = 0;
   private idle: (() => void)[] = [];
   private space: (() => void)[] = [];
@@ -25,11 +25,18 @@ export class HookRunner {
     return this.queue.length + this.active;
   }
 
-  async enqueue(trace: ProcessedTrace): Promise<void> {
-    if (this.hooks.onTraceProcessed.length === 0) return;
+  /**
+   * Queues a trace once there is room; the returned promise (wrapped, so awaiting the call does not
+   * wait for it) resolves when every listener has run for it — the settler finishes its claim then.
+   */
+  async enqueue(trace: ProcessedTrace): Promise<{ ran: Promise<void> }> {
+    if (this.hooks.onTraceProcessed.length === 0) return { ran: Promise.resolve() };
     while (this.queue.length >= this.maxQueued) await new Promise<void>((resolve) => this.space.push(resolve));
-    this.queue.push(trace);
+    let done!: () => void;
+    const ran = new Promise<void>((resolve) => (done = resolve));
+    this.queue.push({ trace, done });
     this.pump();
+    return { ran };
   }
 
   async drain(): Promise<void> {
@@ -38,11 +45,12 @@ export class HookRunner {
 
   private pump(): void {
     while (this.active < this.concurrency && this.queue.length > 0) {
-      const trace = this.queue.shift()!;
+      const { trace, done } = this.queue.shift()!;
       this.space.shift()?.();
       this.active++;
       void this.run(trace).finally(() => {
         this.active--;
+        done();
         this.pump();
         if (this.pending === 0) for (const resolve of this.idle.splice(0)) resolve();
       });

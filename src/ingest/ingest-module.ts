@@ -1,6 +1,8 @@
 import type { AppDeps } from '../app-deps.js';
 import type { LookoutModule } from '../module.js';
+import type { SharedEvents } from '../stores/shared-events.js';
 import { traceHooks } from '../trace-hooks.js';
+import { PROJECT_DELETED_TOPIC } from '../workspace/projects/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
 import type { PriceTrace } from './trace-summary.js';
@@ -21,7 +23,7 @@ export function ingestService(deps: AppDeps): IngestService {
 export const ingestModule: LookoutModule = {
   name: 'ingest',
   init(deps) {
-    deps.services.ingest = new IngestService({
+    const service = new IngestService({
       config: deps.config,
       ch: deps.ch,
       sql: deps.sql,
@@ -29,8 +31,14 @@ export const ingestModule: LookoutModule = {
       hooks: traceHooks(deps),
       priceTrace: () => deps.services.priceTrace as PriceTrace | undefined,
     });
+    deps.services.ingest = service;
+    (deps.services.events as SharedEvents | undefined)?.on(PROJECT_DELETED_TOPIC, (data) => {
+      service.forgetProject(String(data.tenant_id), String(data.project_id));
+    });
   },
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),
+  // /v1/traces in `ingest` processes; start/stop in all (the settler runs only with `worker`).
+  roles: { root: 'ingest', background: 'any' },
   start: (deps) => ingestService(deps).start(),
   stop: (deps) => ingestService(deps).stop(),
 };

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { SqlHandle } from '../stores/postgres.js';
+import type { Sql } from '../stores/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import type { TraceHooks } from '../trace-hooks.js';
 import { findProject } from '../workspace/projects/project-store.js';
@@ -22,9 +22,9 @@ import { traceAgentName, type PriceTrace } from './trace-summary.js';
  */
 
 export interface IngestServiceDeps {
-  config: Pick<Config, 'traceSettleMs' | 'traceMaxWaitMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows'>;
+  config: Pick<Config, 'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'roles'>;
   ch: ClickHouseStore;
-  sql: SqlHandle;
+  sql: Sql;
   logger: Logger;
   hooks: TraceHooks;
   /** The cost module's pricing (src/analytics/cost/ingest-pricing.ts), looked up at each processing. */
@@ -54,7 +54,9 @@ export class IngestService {
     const { config, ch, logger } = deps;
     this.settler = new TraceSettler({
       ch,
+      sql: deps.sql,
       logger,
+      leaseMs: config.settleLeaseMs,
       settleMs: config.traceSettleMs,
       maxWaitMs: config.traceMaxWaitMs,
       hooks: deps.hooks,
@@ -68,20 +70,27 @@ export class IngestService {
       maxInflightBytes: config.ingestMaxInflightBytes,
       flushMs: config.ingestFlushMs,
       batchRows: config.ingestBatchRows,
-      onDurable: (traces) => this.settler.note(traces),
+      record: (traces) => this.settler.record(traces),
     });
   }
 
-  async start(): Promise<void> {
-    const recovered = await this.settler.recover();
-    if (recovered > 0) this.deps.logger.info({ traces: recovered }, 'recovered unsettled traces');
-    this.settler.start();
+  /**
+   * Starts settling in a process with the worker role. Nothing to recover: the settle queue is the
+   * record of unsettled traces, and whatever a crashed process left there is due for any settler.
+   */
+  start(): void {
+    if (this.deps.config.roles.has('worker')) this.settler.start();
   }
 
-  /** Graceful shutdown: flush every pending write, then settle every open trace. */
+  /** Graceful shutdown: flush every pending write, then settle what this process recorded. */
   async stop(): Promise<void> {
     await this.writer.stop();
-    await this.settler.stop();
+    if (this.deps.config.roles.has('worker')) await this.settler.stop();
+  }
+
+  /** A project deleted anywhere (src/stores/shared-events.ts) is no longer taken from the cache. */
+  forgetProject(tenantId: string, projectId: string): void {
+    this.projectCache.delete(`${tenantId}\u0000${projectId}`);
   }
 
   private async projectExists(tenantId: string, projectId: string): Promise<boolean> {

@@ -16,6 +16,13 @@ import type { NormalizedSpan } from './normalized-span.js';
  * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
  *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
  *   (503, the exporter retries) — nothing is acknowledged that was not written.
+ * - Settle queue: after ClickHouse acknowledged a flush, its traces are recorded in the settle
+ *   queue in PostgreSQL (one upsert per flush) before any request of it is answered. A crash or a
+ *   PostgreSQL failure between the two leaves spans in ClickHouse that no queue row names, but the
+ *   requests were not answered 200: the exporter's retry finds the spans stored, and a trace whose
+ *   spans were all duplicates is still recorded — so every acknowledged span's trace is queued.
+ *   Recording before the insert instead would let a settler claim and finish the trace before the
+ *   insert lands, losing those spans from the summary for good.
  * - Idempotence: spans already stored (same tenant, project, trace, span) are skipped with their
  *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
  *   so a span found in `spans` always has its events; a crash in between leaves the batch
@@ -62,8 +69,8 @@ export interface IngestWriterOptions {
   flushMs: number;
   batchRows: number;
   batchBytes?: number;
-  /** Told about traces that received new durable spans (the settler). */
-  onDurable?: (traces: TraceNote[]) => void;
+  /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
+  record?: (traces: TraceNote[]) => Promise<void>;
 }
 
 export class OverloadedError extends HttpError {
@@ -93,9 +100,18 @@ export class IngestWriter {
   private failures = 0;
   private lastFailureAt = 0;
   private readonly batchBytes: number;
+  /**
+   * Runs between the duplicate check and the inserts of every flush. Only the scale-out tests set
+   * it, to widen the window in which two processes both find a span new and both store it.
+   */
+  afterDuplicateCheck: (() => Promise<void>) | null = null;
 
   constructor(private readonly options: IngestWriterOptions) {
     this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
+  }
+
+  get stats() {
+    return { inflightBytes: this.inflightBytes, pendingRows: this.pendingRows, failures: this.failures };
   }
 
   /** Reserves request bytes; throws 429/503 with Retry-After when over the bound or stopping. Returns the release function. */
@@ -165,23 +181,26 @@ export class IngestWriter {
   }
 
   /** Keys of all spans already in `spans` for the traces of the batch (one query for the whole batch). */
-  private async storedKeys(rows: SpanEventRows['spans']): Promise<{ keys: Set<string>; byTrace: Map<string, Set<string>> }> {
+  private async storedKeys(rows: SpanEventRows['spans']): Promise<{ keys: Set<string>; byTrace: Map<string, Set<string>>; rooted: Set<string> }> {
     const { ch } = this.options;
-    const found = await ch.read<{ tenant_id: string; project_id: string; trace_id: string; span_id: string }>(
-      sql`SELECT tenant_id, project_id, trace_id, span_id FROM ${raw(ch.table('spans'))}
+    const found = await ch.read<{ tenant_id: string; project_id: string; trace_id: string; span_id: string; is_root: number | boolean }>(
+      sql`SELECT tenant_id, project_id, trace_id, span_id, parent_span_id = '' AS is_root FROM ${raw(ch.table('spans'))}
               WHERE ${traceKeysGuard(rows.map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id })))}`,
       { lane: 'ingest' },
     );
     const keys = new Set<string>();
     const byTrace = new Map<string, Set<string>>();
+    const rooted = new Set<string>();
     for (const r of found) {
       keys.add(spanKey(r));
       const traceKey = `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
+      // A late span's root may have come earlier (to any process): the trace then settles on the quiet period.
+      if (Number(r.is_root) === 1) rooted.add(traceKey);
       let ids = byTrace.get(traceKey);
       if (!ids) byTrace.set(traceKey, (ids = new Set()));
       ids.add(r.span_id);
     }
-    return { keys, byTrace };
+    return { keys, byTrace, rooted };
   }
 
   private async insert(table: string, values: object[]): Promise<void> {
@@ -194,16 +213,16 @@ export class IngestWriter {
       for (const p of batch) {
         for (const r of p.write.rows.spans) all.spans.push(r);
       }
-      const { keys: stored, byTrace: storedByTrace } = await this.storedKeys(all.spans);
+      const { keys: stored, byTrace: storedByTrace, rooted } = await this.storedKeys(all.spans);
+      if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       // Skip stored spans and repeats inside the batch (the same span sent by two requests).
       const keep = new Set<string>();
       const results: WriteResult[] = [];
-      const newTraces: TraceNote[] = [];
+      const touchedTraces: TraceNote[] = [];
       const spans: SpanEventRows['spans'] = [];
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
-        const touched = new Set<string>();
         for (const r of p.write.rows.spans) {
           const key = spanKey(r);
           if (stored.has(key) || keep.has(key)) {
@@ -212,14 +231,16 @@ export class IngestWriter {
           }
           keep.add(key);
           spans.push(r);
-          touched.add(r.trace_id);
           written++;
         }
         results.push({ written, duplicates });
+        // Every trace of the request, duplicates included: a retry after a crash between the insert
+        // and the queue upsert must still queue its trace.
         for (const t of p.write.traces) {
-          if (!touched.has(t.traceId)) continue;
-          t.storedBefore = storedByTrace.get(`${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`) ?? new Set();
-          newTraces.push(t);
+          const traceKey = `${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`;
+          t.storedBefore = storedByTrace.get(traceKey) ?? new Set();
+          if (rooted.has(traceKey)) t.hasRoot = true;
+          touchedTraces.push(t);
         }
       }
       const fresh = <T extends { tenant_id: string; project_id: string; trace_id: string; span_id: string }>(rows: T[]) =>
@@ -234,9 +255,9 @@ export class IngestWriter {
         this.insert('event_span_errored', errors),
       ]);
       await this.insert('spans', spans);
+      await this.options.record?.(touchedTraces);
       this.failures = 0;
       batch.forEach((p, i) => p.resolve(results[i]));
-      if (newTraces.length > 0) this.options.onDurable?.(newTraces);
     } catch (error) {
       this.failures++;
       this.lastFailureAt = Date.now();

@@ -140,8 +140,8 @@ export interface SummarizeOptions {
   origin: EventOrigin;
   /**
    * processed_at (DateTime64 text, UTC): the version of the rows; a newer processing of the same
-   * trace replaces the older row (ReplacingMergeTree). The settler uses ClickHouse's clock at the
-   * moment it read the spans, so it compares exactly with the spans' ingested_at in recovery.
+   * trace replaces the older row (ReplacingMergeTree). The settler uses the settle version its
+   * claim took from PostgreSQL (docs/settling.md), never a process's own clock.
    */
   processedAt: string;
   priceTrace?: PriceTrace;

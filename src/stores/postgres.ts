@@ -10,6 +10,8 @@ export type SqlHandle = Sql | postgres.TransactionSql<Record<string, never>>;
 
 export interface PostgresStore {
   sql: Sql;
+  /** The connection URL (the embedded server's own when no DATABASE_URL), for other pools on it. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function openPostgres(options: { databaseUrl: string | null; dataDi
   await sql`select 1`;
   return {
     sql,
+    url,
     async close() {
       await sql.end({ timeout: 5 });
       if (embedded) await embedded.stop();

@@ -12,7 +12,8 @@ import { postOtlp, protobufBody, waitFor } from '../integration/ingest/otlp-clie
 /**
  * Crash safety (DESIGN.md "Ingestion": a 200 means the spans are durable): senders load a service
  * running as a child process, the process is SIGKILLed mid-load, and after a restart on the same
- * DATA_DIR every span that was answered 200 is there — and its trace gets processed (recovery).
+ * DATA_DIR every span that was answered 200 is there — and its trace gets processed from the settle
+ * queue, attributed to its sender like a trace settled without a crash (issue 13 item 8).
  */
 
 const dataDir = tempDataDir('lookout-crash-');
@@ -44,11 +45,11 @@ const tracer = (() => {
 })();
 
 /** One batch: `traces` traces of 10 spans (root + 9 children). */
-function batch(traces: number): { spans: ReadableSpan[]; ids: { otelTraceId: string; spanIds: string[] }[] } {
+function batch(traces: number, agent = 'crash-agent'): { spans: ReadableSpan[]; ids: { otelTraceId: string; spanIds: string[] }[] } {
   tracer.exporter.reset();
   const ids: { otelTraceId: string; spanIds: string[] }[] = [];
   for (let t = 0; t < traces; t++) {
-    const root = tracer.tracer.startSpan('invoke_agent crash-agent', { attributes: { 'gen_ai.agent.name': 'crash-agent' } });
+    const root = tracer.tracer.startSpan(`invoke_agent ${agent}`, { attributes: { 'gen_ai.agent.name': agent } });
     const ctx = trace.setSpan(ROOT_CONTEXT, root);
     for (let i = 0; i < 9; i++) {
       tracer.tracer
@@ -65,7 +66,8 @@ function batch(traces: number): { spans: ReadableSpan[]; ids: { otelTraceId: str
 
 describe('crash safety', () => {
   it('keeps every span answered 200 across a SIGKILL during load', { timeout: 240_000 }, async () => {
-    current = await spawnService(dataDir, { TRACE_SETTLE_MS: '300' });
+    // A long quiet period: most acknowledged traces are still unsettled when the process dies.
+    current = await spawnService(dataDir, { TRACE_SETTLE_MS: '5000' });
     const created = await fetch(`${current.url}/api/projects`, {
       method: 'POST',
       headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json' },
@@ -93,6 +95,7 @@ describe('crash safety', () => {
     const senders = Array.from({ length: 4 }, sender);
     // Kill once a fair amount is acknowledged and requests are in flight.
     await waitFor(async () => (acknowledged.length >= 200 ? true : undefined), 60_000, 'load acknowledged');
+    const settledBeforeKill = await processedCount(url, project.id);
     await current.kill();
     stop = true;
     await Promise.all(senders);
@@ -123,5 +126,45 @@ describe('crash safety', () => {
       } while (cursor);
       return [...want].every((id) => seen.has(id)) ? true : undefined;
     }, 150_000, 'acknowledged traces processed after restart');
+    expect(want.size).toBeGreaterThan(settledBeforeKill);
+
+    // One trace settled normally after the restart, by the same sender.
+    const normal = batch(1, 'normal-agent');
+    expect((await postOtlp(restarted.url, BOOTSTRAP_KEY, protobufBody(normal.spans), { headers: { 'x-lookout-project': project.id } })).status).toBe(200);
+    const normalOrigin = await waitFor(async () => {
+      const rows = await origins(restarted.url, project.id, 'normal-agent');
+      return rows.length === 1 ? rows[0] : undefined;
+    }, 30_000, 'normal trace processed');
+    expect(normalOrigin.surface).toBe('otlp');
+    expect(normalOrigin.api_key_id).not.toBe('');
+    // Every processed trace — those settled from the queue after the restart included — carries that sender.
+    expect(await origins(restarted.url, project.id)).toEqual([normalOrigin]);
   });
 });
+
+/** trace.processed rows of the last hour through the analytics API. */
+async function analytics(url: string, projectId: string, body: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+  const second = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const res = await fetch(`${url}/api/projects/${projectId}/analytics/query`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ from: 'trace.processed', start: second(Date.now() - 3_600_000), end_exclusive: second(Date.now() + 3_600_000), ...body }),
+  });
+  if (res.status !== 200) throw new Error(`analytics query answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { rows: Record<string, unknown>[] }).rows;
+}
+
+async function processedCount(url: string, projectId: string): Promise<number> {
+  const [row] = await analytics(url, projectId, { measures: [{ as: 'traces', agg: 'count' }] });
+  return Number(row?.traces ?? 0);
+}
+
+/** Distinct (surface, api_key_id) of processed traces, of one agent's when given. */
+async function origins(url: string, projectId: string, agent?: string): Promise<{ surface: string; api_key_id: string }[]> {
+  const rows = await analytics(url, projectId, {
+    measures: [{ as: 'traces', agg: 'count' }],
+    group_by: [{ field: 'surface' }, { field: 'api_key_id' }],
+    ...(agent ? { filters: [{ field: 'agent_name', op: 'eq', value: agent }] } : {}),
+  });
+  return rows.map((r) => ({ surface: String(r.surface), api_key_id: String(r.api_key_id) }));
+}

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startService, projectRoot, type RunningService } from '../../src/service.js';
+import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
 import { tempDataDir } from './temp-dir.js';
 
 export const SYSTEM_KEY = 'lk_system_test_key';
@@ -26,7 +27,11 @@ export interface TestService {
 }
 
 /** Starts the real service in this process on embedded stores in a fresh DATA_DIR, on a free port. */
-export async function startTestService(env: Record<string, string> = {}, dataDir = tempDataDir()): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  dataDir = tempDataDir(),
+  options: { clickhouse?: ClickHouseStore } = {},
+): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -41,7 +46,7 @@ export async function startTestService(env: Record<string, string> = {}, dataDir
     ...(process.env.CLICKHOUSE_PARAM_BINDING ? { CLICKHOUSE_PARAM_BINDING: process.env.CLICKHOUSE_PARAM_BINDING } : {}),
     ...env,
   });
-  const service = await startService(config, { logger: pino({ level: config.logLevel }) });
+  const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse });
   const api = `${service.url}/api`;
   const call: TestService['call'] = async (method, apiPath, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };

@@ -6,13 +6,20 @@ import { defineRoute, projectForPrincipal } from '../../http/route.js';
 import type { LookoutModule } from '../../module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
 import { createPriceTrace, type TraceUsageForCost } from './ingest-pricing.js';
+import type { Leader } from '../../stores/leader.js';
+import type { SharedEvents } from '../../stores/shared-events.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
+import { loadSharedCatalog, PRICE_CATALOG_TOPIC, shareCatalog } from './shared-catalog.js';
 import type { StoredTraceCost } from './stored-cost.js';
 
 /**
  * The cost module: the process's price book (bundled catalog, refreshed from PRICES_REFRESH_URL
  * when set), the pricing hook ingestion calls per processed trace, the admin backfill route and
  * the `backfill-costs` admin command.
+ *
+ * With several processes the refresh is a leader job (src/stores/leader.ts): one process fetches,
+ * stores the catalog in PostgreSQL and announces it; every process loads it at start and on each
+ * announcement, so all of them price traces with the same catalog.
  */
 export const PRICE_REFRESH_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
@@ -77,21 +84,32 @@ function costRoutes(deps: AppDeps): Router {
 export const costModule: LookoutModule = {
   name: 'cost',
   async init(deps) {
-    deps.services.priceBook = await defaultPriceBook();
+    // The process-wide book: query-time cost (cost-object.ts) reads the same one.
+    const book = await defaultPriceBook();
+    deps.services.priceBook = book;
     deps.services.priceTrace = priceTraceFor(deps);
+    const adopt = async () => {
+      const shared = await loadSharedCatalog(deps.sql);
+      if (shared && shared.fetchedAt.getTime() > (book.current()?.fetchedAt.getTime() ?? 0)) book.set(shared);
+    };
+    await adopt();
+    (deps.services.events as SharedEvents | undefined)?.on(PRICE_CATALOG_TOPIC, adopt);
   },
   api: costRoutes,
   start(deps) {
     const book = bookOf(deps);
     const url = deps.config.pricesRefreshUrl;
-    if (!book || !url) return;
-    book.startAutoRefresh(url, PRICE_REFRESH_INTERVAL_MS, (result) => {
-      if (result.ok) deps.logger.info({ fetched_at: result.fetchedAt }, 'price catalog refreshed');
-      else deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
+    const leader = deps.services.leader as Leader | undefined;
+    if (!book || !url || !leader) return;
+    leader.every('price-refresh', PRICE_REFRESH_INTERVAL_MS, async () => {
+      const result = await book.refresh(url);
+      if (!result.ok) {
+        deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
+        return;
+      }
+      deps.logger.info({ fetched_at: result.fetchedAt }, 'price catalog refreshed');
+      await shareCatalog(deps.sql, book.current()!);
     });
-  },
-  stop(deps) {
-    bookOf(deps)?.stopAutoRefresh();
   },
 };
 

@@ -1,6 +1,8 @@
 import type { AppDeps } from '../../app-deps.js';
 import type { LookoutModule } from '../../module.js';
+import type { SharedEvents } from '../../stores/shared-events.js';
 import { traceHooks } from '../../trace-hooks.js';
+import { forgetWatchingMonitors, MONITORS_CHANGED_TOPIC } from './monitor-store.js';
 import { monitorEvaluator } from './monitor-evaluator.js';
 import { monitorRoutes } from './monitor-routes.js';
 
@@ -12,6 +14,8 @@ export const monitorsModule: LookoutModule = {
   name: 'monitors',
   init(deps: AppDeps) {
     traceHooks(deps).onTraceProcessed.push(monitorEvaluator(deps).onTraceProcessed);
+    // Another process's monitor write drops this process's cached monitor lists.
+    (deps.services.events as SharedEvents | undefined)?.on(MONITORS_CHANGED_TOPIC, forgetWatchingMonitors);
   },
   api: monitorRoutes,
 };

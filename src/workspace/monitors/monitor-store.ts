@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../stores/postgres.js';
+import { publishEvent } from '../../stores/shared-events.js';
 import { isUuid } from '../projects/project-store.js';
 import type { Baseline, WindowCounts } from './monitor-baseline.js';
 import type { MonitorDefinition } from './monitor-signal.js';
@@ -69,7 +70,7 @@ export async function insertMonitor(sql: SqlHandle, tenantId: string, projectId:
             ${input.issueCriteria === null ? null : sql.json(input.issueCriteria as never)}, ${sql.json(input.definition as never)})
     on conflict do nothing
     returning *`;
-  monitorsChanged();
+  await monitorsChanged(sql);
   return row ?? null;
 }
 
@@ -95,9 +96,10 @@ export async function watchingMonitors(sql: SqlHandle, tenantId: string, project
 /**
  * The watching monitors of a project, as the evaluator asks for them on every processed trace
  * (one query per trace is a large share of ingest's database work at volume). Held for
- * WATCHING_CACHE_MS and dropped by every monitor write of this process (insert, update, delete).
- * A change made by another process (or committed after an entry was filled) reaches the evaluator
- * within WATCHING_CACHE_MS: a new or resumed monitor may miss the traces processed in that second.
+ * WATCHING_CACHE_MS and dropped by every monitor write (insert, update, delete): at once in the
+ * writing process, and in every other process when the write's NOTIFY arrives (at commit). A change
+ * committed after an entry was filled, or a missed notification, reaches the evaluator within
+ * WATCHING_CACHE_MS: a new or resumed monitor may miss the traces processed in that second.
  * The evaluator re-reads each monitor under its row lock before acting, so a stale entry never
  * makes a deleted or paused monitor act.
  */
@@ -105,9 +107,18 @@ const WATCHING_CACHE_MS = 1000;
 let monitorWrites = 0;
 const watchingCache = new Map<string, { until: number; generation: number; rows: Promise<MonitorRow[]> }>();
 
-function monitorsChanged(): void {
+/** Drops this process's cached monitor lists (also on another process's change, via LISTEN/NOTIFY). */
+export function forgetWatchingMonitors(): void {
   monitorWrites++;
   watchingCache.clear();
+}
+
+export const MONITORS_CHANGED_TOPIC = 'monitors_changed';
+
+/** Clears the local cache now and tells every other process (at commit when `sql` is a transaction). */
+async function monitorsChanged(sql: SqlHandle): Promise<void> {
+  forgetWatchingMonitors();
+  await publishEvent(sql, MONITORS_CHANGED_TOPIC);
 }
 
 export async function cachedWatchingMonitors(sql: SqlHandle, tenantId: string, projectId: string): Promise<MonitorRow[]> {
@@ -156,7 +167,7 @@ export async function updateMonitor(sql: SqlHandle, tenantId: string, monitorId:
       update monitors set ${sql(values as Record<string, never>, ...(Object.keys(values) as never[]))}
       where tenant_id = ${tenantId} and id = ${monitorId} returning *`;
     // Pausing, resuming or relearning changes which monitors watch traces (see cachedWatchingMonitors).
-    if (change.exploration_status !== undefined) monitorsChanged();
+    if (change.exploration_status !== undefined) await monitorsChanged(sql);
     return row ?? null;
   } catch (error) {
     if ((error as { code?: string }).code === '23505') return null;
@@ -166,7 +177,7 @@ export async function updateMonitor(sql: SqlHandle, tenantId: string, monitorId:
 
 export async function deleteMonitor(sql: SqlHandle, tenantId: string, monitorId: string): Promise<void> {
   await sql`delete from monitors where tenant_id = ${tenantId} and id = ${monitorId}`;
-  monitorsChanged();
+  await monitorsChanged(sql);
 }
 
 export async function clearObservations(sql: SqlHandle, monitorId: string): Promise<void> {

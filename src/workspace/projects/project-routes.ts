@@ -1,11 +1,13 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
+import { publishEvent } from '../../stores/shared-events.js';
 import { defineRoute } from '../../http/route.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import {
   createProject,
   deleteProject,
   getDiagnostics,
+  PROJECT_DELETED_TOPIC,
   listProjects,
   reorderProjects,
   setDiagnostics,
@@ -116,6 +118,8 @@ export function projectRoutes(deps: AppDeps): Router {
     summary: 'Delete a project and its workspace records', responses: { 204: { description: 'Deleted' } },
     handler: async ({ tenantId, project }) => {
       await deleteProject(deps.sql, tenantId, project.id);
+      // Every process drops the project from its caches (the ingest project cache).
+      await publishEvent(deps.sql, PROJECT_DELETED_TOPIC, { tenant_id: tenantId, project_id: project.id });
       return { status: 204 };
     },
   });

@@ -83,6 +83,9 @@ export async function updateProject(
   return row ? toProject(row) : null;
 }
 
+/** Announced (LISTEN/NOTIFY) when a project is deleted, so every process drops it from its caches. */
+export const PROJECT_DELETED_TOPIC = 'project_deleted';
+
 export async function deleteProject(sql: SqlHandle, tenantId: string, projectId: string): Promise<boolean> {
   if (!isUuid(projectId)) return false;
   return (await sql`delete from projects where tenant_id = ${tenantId} and id = ${projectId} returning id`).length > 0;

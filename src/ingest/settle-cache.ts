@@ -1,0 +1,133 @@
+import type { ToolCalledRow } from './event-rows.js';
+import type { TraceNote } from './ingest-writer.js';
+import type { NormalizedSpan } from './normalized-span.js';
+import type { Claim, RecordedRow } from './settle-queue.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
+
+/**
+ * The spans of open traces that came through this process, kept so the settler can summarize
+ * without reading them back from ClickHouse. Only an optimization: the settle queue is the truth,
+ * and an entry is used only when it provably holds the whole trace —
+ *
+ * - it belongs to the same queue row lifetime as the claim (`rowId`), and
+ * - every upsert of that row was this process's own (`seq` at claim = upserts counted here: seq
+ *   starts at 1 when the row is created and each flush that touches the trace adds 1), and
+ * - no span of the trace was in ClickHouse before this process's first write to it and none it
+ *   does not hold appeared later (`storedBefore` of every write ⊆ spans held).
+ *
+ * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
+ * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
+ */
+
+interface CacheEntry {
+  rowId: string;
+  /** Upserts of the row made by this process. */
+  upserts: number;
+  /** The seq of the last upsert counted (notes of one flush share one upsert). */
+  lastSeq: string;
+  /** Null once the entry can no longer prove it holds the whole trace. */
+  spans: Map<string, NormalizedSpan> | null;
+  /** tool.called rows as written at ingest, by span id. */
+  toolRows: Map<string, ToolCalledRow>;
+  touchedAt: number;
+}
+
+export interface CachedTrace {
+  spans: NormalizedSpan[];
+  toolRows: Map<string, ToolCalledRow>;
+}
+
+export class SettleCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly own = new Map<string, TraceKey>();
+  private spanCount = 0;
+
+  constructor(
+    private readonly maxSpans: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Keys of traces this process recorded and has not seen finished (graceful shutdown settles them). */
+  keys(): TraceKey[] {
+    return [...this.own.values()];
+  }
+
+  /** After the writer recorded a flush: `recorded` is what the queue upsert returned, `notes` what was written. */
+  add(notes: TraceNote[], recorded: RecordedRow[]): void {
+    const rows = new Map(recorded.map((r) => [traceKeyString(r), r]));
+    const now = this.now();
+    for (const note of notes) {
+      const key = traceKeyString(note);
+      const row = rows.get(key);
+      if (!row) continue;
+      this.own.set(key, { tenantId: note.tenantId, projectId: note.projectId, traceId: note.traceId });
+      let entry = this.entries.get(key);
+      if (!entry || entry.rowId !== row.rowId) {
+        if (entry) this.drop(key, entry);
+        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', spans: new Map(), toolRows: new Map(), touchedAt: now };
+        this.entries.set(key, entry);
+      }
+      // Several notes of one flush (two requests, same trace) share one upsert.
+      if (entry.lastSeq !== row.seq) entry.upserts++;
+      entry.lastSeq = row.seq;
+      entry.touchedAt = now;
+      if (!entry.spans) continue;
+      for (const id of note.storedBefore ?? []) {
+        if (!entry.spans.has(id)) {
+          this.forget(entry);
+          break;
+        }
+      }
+      if (entry.spans && this.spanCount + note.spans.length > this.maxSpans) this.forget(entry);
+      if (!entry.spans) continue;
+      for (const s of note.spans) {
+        if (!entry.spans.has(s.spanId)) this.spanCount++;
+        entry.spans.set(s.spanId, s);
+      }
+      for (const r of note.toolRows) entry.toolRows.set(r.span_id, r);
+    }
+  }
+
+  /** The whole trace when this process provably holds it, else null (read it from ClickHouse). */
+  take(claim: Claim): CachedTrace | null {
+    const entry = this.entries.get(traceKeyString(claim));
+    if (!entry || !entry.spans || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
+    return { spans: [...entry.spans.values()], toolRows: entry.toolRows };
+  }
+
+  /** A claim finished: the queue row is gone, and so is what was held for it. */
+  finished(keys: TraceKey[]): void {
+    for (const k of keys) {
+      const key = traceKeyString(k);
+      const entry = this.entries.get(key);
+      if (entry) this.drop(key, entry);
+      this.own.delete(key);
+    }
+  }
+
+  /** Drops entries untouched for `ageMs` (rows another process settled are never reported here). */
+  sweep(ageMs: number): void {
+    const cutoff = this.now() - ageMs;
+    for (const [key, entry] of this.entries) {
+      if (entry.touchedAt < cutoff) {
+        this.drop(key, entry);
+        this.own.delete(key);
+      }
+    }
+  }
+
+  private forget(entry: CacheEntry): void {
+    if (entry.spans) this.spanCount -= entry.spans.size;
+    entry.spans = null;
+    entry.toolRows.clear();
+  }
+
+  private drop(key: string, entry: CacheEntry): void {
+    this.forget(entry);
+    this.entries.delete(key);
+  }
+}

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import path from 'node:path';
+import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTraces, type QueueRecord } from '../../../src/ingest/settle-queue.js';
+import { projectRoot } from '../../../src/service.js';
+import { migratePostgres } from '../../../src/stores/migrations.js';
+import { openPostgres, type PostgresStore, type Sql } from '../../../src/stores/postgres.js';
+import { removeDir } from '../../helpers/service.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { sleep } from './instances.js';
+
+/**
+ * The settle queue's rules on a real PostgreSQL (src/ingest/settle-queue.ts): two settlers never
+ * claim one trace, a claim finishes only when no newer span was recorded, an abandoned lease
+ * frees the trace, versions grow with every claim.
+ */
+
+const dataDir = tempDataDir('lookout-queue-');
+let pg: PostgresStore;
+let other: Sql;
+beforeAll(async () => {
+  pg = await openPostgres({ databaseUrl: null, dataDir });
+  await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
+  // A second pool: another process's settler.
+  other = postgres(pg.url, { max: 2, onnotice: () => {} }) as unknown as Sql;
+}, 120_000);
+afterAll(async () => {
+  await other?.end({ timeout: 5 });
+  await pg?.close();
+  removeDir(dataDir);
+});
+
+const origin = { actor: 'sdk', surface: 'otlp', user_id: 'u1', api_key_id: 'k1' };
+const rec = (traceId: string, hasRoot = true): QueueRecord => ({ tenantId: 't1', projectId: 'p1', traceId, hasRoot, origin });
+const now = { settleMs: 0, maxWaitMs: 60_000 };
+
+describe('settle queue', () => {
+  it('gives each due trace to one settler, with growing versions and the sender kept', async () => {
+    await recordTraces(pg.sql, ['a1', 'a2', 'a3', 'a4'].map((t) => rec(t)), now);
+    // Rootless and recent: not due until the maximum wait.
+    await recordTraces(pg.sql, [rec('a5', false)], now);
+    const [first, second] = await Promise.all([
+      claimDue(pg.sql, { token: crypto.randomUUID(), limit: 2, leaseMs: 60_000 }),
+      claimDue(other, { token: crypto.randomUUID(), limit: 2, leaseMs: 60_000 }),
+    ]);
+    const claimed = [...first.claims, ...second.claims].map((c) => c.traceId).sort();
+    expect(claimed).toEqual(['a1', 'a2', 'a3', 'a4']);
+    expect(first.versionMs).not.toBe(second.versionMs);
+    expect(first.claims[0].origin).toEqual(origin);
+    const third = await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 60_000 });
+    expect(third.claims).toEqual([]);
+  });
+
+  it('finishes a claim only if no span was recorded after it, and frees the trace otherwise', async () => {
+    await recordTraces(pg.sql, [rec('b1'), rec('b2')], now);
+    const token = crypto.randomUUID();
+    const round = await claimDue(pg.sql, { token, limit: 10, leaseMs: 60_000, keys: [{ tenantId: 't1', projectId: 'p1', traceId: 'b1' }, { tenantId: 't1', projectId: 'p1', traceId: 'b2' }] });
+    expect(round.claims.map((c) => c.traceId).sort()).toEqual(['b1', 'b2']);
+    // A span of b2 arrives while it is being settled (from another process: a claimed row is not locked).
+    await recordTraces(other, [{ ...rec('b2'), origin: { ...origin, api_key_id: 'k2' } }], now);
+    const finished = await finishClaims(pg.sql, token, round.claims);
+    expect(finished.map((k) => k.traceId)).toEqual(['b1']);
+    const again = await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 60_000, keys: [{ tenantId: 't1', projectId: 'p1', traceId: 'b2' }] });
+    expect(again.claims).toHaveLength(1);
+    expect(again.claims[0].origin.api_key_id).toBe('k2');
+    expect(again.versionMs).toBeGreaterThan(round.versionMs);
+  });
+
+  it("frees an abandoned claim when its lease runs out, and not before; a renewed lease holds", async () => {
+    await recordTraces(pg.sql, [rec('c1'), rec('c2')], now);
+    const keys = (id: string) => [{ tenantId: 't1', projectId: 'p1', traceId: id }];
+    const abandonedToken = crypto.randomUUID();
+    const abandoned = await claimDue(pg.sql, { token: abandonedToken, limit: 10, leaseMs: 3000, keys: keys('c1') });
+    const renewedToken = crypto.randomUUID();
+    const renewed = await claimDue(pg.sql, { token: renewedToken, limit: 10, leaseMs: 3000, keys: keys('c2') });
+    expect(abandoned.claims).toHaveLength(1);
+    expect(renewed.claims).toHaveLength(1);
+    expect((await claimDue(other, { token: crypto.randomUUID(), limit: 10, leaseMs: 3000, keys: keys('c1') })).claims).toEqual([]);
+    // Renewed well within its lease, for longer than the lease: c2 stays claimed, c1 does not.
+    for (let i = 0; i < 8; i++) {
+      await sleep(500);
+      await extendLease(pg.sql, renewedToken, 3000);
+    }
+    // c1's lease ran out (no renewal): another settler takes it; its finish counts, the old one's does not.
+    const takeover = crypto.randomUUID();
+    const taken = await claimDue(other, { token: takeover, limit: 10, leaseMs: 60_000, keys: [...keys('c1'), ...keys('c2')] });
+    expect(taken.claims.map((c) => c.traceId)).toEqual(['c1']);
+    // The stalled round sees it lost c1 (it skips c1's hooks); the renewed one still holds c2.
+    expect(await heldClaims(pg.sql, abandonedToken)).toEqual(new Set());
+    expect(await heldClaims(pg.sql, renewedToken)).toEqual(new Set(['t1\u0000p1\u0000c2']));
+    expect(await finishClaims(pg.sql, crypto.randomUUID(), abandoned.claims)).toEqual([]);
+    expect((await finishClaims(other, takeover, taken.claims)).map((k) => k.traceId)).toEqual(['c1']);
+    expect((await finishClaims(pg.sql, renewedToken, renewed.claims)).map((k) => k.traceId)).toEqual(['c2']);
+  });
+
+  it('makes a rooted trace due after the quiet period and a rootless one only after the maximum wait', async () => {
+    const timing = { settleMs: 400, maxWaitMs: 1500 };
+    await recordTraces(pg.sql, [rec('d1', true), rec('d2', false)], timing);
+    const before = await queueDepth(pg.sql);
+    const dueIds = async () => {
+      const token = crypto.randomUUID();
+      const round = await claimDue(pg.sql, { token, limit: 100, leaseMs: 60_000 });
+      await finishClaims(pg.sql, token, round.claims);
+      return round.claims.map((c) => c.traceId).filter((id) => id.startsWith('d'));
+    };
+    expect(await dueIds()).toEqual([]);
+    await sleep(600);
+    expect(await dueIds()).toEqual(['d1']);
+    await sleep(1100);
+    expect(await dueIds()).toEqual(['d2']);
+    expect(await queueDepth(pg.sql)).toBe(before - 2);
+  });
+});

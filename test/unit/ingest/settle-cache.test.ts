@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
+import type { NormalizedSpan } from '../../../src/ingest/normalized-span.js';
+import { SettleCache } from '../../../src/ingest/settle-cache.js';
+import type { Claim, RecordedRow } from '../../../src/ingest/settle-queue.js';
+
+/**
+ * The memory path of settling is used only when this process provably holds every span of the
+ * trace (src/ingest/settle-cache.ts); every other case must send the settler to ClickHouse.
+ */
+
+const key = { tenantId: 't', projectId: 'p', traceId: 'tr' };
+const origin = { actor: 'sdk', surface: 'otlp', user_id: '', api_key_id: 'k' };
+const span = (id: string) => ({ ...key, spanId: id }) as unknown as NormalizedSpan;
+const note = (ids: string[], storedBefore: string[] = []): TraceNote => ({
+  ...key, hasRoot: true, origin, spans: ids.map(span), toolRows: [], storedBefore: new Set(storedBefore),
+});
+const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: String(seq) });
+const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
+const held = (cache: SettleCache, c: Claim) => cache.take(c)?.spans.map((s) => s.spanId).sort() ?? null;
+
+describe('settle cache', () => {
+  it('holds a trace whose every upsert was its own', () => {
+    const cache = new SettleCache(1000);
+    cache.add([note(['a', 'b'])], [row('1', 1)]);
+    cache.add([note(['c'], ['a', 'b'])], [row('1', 2)]);
+    expect(held(cache, claim('1', 2))).toEqual(['a', 'b', 'c']);
+    // Two requests of one flush share one upsert.
+    cache.add([note(['d'], ['a', 'b', 'c']), note(['e'], ['a', 'b', 'c'])], [row('1', 3)]);
+    expect(held(cache, claim('1', 3))).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('does not when another process recorded spans of the trace', () => {
+    const cache = new SettleCache(1000);
+    cache.add([note(['a'])], [row('1', 1)]);
+    // seq 2 was another process's upsert.
+    cache.add([note(['c'], ['a', 'b'])], [row('1', 3)]);
+    expect(held(cache, claim('1', 3))).toBeNull();
+  });
+
+  it('does not when the claim is of a later upsert than it saw', () => {
+    const cache = new SettleCache(1000);
+    cache.add([note(['a'])], [row('1', 1)]);
+    expect(held(cache, claim('1', 2))).toBeNull();
+  });
+
+  it('does not when spans were stored before its first write (a late span after a settle)', () => {
+    const cache = new SettleCache(1000);
+    cache.add([note(['late'], ['a', 'b'])], [row('7', 1)]);
+    expect(held(cache, claim('7', 1))).toBeNull();
+  });
+
+  it('starts over for a new queue row, and forgets a finished one', () => {
+    const cache = new SettleCache(1000);
+    cache.add([note(['a'])], [row('1', 1)]);
+    cache.finished([key]);
+    expect(held(cache, claim('1', 1))).toBeNull();
+    expect(cache.keys()).toEqual([]);
+    cache.add([note(['b'])], [row('2', 1)]);
+    expect(held(cache, claim('2', 1))).toEqual(['b']);
+    expect(cache.keys()).toEqual([key]);
+  });
+
+  it('gives up a trace past its span budget', () => {
+    const cache = new SettleCache(3);
+    cache.add([note(['a', 'b'])], [row('1', 1)]);
+    cache.add([note(['c', 'd'], ['a', 'b'])], [row('1', 2)]);
+    expect(held(cache, claim('1', 2))).toBeNull();
+  });
+});
