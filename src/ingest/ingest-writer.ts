@@ -110,10 +110,6 @@ export class IngestWriter {
     this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
   }
 
-  get stats() {
-    return { inflightBytes: this.inflightBytes, pendingRows: this.pendingRows, failures: this.failures };
-  }
-
   /** Reserves request bytes; throws 429/503 with Retry-After when over the bound or stopping. Returns the release function. */
   admit(bytes: number): () => void {
     if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
