@@ -18,6 +18,8 @@ export interface Config {
     password: string;
     database: string;
     cluster: string | null;
+    /** insert_quorum of every insert on a cluster ('auto' = a majority of the shard's replicas; '0' none). */
+    insertQuorum: string;
     /** How statement values are bound (src/stores/clickhouse-sql/compile.ts); null = by backend. */
     paramBinding: 'literal' | 'server' | null;
     /** The analytics lane's bounds (src/stores/clickhouse-sql/analytics-gate.ts). */
@@ -25,6 +27,8 @@ export interface Config {
     /** ClickHouse server `workload` per lane, when the server defines workloads. */
     controls: { workloads: { analytics?: string; ingest?: string; system?: string } };
   };
+  /** LOOKOUT_MIGRATE: apply pending migrations at start (default), or only check that none are pending. */
+  migrateOnStart: boolean;
   bootstrapKey: string | null;
   systemKey: string | null;
   logLevel: string;
@@ -37,12 +41,24 @@ export interface Config {
   ingestMaxInflightBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
+  /** How far past the server clock a span may start; later starts are rejected (partial success). */
+  ingestMaxFutureSkewMs: number;
   queryTimeoutSeconds: number;
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
   linearApiUrl: string;
   codeHostApiUrl: string;
   secretKey: string | null;
+  /** Where people reach the dashboard; webhook payloads link to it. Unset: links are null. */
+  publicUrl: string | null;
+  webhooks: {
+    /** LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1: endpoints may be loopback, private or link-local (self-hosted receivers, tests). */
+    allowPrivate: boolean;
+    /** The first retry delay; the whole schedule (and the 24 h give-up window) scales with it. Lowered only by tests. */
+    backoffBaseMs: number;
+    /** Attempts in flight per endpoint, counted across processes. */
+    concurrencyPerEndpoint: number;
+  };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -51,6 +67,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
   return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'on', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'off', 'false', 'no'].includes(raw)) return false;
+  throw new Error(`${name} must be on or off (1/0, true/false), got ${env[name]}`);
 }
 
 function roles(raw: string | undefined): ReadonlySet<Role> {
@@ -84,6 +108,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
   if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
+  const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
+  if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
+  const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
+  if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
     roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
@@ -96,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       password: env.CLICKHOUSE_PASSWORD || '',
       database,
       cluster: str(env, 'CLICKHOUSE_CLUSTER'),
+      insertQuorum,
       paramBinding: binding(env),
       analytics: {
         maxConcurrency: Math.max(1, int(env, 'ANALYTICS_MAX_CONCURRENCY', 4)),
@@ -109,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         },
       },
     },
+    migrateOnStart: bool(env, 'LOOKOUT_MIGRATE', true),
     bootstrapKey: str(env, 'LOOKOUT_BOOTSTRAP_KEY'),
     systemKey: str(env, 'LOOKOUT_SYSTEM_KEY'),
     logLevel: env.LOG_LEVEL || 'info',
@@ -120,11 +150,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
+    ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),
     linearApiUrl: env.LINEAR_API_URL || 'https://api.linear.app/graphql',
     codeHostApiUrl: env.CODE_HOST_API_URL || 'https://api.github.com',
     secretKey: str(env, 'LOOKOUT_SECRET_KEY'),
+    publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
+    webhooks: {
+      allowPrivate: env.LOOKOUT_WEBHOOK_ALLOW_PRIVATE === '1',
+      backoffBaseMs: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_BACKOFF_BASE_MS', 30_000)),
+      concurrencyPerEndpoint: Math.max(1, int(env, 'LOOKOUT_WEBHOOK_CONCURRENCY', 4)),
+    },
   };
 }

@@ -6,6 +6,7 @@ import { codeHostModule } from './workspace/code-host/code-host-module.js';
 import { artifactsModule } from './workspace/artifacts/artifact-module.js';
 import { tenancyRoutes } from './tenancy/tenancy-routes.js';
 import { issuesModule } from './workspace/issues/issue-module.js';
+import { webhooksModule } from './webhooks/webhook-module.js';
 import { dashboardRoutes } from './dashboard/dashboard-routes.js';
 import { ingestModule } from './ingest/ingest-module.js';
 import { traceRoutes } from './traces/trace-routes.js';
@@ -23,6 +24,7 @@ export const modules: LookoutModule[] = [
   { name: 'analytics-views', api: presetViewRoutes },
   issuesModule,
   monitorsModule,
+  webhooksModule,
   metricsModule,
   codeHostModule,
   artifactsModule,

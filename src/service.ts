@@ -10,10 +10,10 @@ import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
 import { OpenApiDocument } from './http/openapi.js';
 import { openClickHouse, type ClickHouseStore } from './stores/clickhouse.js';
+import { migrateStores, pendingMigrations, type MigrationDirs, type MigrationResult } from './stores/migrations.js';
+import { openPostgres, type Sql } from './stores/postgres.js';
 import { Leader } from './stores/leader.js';
 import { SharedEvents } from './stores/shared-events.js';
-import { migrateClickHouse, migratePostgres } from './stores/migrations.js';
-import { openPostgres } from './stores/postgres.js';
 
 /** The repository root, found from this file whether it runs from src/ (tsx) or dist/src/ (built). */
 export const projectRoot = (() => {
@@ -28,22 +28,50 @@ export interface RunningService {
   url: string;
   /** Set when this start created the `default` tenant. */
   bootstrap: { tenantId: string; adminKey: string; generated: boolean } | null;
+  /** The migration files this start applied (null with LOOKOUT_MIGRATE off). */
+  migrations: MigrationResult | null;
   stop(): Promise<void>;
 }
 
 export interface StoresAndDeps {
   deps: AppDeps;
+  /** What this open applied; null when migration was turned off (only checked) or left to the caller. */
+  migrations: MigrationResult | null;
   /** PostgreSQL's URL (the embedded server's when no DATABASE_URL), for connections outside the pool. */
   postgresUrl: string;
   close(): Promise<void>;
 }
 
+export const migrationDirs: MigrationDirs = { postgres: path.join(projectRoot, 'sql'), clickhouse: path.join(projectRoot, 'clickhouse') };
+
 /**
- * Opens both stores and applies their migrations: what the service and the admin CLI share.
+ * `apply`: run pending migrations under the migration lock. `check`: refuse to start while any are
+ * pending (LOOKOUT_MIGRATE=off, for operators who migrate as a separate step with
+ * `npm run admin -- migrate`). `none`: the caller migrates (that admin command).
+ */
+export type MigrateMode = 'apply' | 'check' | 'none';
+
+async function prepareStores(sql: Sql, ch: ClickHouseStore, mode: MigrateMode): Promise<MigrationResult | null> {
+  if (mode === 'apply') return migrateStores(sql, ch, migrationDirs);
+  if (mode === 'check') {
+    const pending = await pendingMigrations(sql, ch, migrationDirs);
+    const names = [...pending.postgres.map((n) => `sql/${n}`), ...pending.clickhouse.map((n) => `clickhouse/${n}`)];
+    if (names.length > 0) throw new Error(`Migrations pending (${names.join(', ')}) and LOOKOUT_MIGRATE is off: run \`npm run admin -- migrate\` first`);
+  }
+  return null;
+}
+
+/**
+ * Opens both stores and prepares their schema: what the service and the admin CLI share.
  * `clickhouse` is a store opened by the caller and shared (several instances in one process, which
  * the embedded engine needs: it binds one data directory per process); the caller closes it.
+ * `migrate` defaults to what LOOKOUT_MIGRATE says.
  */
-export async function openStores(config: Config, logger: Logger, shared: { clickhouse?: ClickHouseStore } = {}): Promise<StoresAndDeps> {
+export async function openStores(
+  config: Config,
+  logger: Logger,
+  shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode } = {},
+): Promise<StoresAndDeps> {
   const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let ch: ClickHouseStore;
   try {
@@ -53,9 +81,9 @@ export async function openStores(config: Config, logger: Logger, shared: { click
     throw error;
   }
   const closeClickHouse = () => (shared.clickhouse ? Promise.resolve() : ch.close());
+  let migrations: MigrationResult | null;
   try {
-    await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
-    await migrateClickHouse(ch, path.join(projectRoot, 'clickhouse'));
+    migrations = await prepareStores(pg.sql, ch, shared.migrate ?? (config.migrateOnStart ? 'apply' : 'check'));
   } catch (error) {
     await closeClickHouse();
     await pg.close();
@@ -64,6 +92,7 @@ export async function openStores(config: Config, logger: Logger, shared: { click
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, services: {} };
   return {
     deps,
+    migrations,
     postgresUrl: pg.url,
     async close() {
       await closeClickHouse();
@@ -73,9 +102,10 @@ export async function openStores(config: Config, logger: Logger, shared: { click
 }
 
 /**
- * Starts the whole service: stores, migrations, bootstrap, modules, HTTP. stop() is the graceful
- * shutdown: stop accepting, let in-flight requests finish, stop modules in reverse (the ingest writer
- * flushes and settles), then close both stores.
+ * Starts the whole service: stores (`options.clickhouse`: a ClickHouse shared with other instances,
+ * which it then never closes), migrations, bootstrap, modules, HTTP. stop() is the graceful shutdown: stop
+ * accepting, let in-flight requests finish, stop modules in reverse (the ingest writer flushes and
+ * settles), then close both stores.
  */
 export async function startService(
   config: Config,
@@ -131,5 +161,5 @@ export async function startService(
       await stores.close();
     })());
 
-  return { deps, server, port, url: `http://127.0.0.1:${port}`, bootstrap, stop };
+  return { deps, server, port, url: `http://127.0.0.1:${port}`, bootstrap, migrations: stores.migrations, stop };
 }

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
-import { openStores } from '../service.js';
+import { migrationDirs, openStores } from '../service.js';
+import { migrateStores } from '../stores/migrations.js';
 import { SCOPES, type Scope } from '../tenancy/keys.js';
 import { createApiKey, createUser, provisionTenant } from '../tenancy/tenancy-store.js';
 import { adminCommands, type AdminCommand } from './admin-commands.js';
@@ -12,6 +13,17 @@ import { adminCommands, type AdminCommand } from './admin-commands.js';
  * when it runs on the embedded stores, since they belong to one process at a time).
  */
 const builtIn: AdminCommand[] = [
+  {
+    // For deployments that migrate as a separate step (LOOKOUT_MIGRATE=off on the service): the same
+    // locked run a starting service does, so it is safe while services start or run.
+    name: 'migrate',
+    usage: 'migrate',
+    options: {},
+    migrate: 'none',
+    async run(deps) {
+      return migrateStores(deps.sql, deps.ch, migrationDirs);
+    },
+  },
   {
     name: 'create-tenant',
     usage: 'create-tenant --name NAME',
@@ -66,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values } = parseArgs({ args: rest, options: command.options, strict: true });
   const config = loadConfig();
-  const stores = await openStores(config, pino({ level: 'silent' }));
+  const stores = await openStores(config, pino({ level: 'silent' }), { migrate: command.migrate });
   try {
     const result = await command.run(stores.deps, values as Record<string, string | boolean | undefined>);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

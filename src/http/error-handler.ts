@@ -26,6 +26,12 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     res.set(err.headers).status(err.status).json({ detail: err.detail, code: err.code });
     return;
   }
+  // The router decodes path parameters with decodeURIComponent; malformed percent-encoding
+  // (`/api/projects/%FF%FE`) throws a URIError there, before any route runs. The caller's fault.
+  if (err instanceof URIError) {
+    res.status(400).json({ detail: 'Malformed percent-encoding in the request path', code: 'validation_error' });
+    return;
+  }
   const parserError = err as BodyParserError;
   if (parserError.type === 'entity.parse.failed') {
     res.status(400).json({ detail: 'Malformed JSON body', code: 'validation_error' });

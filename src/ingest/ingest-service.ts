@@ -22,7 +22,7 @@ import { traceAgentName, type PriceTrace } from './trace-summary.js';
  */
 
 export interface IngestServiceDeps {
-  config: Pick<Config, 'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'roles'>;
+  config: Pick<Config, 'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles'>;
   ch: ClickHouseStore;
   sql: Sql;
   logger: Logger;
@@ -134,7 +134,7 @@ export class IngestService {
 
   /** Validates, resolves projects, derives rows and writes them durably. Throws HttpErrors for 4xx/429/503. */
   async ingest(principal: Principal, projectHeader: string | undefined, decoded: DecodedExport, bytes: number): Promise<IngestResult> {
-    const validation = validateExport(decoded);
+    const validation = validateExport(decoded, { maxFutureSkewMs: this.deps.config.ingestMaxFutureSkewMs });
     const result: IngestResult = {
       acceptedSpans: validation.acceptedSpans,
       rejectedSpans: validation.rejectedSpans,

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { HttpError } from '../http/errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import type { EventOrigin, SpanEventRows, ToolCalledRow } from './event-rows.js';
+import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { NormalizedSpan } from './normalized-span.js';
 
 /**
@@ -27,9 +27,9 @@ import type { NormalizedSpan } from './normalized-span.js';
  *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
  *   so a span found in `spans` always has its events; a crash in between leaves the batch
  *   unacknowledged and the retry completes it (the event tables collapse repeats on merge).
- * - Back-pressure: request bytes are admitted against `maxInflightBytes` before decoding and
- *   released when the request ends; over the bound the endpoint answers 429 with Retry-After
- *   instead of queueing more in memory.
+ * - Back-pressure: each request holds a reservation on the memory budget (ingest-budget.ts),
+ *   charged as its body arrives and inflates and released when the request ends; over the bound
+ *   the endpoint answers 429 with Retry-After instead of queueing more in memory.
  */
 
 export interface TraceNote {
@@ -73,11 +73,7 @@ export interface IngestWriterOptions {
   record?: (traces: TraceNote[]) => Promise<void>;
 }
 
-export class OverloadedError extends HttpError {
-  constructor(status: 429 | 503, detail: string, retryAfterSeconds: number) {
-    super(status, status === 429 ? 'rate_limited' : 'overloaded', detail, { 'Retry-After': String(retryAfterSeconds) });
-  }
-}
+export { OverloadedError };
 
 interface Pending {
   write: PreparedWrite;
@@ -89,7 +85,6 @@ const spanKey = (r: { tenant_id: string; project_id: string; trace_id: string; s
   `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}\u0000${r.span_id}`;
 
 export class IngestWriter {
-  private inflightBytes = 0;
   private pending: Pending[] = [];
   private pendingRows = 0;
   private pendingBytes = 0;
@@ -100,6 +95,7 @@ export class IngestWriter {
   private failures = 0;
   private lastFailureAt = 0;
   private readonly batchBytes: number;
+  readonly budget: IngestBudget;
   /**
    * Runs between the duplicate check and the inserts of every flush. Only the scale-out tests set
    * it, to widen the window in which two processes both find a span new and both store it.
@@ -108,24 +104,23 @@ export class IngestWriter {
 
   constructor(private readonly options: IngestWriterOptions) {
     this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
+    this.budget = new IngestBudget(options.maxInflightBytes);
   }
 
-  /** Reserves request bytes; throws 429/503 with Retry-After when over the bound or stopping. Returns the release function. */
-  admit(bytes: number): () => void {
+  get stats() {
+    return { inflightBytes: this.budget.inflightBytes, pendingRows: this.pendingRows, failures: this.failures };
+  }
+
+  /**
+   * Opens a request's reservation on the memory budget, charged as the request reads and inflates
+   * its body; throws 503 with Retry-After while stopping or while storage keeps failing.
+   */
+  admit(): Reservation {
     if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
     if (this.failures >= 3 && Date.now() - this.lastFailureAt < 5000) {
       throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
     }
-    if (this.inflightBytes > 0 && this.inflightBytes + bytes > this.options.maxInflightBytes) {
-      throw new OverloadedError(429, `Ingest buffer full (${this.options.maxInflightBytes} bytes in flight); retry shortly`, 1);
-    }
-    this.inflightBytes += bytes;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.inflightBytes -= bytes;
-    };
+    return this.budget.open();
   }
 
   /** Queues rows for the next flush; resolves once they are durable. */

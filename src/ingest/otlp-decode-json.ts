@@ -1,5 +1,7 @@
 import {
+  MAX_ANY_VALUE_DEPTH,
   OtlpDecodeError,
+  SpanDecodeProblem,
   type AttributeValue,
   type Attributes,
   type DecodedEvent,
@@ -40,18 +42,34 @@ function field(obj: Json, camel: string, snake: string): unknown {
   return v === undefined ? obj[snake] : v;
 }
 
-function list(value: unknown, where: string): Json[] {
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A container list (resourceSpans, scopeSpans): not an array means the body is not an export at all (400). */
+function containerList(value: unknown, where: string): unknown[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new OtlpDecodeError(`${where} must be an array`);
-  return value as Json[];
+  return value;
+}
+
+/** A list inside a span, resource or scope: not an array rejects those spans only. */
+function list(value: unknown, where: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new SpanDecodeProblem(`${where} must be an array`);
+  return value;
 }
 
 function obj(value: unknown): Json {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+  return isObject(value) ? value : {};
 }
 
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
+/** A string field; null or absent is '' (the protobuf JSON mapping's default), numbers and booleans are taken as text. */
+function str(value: unknown, where = 'a string field'): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  throw new SpanDecodeProblem(`${where} must be a string`);
 }
 
 /** A uint64 nanosecond time given as a string or number, as an exact decimal string ('' when malformed). */
@@ -72,7 +90,8 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * and send base64, which is recognised when its decoded length is the id's byte length.
  */
 function id(value: unknown, bytes: number): string {
-  const s = str(value);
+  // Anything but a string is left for validation to name (it never matches the hex pattern).
+  const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : typeof value === 'object' ? '(not a string)' : String(value);
   if (s === '') return '';
   if (s.length === bytes * 2 && HEX.test(s)) return s.toLowerCase();
   if (s.length === Math.ceil(bytes / 3) * 4 && BASE64.test(s)) {
@@ -96,83 +115,168 @@ const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE
 function enumValue(value: unknown, names: Record<string, number>): number {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   if (typeof value === 'string') {
-    if (value in names) return names[value];
+    if (Object.hasOwn(names, value)) return names[value];
     if (/^\d+$/.test(value)) return Number(value);
   }
   return 0;
 }
 
-function int64Value(value: unknown): number | string {
-  if (typeof value === 'number') return value;
-  const s = str(value);
-  if (!/^-?\d+$/.test(s)) return s;
-  const n = Number(s);
-  return Number.isSafeInteger(n) ? n : s.replace(/^(-?)0+(?=\d)/, '$1');
+function int64Value(value: unknown, where: string): number | string {
+  if (typeof value === 'number') {
+    if (Number.isInteger(value)) return value;
+    throw new SpanDecodeProblem(`${where}: intValue ${value} is not an integer`);
+  }
+  if (typeof value !== 'string' || !/^-?\d{1,20}$/.test(value)) throw new SpanDecodeProblem(`${where}: intValue must be an integer or a decimal string`);
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : value.replace(/^(-?)0+(?=\d)/, '$1');
 }
 
-function anyValue(raw: unknown): AttributeValue {
-  const v = obj(raw);
+const NON_FINITE = new Set(['NaN', 'Infinity', '-Infinity']);
+
+function doubleValue(value: unknown, where: string): number | string {
+  if (typeof value === 'number') return value;
+  // The protobuf JSON mapping writes non-finite doubles as these strings; they are kept as text.
+  if (typeof value === 'string' && NON_FINITE.has(value)) return value;
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (Number.isFinite(n)) return n;
+  throw new SpanDecodeProblem(`${where}: doubleValue must be a number`);
+}
+
+function boolValue(value: unknown, where: string): boolean {
+  if (typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new SpanDecodeProblem(`${where}: boolValue must be true or false`);
+}
+
+/**
+ * An AnyValue. null or an empty object is the empty value; anything else of the wrong type is a
+ * problem of the span. `depth` counts the arrayValue / kvlistValue levels above this value.
+ */
+function anyValue(raw: unknown, where: string, depth: number): AttributeValue {
+  if (raw === undefined || raw === null) return null;
+  if (!isObject(raw)) throw new SpanDecodeProblem(`${where}: the value must be an AnyValue object`);
   let x: unknown;
-  if ((x = field(v, 'stringValue', 'string_value')) !== undefined) return str(x);
-  if ((x = field(v, 'boolValue', 'bool_value')) !== undefined) return x === true || x === 'true';
-  if ((x = field(v, 'intValue', 'int_value')) !== undefined) return int64Value(x);
-  if ((x = field(v, 'doubleValue', 'double_value')) !== undefined) {
-    const n = typeof x === 'number' ? x : Number(x);
-    return Number.isFinite(n) ? n : str(x);
+  if ((x = field(raw, 'stringValue', 'string_value')) !== undefined) return str(x, `${where}: stringValue`);
+  if ((x = field(raw, 'boolValue', 'bool_value')) !== undefined) return x === null ? false : boolValue(x, where);
+  if ((x = field(raw, 'intValue', 'int_value')) !== undefined) return x === null ? 0 : int64Value(x, where);
+  if ((x = field(raw, 'doubleValue', 'double_value')) !== undefined) return x === null ? 0 : doubleValue(x, where);
+  if ((x = field(raw, 'arrayValue', 'array_value')) !== undefined) {
+    if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${where}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+    if (x !== null && !isObject(x)) throw new SpanDecodeProblem(`${where}: arrayValue must be an object`);
+    return list(obj(x).values, `${where}: arrayValue.values`).map((v) => anyValue(v, where, depth + 1));
   }
-  if ((x = field(v, 'arrayValue', 'array_value')) !== undefined) return list(obj(x).values, 'arrayValue.values').map(anyValue);
-  if ((x = field(v, 'kvlistValue', 'kvlist_value')) !== undefined) return keyValues(obj(x).values);
-  if ((x = field(v, 'bytesValue', 'bytes_value')) !== undefined) return str(x);
+  if ((x = field(raw, 'kvlistValue', 'kvlist_value')) !== undefined) {
+    if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${where}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+    if (x !== null && !isObject(x)) throw new SpanDecodeProblem(`${where}: kvlistValue must be an object`);
+    return keyValues(obj(x).values, `${where}: kvlistValue.values`, depth + 1, where);
+  }
+  if ((x = field(raw, 'bytesValue', 'bytes_value')) !== undefined) return str(x, `${where}: bytesValue`);
   return null;
 }
 
-function keyValues(raw: unknown): Attributes {
+/** A KeyValue list; `attribute` names the top-level attribute a nested list belongs to, for messages. */
+function keyValues(raw: unknown, where: string, depth = 0, attribute?: string): Attributes {
   const out: Attributes = {};
-  for (const kv of list(raw, 'attributes')) out[str(kv.key)] = anyValue(kv.value);
+  list(raw, where).forEach((kv, i) => {
+    if (!isObject(kv)) throw new SpanDecodeProblem(`${where}[${i}] must be a KeyValue object, got ${kv === null ? 'null' : Array.isArray(kv) ? 'an array' : typeof kv}`);
+    const key = str(kv.key, `${where}[${i}].key`);
+    out[key] = anyValue(kv.value, attribute ?? `attribute "${key.slice(0, 60)}"`, depth);
+  });
   return out;
 }
 
-function span(s: Json): DecodedSpan {
-  const events: DecodedEvent[] = list(s.events, 'events').map((e) => ({
-    timeNs: nanos(field(e, 'timeUnixNano', 'time_unix_nano')),
-    name: str(e.name),
-    attributes: keyValues(e.attributes),
-  }));
-  const links: DecodedLink[] = list(s.links, 'links').map((l) => ({
-    traceId: id(field(l, 'traceId', 'trace_id'), 16),
-    spanId: id(field(l, 'spanId', 'span_id'), 8),
-    attributes: keyValues(l.attributes),
-  }));
+const EMPTY_ATTRIBUTES: Attributes = {};
+
+function span(raw: unknown, resourceProblem: string | null): DecodedSpan {
+  const s = obj(raw);
   const status = obj(s.status);
-  return {
+  const base: DecodedSpan = {
     traceId: id(field(s, 'traceId', 'trace_id'), 16),
     spanId: id(field(s, 'spanId', 'span_id'), 8),
     parentSpanId: id(field(s, 'parentSpanId', 'parent_span_id'), 8),
-    traceState: str(field(s, 'traceState', 'trace_state')),
-    name: str(s.name),
+    traceState: '',
+    name: typeof s.name === 'string' ? s.name : '',
     kind: enumValue(s.kind, SPAN_KINDS),
     startNs: nanos(field(s, 'startTimeUnixNano', 'start_time_unix_nano')),
     endNs: nanos(field(s, 'endTimeUnixNano', 'end_time_unix_nano')),
-    attributes: keyValues(s.attributes),
-    events,
-    links,
+    attributes: EMPTY_ATTRIBUTES,
+    events: [],
+    links: [],
     statusCode: enumValue(status.code, STATUS_CODES),
-    statusMessage: str(status.message),
+    statusMessage: '',
   };
+  if (!isObject(raw)) return { ...base, decodeProblem: `the span must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}` };
+  if (resourceProblem) return { ...base, decodeProblem: resourceProblem };
+  try {
+    const events: DecodedEvent[] = list(s.events, 'events').map((raw, i) => {
+      if (!isObject(raw)) throw new SpanDecodeProblem(`events[${i}] must be an object`);
+      return {
+        timeNs: nanos(field(raw, 'timeUnixNano', 'time_unix_nano')),
+        name: str(raw.name, `events[${i}].name`),
+        attributes: keyValues(raw.attributes, `events[${i}].attributes`),
+      };
+    });
+    const links: DecodedLink[] = list(s.links, 'links').map((raw, i) => {
+      if (!isObject(raw)) throw new SpanDecodeProblem(`links[${i}] must be an object`);
+      return {
+        traceId: id(field(raw, 'traceId', 'trace_id'), 16),
+        spanId: id(field(raw, 'spanId', 'span_id'), 8),
+        attributes: keyValues(raw.attributes, `links[${i}].attributes`),
+      };
+    });
+    return {
+      ...base,
+      traceState: str(field(s, 'traceState', 'trace_state'), 'traceState'),
+      name: str(s.name, 'name'),
+      attributes: keyValues(s.attributes, 'attributes'),
+      events,
+      links,
+      statusMessage: str(status.message, 'status.message'),
+    };
+  } catch (err) {
+    if (err instanceof SpanDecodeProblem) return { ...base, decodeProblem: err.message };
+    throw err;
+  }
+}
+
+/** A problem of a resource or scope (its attributes, its name) rejects all of its spans. */
+function groupProblem<T>(decode: () => T, fallback: T, what: string): { value: T; problem: string | null } {
+  try {
+    return { value: decode(), problem: null };
+  } catch (err) {
+    if (err instanceof SpanDecodeProblem) return { value: fallback, problem: `${what}: ${err.message}` };
+    throw err;
+  }
 }
 
 export function decodeJsonExport(text: string): DecodedExport {
-  const root = parseOtlpJsonText(text);
-  if (!root || typeof root !== 'object' || Array.isArray(root)) {
+  try {
+    return decodeJsonRoot(parseOtlpJsonText(text));
+  } catch (err) {
+    // Bad spans are rejected one by one in span(); anything else thrown is still the body's fault.
+    if (err instanceof OtlpDecodeError) throw err;
+    throw new OtlpDecodeError(`Undecodable OTLP/JSON body: ${(err as Error).message}`);
+  }
+}
+
+function decodeJsonRoot(root: unknown): DecodedExport {
+  if (!isObject(root)) {
     throw new OtlpDecodeError('Invalid OTLP/JSON: the body must be an ExportTraceServiceRequest object');
   }
   return {
-    resourceSpans: list(field(root as Json, 'resourceSpans', 'resource_spans'), 'resourceSpans').map((rs) => ({
-      resource: keyValues(obj(rs.resource).attributes),
-      scopes: list(field(rs, 'scopeSpans', 'scope_spans'), 'scopeSpans').map((ss) => {
-        const scope = obj(ss.scope);
-        return { scopeName: str(scope.name), scopeVersion: str(scope.version), spans: list(ss.spans, 'spans').map(span) };
-      }),
-    })),
+    resourceSpans: containerList(field(root, 'resourceSpans', 'resource_spans'), 'resourceSpans').map((rs, i) => {
+      if (!isObject(rs)) throw new OtlpDecodeError(`resourceSpans[${i}] must be an object`);
+      const resource = groupProblem(() => keyValues(obj(rs.resource).attributes, 'attributes'), {}, 'resource');
+      return {
+        resource: resource.value,
+        scopes: containerList(field(rs, 'scopeSpans', 'scope_spans'), `resourceSpans[${i}].scopeSpans`).map((ss, j) => {
+          if (!isObject(ss)) throw new OtlpDecodeError(`resourceSpans[${i}].scopeSpans[${j}] must be an object`);
+          const scope = obj(ss.scope);
+          const names = groupProblem(() => ({ name: str(scope.name, 'name'), version: str(scope.version, 'version') }), { name: '', version: '' }, 'scope');
+          const spans = containerList(ss.spans, `resourceSpans[${i}].scopeSpans[${j}].spans`);
+          return { scopeName: names.value.name, scopeVersion: names.value.version, spans: spans.map((raw) => span(raw, resource.problem ?? names.problem)) };
+        }),
+      };
+    }),
   };
 }

@@ -1,6 +1,8 @@
 import { otlpSchema } from './otlp-schema.js';
 import {
+  MAX_ANY_VALUE_DEPTH,
   OtlpDecodeError,
+  SpanDecodeProblem,
   type AttributeValue,
   type Attributes,
   type DecodedEvent,
@@ -50,7 +52,7 @@ function hex(bytes: Uint8Array | null | undefined): string {
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- protobufjs message objects are untyped reflections of the schema */
-function anyValue(v: any): AttributeValue {
+function anyValue(v: any, where: string, depth: number): AttributeValue {
   if (!v) return null;
   // `value` is protobufjs's virtual oneof getter: the name of the field that is set.
   switch (v.value as string | undefined) {
@@ -63,9 +65,11 @@ function anyValue(v: any): AttributeValue {
     case 'doubleValue':
       return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
     case 'arrayValue':
-      return (v.arrayValue.values ?? []).map(anyValue);
+      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${where}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+      return (v.arrayValue.values ?? []).map((item: any) => anyValue(item, where, depth + 1));
     case 'kvlistValue':
-      return keyValues(v.kvlistValue.values);
+      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${where}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+      return keyValues(v.kvlistValue.values, where, depth + 1);
     case 'bytesValue':
       return Buffer.from(v.bytesValue).toString('base64');
     default:
@@ -73,21 +77,15 @@ function anyValue(v: any): AttributeValue {
   }
 }
 
-function keyValues(list: any[] | null | undefined): Attributes {
+function keyValues(list: any[] | null | undefined, where = 'attributes', depth = 0): Attributes {
   const out: Attributes = {};
   if (!list) return out;
-  for (const kv of list) out[kv.key] = anyValue(kv.value);
+  for (const kv of list) out[kv.key] = anyValue(kv.value, depth === 0 ? `attribute "${String(kv.key).slice(0, 60)}"` : where, depth);
   return out;
 }
 
-function span(s: any): DecodedSpan {
-  const events: DecodedEvent[] = [];
-  for (const e of s.events ?? []) {
-    events.push({ timeNs: unsignedToDecimal(e.timeUnixNano), name: e.name ?? '', attributes: keyValues(e.attributes) });
-  }
-  const links: DecodedLink[] = [];
-  for (const l of s.links ?? []) links.push({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: keyValues(l.attributes) });
-  return {
+function span(s: any, groupProblem: string | null): DecodedSpan {
+  const base: DecodedSpan = {
     traceId: hex(s.traceId),
     spanId: hex(s.spanId),
     parentSpanId: hex(s.parentSpanId),
@@ -96,12 +94,37 @@ function span(s: any): DecodedSpan {
     kind: s.kind ?? 0,
     startNs: unsignedToDecimal(s.startTimeUnixNano),
     endNs: unsignedToDecimal(s.endTimeUnixNano),
-    attributes: keyValues(s.attributes),
-    events,
-    links,
+    attributes: {},
+    events: [],
+    links: [],
     statusCode: s.status?.code ?? 0,
     statusMessage: s.status?.message ?? '',
   };
+  if (groupProblem) return { ...base, decodeProblem: groupProblem };
+  try {
+    const events: DecodedEvent[] = [];
+    for (const [i, e] of (s.events ?? []).entries()) {
+      events.push({ timeNs: unsignedToDecimal(e.timeUnixNano), name: e.name ?? '', attributes: keyValues(e.attributes, `events[${i}].attributes`) });
+    }
+    const links: DecodedLink[] = [];
+    for (const [i, l] of (s.links ?? []).entries()) {
+      links.push({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: keyValues(l.attributes, `links[${i}].attributes`) });
+    }
+    return { ...base, attributes: keyValues(s.attributes), events, links };
+  } catch (err) {
+    if (err instanceof SpanDecodeProblem) return { ...base, decodeProblem: err.message };
+    throw err;
+  }
+}
+
+/** The resource's attributes, or the problem that rejects all of its spans. */
+function resourceAttributes(rs: any): { attributes: Attributes; problem: string | null } {
+  try {
+    return { attributes: keyValues(rs.resource?.attributes), problem: null };
+  } catch (err) {
+    if (err instanceof SpanDecodeProblem) return { attributes: {}, problem: `resource: ${err.message}` };
+    throw err;
+  }
 }
 
 export function decodeProtobufExport(body: Uint8Array): DecodedExport {
@@ -111,15 +134,27 @@ export function decodeProtobufExport(body: Uint8Array): DecodedExport {
   } catch (err) {
     throw new OtlpDecodeError(`Invalid protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
   }
+  try {
+    return fromMessage(message);
+  } catch (err) {
+    // Bad spans are rejected one by one in span(); anything else thrown is still the body's fault.
+    throw new OtlpDecodeError(`Undecodable protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
+  }
+}
+
+function fromMessage(message: any): DecodedExport {
   return {
-    resourceSpans: (message.resourceSpans ?? []).map((rs: any) => ({
-      resource: keyValues(rs.resource?.attributes),
-      scopes: (rs.scopeSpans ?? []).map((ss: any) => ({
-        scopeName: ss.scope?.name ?? '',
-        scopeVersion: ss.scope?.version ?? '',
-        spans: (ss.spans ?? []).map(span),
-      })),
-    })),
+    resourceSpans: (message.resourceSpans ?? []).map((rs: any) => {
+      const resource = resourceAttributes(rs);
+      return {
+        resource: resource.attributes,
+        scopes: (rs.scopeSpans ?? []).map((ss: any) => ({
+          scopeName: ss.scope?.name ?? '',
+          scopeVersion: ss.scope?.version ?? '',
+          spans: (ss.spans ?? []).map((s: any) => span(s, resource.problem)),
+        })),
+      };
+    }),
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */

@@ -4,7 +4,9 @@ import { authenticate, requireScope } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import type { IngestService } from './ingest-service.js';
 import { PROJECT_HEADER } from './ingest-service.js';
-import { decodeContentEncoding, decodeExport, encodingOf, readRawBody, requireEncoding } from './otlp-request.js';
+import type { Reservation } from './ingest-budget.js';
+import { readOtlpBody } from './otlp-body.js';
+import { decodeExport, encodingOf, requireEncoding } from './otlp-request.js';
 import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
 
 /**
@@ -30,32 +32,39 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
   router.post('/v1/traces', async (req: Request, res: Response) => {
     // Known before anything else, so even an auth failure answers in the caller's encoding.
     const encoding = encodingOf(req.headers['content-type']);
-    let release: (() => void) | null = null;
+    let reservation: Reservation | null = null;
     try {
       const principal = await authenticate(deps.sql, req);
       requireScope(principal, 'ingest');
       const requestEncoding = requireEncoding(req.headers['content-type']);
-      const raw = await readRawBody(req, limit);
-      const body = await decodeContentEncoding(raw, req.headers['content-encoding'], limit);
-      release = service.writer.admit(body.length);
+      // Memory admission: the body, what it inflates to and what it decodes into are charged to
+      // this reservation as they come (INGEST_MAX_INFLIGHT_BYTES), and released when the request ends.
+      reservation = service.writer.admit();
+      const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
+      const bytes = body.length;
+      // Only `decoded` lives on across the write (the body is garbage once decoded).
       const decoded = decodeExport(body, requestEncoding);
       const projectHeader = req.headers[PROJECT_HEADER];
-      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, decoded, body.length);
+      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, decoded, bytes);
       res
         .status(200)
         .type(OTLP_CONTENT_TYPES[requestEncoding])
         .send(encodeExportResponse(requestEncoding, { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage }));
     } catch (error) {
+      reservation?.release();
+      // A refusal can come before the body is read in full (413, 429, 401 ...). The answer goes out at
+      // once on a connection that stays open: Node reads and drops the rest of the body, so the
+      // exporter finishes sending and then reads the status. Closing instead (Connection: close, or
+      // destroying the request) reset the connection under the unsent body, and the exporter saw
+      // ECONNRESET, not 413, and retried the same body.
       if (error instanceof HttpError) {
-        // A refused request may leave body bytes unread: close the connection rather than read them.
-        if (!req.complete) res.set('Connection', 'close');
         sendError(res, encoding, error);
         return;
       }
       req.log?.error({ err: error }, 'OTLP ingest failed');
       sendError(res, encoding, new HttpError(500, 'internal_error', 'Internal server error'));
     } finally {
-      release?.();
+      reservation?.release();
     }
   });
 

@@ -37,6 +37,12 @@ export interface DecodedSpan {
   /** Status.code enum number: 0 unset, 1 ok, 2 error. */
   statusCode: number;
   statusMessage: string;
+  /**
+   * Set when the span (or its resource) could not be decoded as OTLP says — a null or malformed
+   * attribute, a value of the wrong type, nesting past MAX_ANY_VALUE_DEPTH. Validation rejects the
+   * span with this message through partial success; the rest of the request is kept.
+   */
+  decodeProblem?: string;
 }
 
 export interface DecodedScopeSpans {
@@ -53,6 +59,18 @@ export interface DecodedResourceSpans {
 export interface DecodedExport {
   resourceSpans: DecodedResourceSpans[];
 }
+
+/**
+ * How deep arrayValue / kvlistValue may nest inside one attribute value (a top-level value is depth
+ * 0). Real instrumentation nests a few levels; the bound keeps every walk over a value shallow, so
+ * hostile nesting is a rejected span and never a stack overflow. Protobuf bodies are also bounded
+ * by protobufjs's own limit of 100 nested messages (about 47 levels of values): past it the whole
+ * body is undecodable (400).
+ */
+export const MAX_ANY_VALUE_DEPTH = 32;
+
+/** Thrown while decoding one span, its resource or its scope: those spans are rejected with the message. */
+export class SpanDecodeProblem extends Error {}
 
 /** Thrown for a body that is not an ExportTraceServiceRequest at all: the endpoint answers 400 with its message. */
 export class OtlpDecodeError extends Error {}

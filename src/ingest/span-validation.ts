@@ -4,7 +4,27 @@ import type { DecodedExport, DecodedSpan } from './otlp-types.js';
  * Span validation for partial success (OTLP/HTTP specification, "Partial Success"): invalid spans
  * are dropped and counted in `rejected_spans`, the rest are kept, and `error_message` says what was
  * wrong so the sender can fix its instrumentation.
+ *
+ * Nothing acknowledged is dropped silently: a span the stores would not keep is rejected here,
+ * with the reason, instead of being answered 200 and then vanishing. That covers spans older than
+ * the retention window (ClickHouse deletes rows `RETENTION_DAYS` after their `timestamp`, the span's
+ * start) and spans that start implausibly far in the future (a clock or unit error in the sender).
  */
+
+/**
+ * Days ClickHouse keeps a span and its events: the `TTL toDateTime(timestamp) + INTERVAL 90 DAY` of
+ * every table in clickhouse/ (a unit test reads the DDL to keep the two equal). SPEC "Limits".
+ */
+export const RETENTION_DAYS = 90;
+/** INGEST_MAX_FUTURE_SKEW_MS's default: a span may start at most a day after the server clock. */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 24 * 3_600_000;
+
+export interface ValidationOptions {
+  /** The server clock, ms since the epoch (a parameter so tests can pin it). */
+  nowMs?: number;
+  /** INGEST_MAX_FUTURE_SKEW_MS. */
+  maxFutureSkewMs?: number;
+}
 
 export interface ValidationResult {
   /** The request with only valid spans left in it. */
@@ -27,8 +47,34 @@ function nsValid(ns: string): boolean {
   return /^\d{1,20}$/.test(ns) && BigInt(ns) <= MAX_UINT64;
 }
 
+const DAY_MS = 86_400_000;
+const isoSecond = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A duration in words for messages: whole days or hours when it is one, else milliseconds. */
+function spanOfTime(ms: number): string {
+  if (ms % DAY_MS === 0) return `${ms / DAY_MS} day${ms === DAY_MS ? '' : 's'}`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hour${ms === 3_600_000 ? '' : 's'}`;
+  return `${ms} ms`;
+}
+
+/** The problem with a span's start against the window the stores keep, or null inside it. */
+function windowProblem(startNs: string, nowMs: number, maxFutureSkewMs: number): string | null {
+  const startMs = Number(BigInt(startNs) / 1_000_000n);
+  const oldest = nowMs - RETENTION_DAYS * DAY_MS;
+  const latest = nowMs + maxFutureSkewMs;
+  // Any uint64 of nanoseconds is a valid Date (the largest falls in 2554).
+  const shown = new Date(startMs).toISOString();
+  if (startMs < oldest) {
+    return `starts at ${shown}, before the ${RETENTION_DAYS}-day retention window (spans must start after ${isoSecond(oldest)})`;
+  }
+  if (startMs > latest) {
+    return `starts at ${shown}, more than ${spanOfTime(maxFutureSkewMs)} in the future (INGEST_MAX_FUTURE_SKEW_MS; spans must start before ${isoSecond(latest)})`;
+  }
+  return null;
+}
+
 /** The problem with a span, or null when it is valid. Exported for unit tests. */
-export function spanProblem(span: DecodedSpan): string | null {
+export function spanProblem(span: DecodedSpan, options: ValidationOptions = {}): string | null {
+  if (span.decodeProblem) return span.decodeProblem;
   if (span.traceId === '') return 'missing trace_id';
   if (!TRACE_ID.test(span.traceId)) return `invalid trace_id "${span.traceId.slice(0, 40)}" (must be 16 bytes, 32 hex characters)`;
   if (span.traceId === ZERO_TRACE) return 'invalid trace_id (all zero)';
@@ -43,10 +89,12 @@ export function spanProblem(span: DecodedSpan): string | null {
   if (span.startNs === '0') return 'missing start_time_unix_nano';
   if (span.endNs === '0') return 'missing end_time_unix_nano';
   if (BigInt(span.endNs) < BigInt(span.startNs)) return 'end_time_unix_nano is before start_time_unix_nano';
-  return null;
+  return windowProblem(span.startNs, options.nowMs ?? Date.now(), options.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS);
 }
 
-export function validateExport(decoded: DecodedExport): ValidationResult {
+export function validateExport(decoded: DecodedExport, options: ValidationOptions = {}): ValidationResult {
+  // One clock reading for the whole request, so its spans are judged against the same window.
+  const pinned: ValidationOptions = { ...options, nowMs: options.nowMs ?? Date.now() };
   let accepted = 0;
   let rejected = 0;
   const listed: string[] = [];
@@ -58,7 +106,7 @@ export function validateExport(decoded: DecodedExport): ValidationResult {
       for (const span of ss.spans) {
         // An all-zero parent means "no parent" for some SDKs; treat it as a root.
         if (span.parentSpanId === ZERO_SPAN) span.parentSpanId = '';
-        const problem = spanProblem(span);
+        const problem = spanProblem(span, pinned);
         if (problem === null) {
           spans.push(span);
           accepted++;

@@ -14,12 +14,13 @@ export interface OutboxRelayOptions {
 /**
  * Copies issue.* events from the PostgreSQL outbox to ClickHouse `event_issue`.
  *
- * Exactly once: a batch is claimed with `FOR UPDATE SKIP LOCKED` (several service processes can run
+ * Exactly once: a batch is claimed with `FOR NO KEY UPDATE SKIP LOCKED` (several service processes can run
  * relays side by side), inserted into ClickHouse, then marked relayed in the same PostgreSQL
  * transaction. A crash after the ClickHouse insert but before the commit leaves the rows unrelayed;
  * the next relay (in this or any process) inserts the very same rows again and ReplacingMergeTree
  * keeps one (readers use FINAL, as for every event table). A crash before the insert loses nothing:
- * the rows were committed with the change they describe.
+ * the rows were committed with the change they describe. The webhook fan-out reads the same rows
+ * with FOR KEY SHARE, which this lock does not conflict with, so neither reader skips the other.
  */
 export class OutboxRelay {
   private readonly pollMs: number;
@@ -53,7 +54,7 @@ export class OutboxRelay {
         select id::text as id, event_id, tenant_id, project_id, issue_id, name, occurred_at, actor, surface, user_id, api_key_id, created_at
         from issue_event_outbox where relayed_at is null
         order by id limit ${this.batchSize}
-        for update skip locked`;
+        for no key update skip locked`;
       if (rows.length === 0) return 0;
       await this.ch.insert(this.ch.table('event_issue'), rows.map(eventIssueRow), 'system');
       await tx`update issue_event_outbox set relayed_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`;
@@ -61,13 +62,20 @@ export class OutboxRelay {
     });
   }
 
-  /** Relays until the outbox is empty (or a batch fails). */
+  /**
+   * Relays until the outbox is empty (or a batch fails). Rows another reader holds for an instant
+   * (the webhook fan-out marking them dispatched, another process's relay) are skipped by a batch,
+   * so drain looks again for up to a second before it returns with rows still unrelayed.
+   */
   async drain(): Promise<number> {
     let total = 0;
-    for (;;) {
+    for (let waits = 0; ; ) {
       const n = await this.relayOnce();
       total += n;
-      if (n < this.batchSize) return total;
+      if (n === this.batchSize) continue;
+      const [{ left }] = await this.sql<{ left: boolean }[]>`select exists (select 1 from issue_event_outbox where relayed_at is null) as left`;
+      if (!left || waits++ >= 20) return total;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
@@ -123,6 +131,7 @@ export class OutboxRelay {
     if (Date.now() - this.lastPrune < 60_000) return;
     this.lastPrune = Date.now();
     const cutoff = new Date(Date.now() - this.retainRelayedMs);
-    await this.sql`delete from issue_event_outbox where relayed_at is not null and relayed_at < ${cutoff}`;
+    // A row also stays until the webhook fan-out has read it (webhooks/webhook-fanout.ts).
+    await this.sql`delete from issue_event_outbox where relayed_at is not null and relayed_at < ${cutoff} and webhooks_dispatched_at is not null`;
   }
 }

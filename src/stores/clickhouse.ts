@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
+import { clusterInsertSettings } from './clickhouse-layout.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
 import type { ParamBinding } from './clickhouse-sql/compile.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
@@ -41,6 +42,8 @@ export interface ClickHouseOptions {
   password: string;
   database: string;
   cluster: string | null;
+  /** insert_quorum on a cluster ('auto', a count, or '0'). */
+  insertQuorum?: string;
   dataDir: string;
   /** Default: `literal` on the embedded engine, `server` on a server (CLICKHOUSE_PARAM_BINDING). */
   paramBinding?: ParamBinding | null;
@@ -71,7 +74,9 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // as JSON numbers unless a reader asks for exact strings.
       clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
     });
-    clients = { ingest: [client], system: [client], analytics: Array.from({ length: limits.maxConcurrency }, () => client) };
+    // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
+    const durable = options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client;
+    clients = { ingest: [durable], system: [durable], analytics: Array.from({ length: limits.maxConcurrency }, () => durable) };
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
@@ -115,6 +120,24 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       for (const each of distinct) await each.close();
     },
   };
+}
+
+/**
+ * On a cluster every insert goes through a Distributed table: the wrapper adds the settings that
+ * make it answer only once the rows are on their shard (and on a quorum of its replicas), whatever
+ * module inserts. A call's own settings win.
+ */
+export function durableClusterInserts(client: ClickHouseClient, settings: Record<string, string | number>): ClickHouseClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property === 'insert') {
+        return (params: SettingsParams) =>
+          (value as (p: SettingsParams) => Promise<unknown>).call(target, { ...params, clickhouse_settings: { ...settings, ...params.clickhouse_settings } });
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 type SettingsParams = { clickhouse_settings?: Record<string, unknown> };

@@ -1,13 +1,33 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Sql } from './postgres.js';
+import type { Sql, SqlHandle } from './postgres.js';
 import type { ClickHouseStore } from './clickhouse.js';
-import { raw } from './clickhouse-sql/fragment.js';
+import { param, raw, sql as chSql } from './clickhouse-sql/fragment.js';
+import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } from './clickhouse-layout.js';
+
+export { renderClickHouseMigration } from './clickhouse-layout.js';
 
 interface MigrationFile {
   name: string;
   text: string;
 }
+
+export interface MigrationDirs {
+  postgres: string;
+  clickhouse: string;
+}
+
+/** The files each store applied in this run (empty when it was already current). */
+export interface MigrationResult {
+  postgres: string[];
+  clickhouse: string[];
+}
+
+/**
+ * The PostgreSQL advisory lock every migration run holds, for both stores: N processes starting
+ * together queue on it, and each finds the previous one's work recorded.
+ */
+export const MIGRATION_LOCK_KEY = 72817;
 
 /** Numbered files `NNN_name.sql`, in order. */
 export function readMigrations(dir: string): MigrationFile[] {
@@ -18,65 +38,95 @@ export function readMigrations(dir: string): MigrationFile[] {
     .map((file) => ({ name: file, text: fs.readFileSync(path.join(dir, file), 'utf8') }));
 }
 
-/** Applies each PostgreSQL migration once, inside a transaction, under an advisory lock so concurrent starts are safe. */
-export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> {
-  await sql`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`;
-  const applied: string[] = [];
-  await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(72817)`;
-    const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name));
-    for (const file of readMigrations(dir)) {
-      if (done.has(file.name)) continue;
-      await tx.unsafe(file.text);
-      await tx`insert into schema_migrations (name) values (${file.name})`;
-      applied.push(file.name);
-    }
-  });
-  return applied;
-}
-
-/** Splits a ClickHouse migration into statements (ClickHouse takes one statement per request). */
-function statements(text: string): string[] {
-  return text
-    .split('\n')
-    .filter((line) => !line.trim().startsWith('--'))
-    .join('\n')
-    .split(/;\s*(?:\n|$)/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 /**
- * Renders the placeholders of a ClickHouse migration: {db} is the database, {on_cluster} becomes
- * ON CLUSTER when a cluster is configured, {replicated} turns MergeTree engines into their
- * Replicated form there.
+ * Applies the PostgreSQL files not yet recorded, in the caller's transaction, which already holds
+ * the migration lock: even `create table if not exists` races without it (two sessions both pass
+ * the check and one fails on the catalog's unique index).
  */
-export function renderClickHouseMigration(text: string, store: Pick<ClickHouseStore, 'database' | 'cluster'>): string[] {
-  const onCluster = store.cluster ? ` ON CLUSTER \`${store.cluster}\`` : '';
-  return statements(text).map((s) =>
-    s
-      .replaceAll('{db}', `\`${store.database}\``)
-      .replaceAll('{on_cluster}', onCluster)
-      .replaceAll('{replicated}', store.cluster ? 'Replicated' : ''),
-  );
-}
-
-/** Applies each ClickHouse migration once, recording it in `schema_migrations` of the Lookout database. */
-export async function migrateClickHouse(store: ClickHouseStore, dir: string): Promise<string[]> {
-  const table = store.table('schema_migrations');
-  const onCluster = store.cluster ? ` ON CLUSTER \`${store.cluster}\`` : '';
-  await store.command(
-    raw(`CREATE TABLE IF NOT EXISTS ${table}${onCluster} (name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = ${store.cluster ? 'Replicated' : ''}ReplacingMergeTree ORDER BY name`),
-    'system',
-  );
-  const done = new Set((await store.read<{ name: string }>(raw(`SELECT name FROM ${table} FINAL`), { lane: 'system' })).map((r) => r.name));
+async function applyPostgres(tx: SqlHandle, dir: string): Promise<string[]> {
+  await tx`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`;
+  const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name));
   const applied: string[] = [];
   for (const file of readMigrations(dir)) {
     if (done.has(file.name)) continue;
-    for (const statement of renderClickHouseMigration(file.text, store)) {
+    await tx.unsafe(file.text);
+    await tx`insert into schema_migrations (name) values (${file.name})`;
+    applied.push(file.name);
+  }
+  return applied;
+}
+
+/** Applies each PostgreSQL migration once, in one transaction under the migration lock. */
+export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    return applyPostgres(tx, dir);
+  }) as Promise<string[]>;
+}
+
+/**
+ * Both stores' migrations under one advisory lock, taken in a PostgreSQL transaction: PostgreSQL's
+ * files commit with it, and the lock is released by PostgreSQL itself when a migrating process dies.
+ * ClickHouse DDL cannot join the transaction; a run that fails half-way is safe to repeat because
+ * every statement is IF NOT EXISTS and each file is recorded only after its last statement.
+ */
+export async function migrateStores(sql: Sql, ch: ClickHouseStore, dirs: MigrationDirs): Promise<MigrationResult> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    const postgres = await applyPostgres(tx, dirs.postgres);
+    const clickhouse = await migrateClickHouse(ch, dirs.clickhouse);
+    return { postgres, clickhouse };
+  }) as Promise<MigrationResult>;
+}
+
+/** Files not yet applied, per store: what a process started with migration turned off checks. */
+export async function pendingMigrations(sql: Sql, ch: ClickHouseStore, dirs: MigrationDirs): Promise<MigrationResult> {
+  const [{ exists }] = await sql<{ exists: boolean }[]>`select to_regclass('schema_migrations') is not null as exists`;
+  const pgDone = new Set(exists ? (await sql<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name) : []);
+  const chDone = await appliedClickHouse(ch, false);
+  return {
+    postgres: readMigrations(dirs.postgres).map((f) => f.name).filter((n) => !pgDone.has(n)),
+    clickhouse: readMigrations(dirs.clickhouse).map((f) => f.name).filter((n) => !chDone.has(n)),
+  };
+}
+
+function layoutOf(store: ClickHouseStore, replicated?: boolean): ClickHouseLayout {
+  return { database: store.database, cluster: store.cluster, replicated: replicated ?? store.cluster !== null };
+}
+
+/** Names recorded in ClickHouse's `schema_migrations`; none when the table is not there yet. */
+async function appliedClickHouse(store: ClickHouseStore, create: boolean, replicated?: boolean): Promise<Set<string>> {
+  const table = store.table('schema_migrations');
+  if (create) {
+    await store.command(raw(migrationStateDdl(layoutOf(store, replicated))), 'system');
+  } else {
+    const [found] = await store.read<{ n: number | string }>(
+      chSql`SELECT count() AS n FROM system.tables WHERE database = ${param('String', store.database)} AND name = 'schema_migrations'`,
+      { lane: 'system' },
+    );
+    if (Number(found?.n ?? 0) === 0) return new Set();
+  }
+  // On a cluster the record is inserted with the insert quorum, so a majority of replicas hold it
+  // before the lock passes on; a process reading a replica that still lags would only repeat
+  // IF NOT EXISTS statements.
+  const rows = await store.read<{ name: string }>(raw(`SELECT name FROM ${table} FINAL`), { lane: 'system' });
+  return new Set(rows.map((r) => r.name));
+}
+
+/**
+ * Applies each ClickHouse migration once, recording it in `schema_migrations` of the Lookout
+ * database. Callers other than tests run it through migrateStores, under the migration lock.
+ * `replicated: false` builds a cluster's Distributed layout without Keeper (the EXPLAIN suite).
+ */
+export async function migrateClickHouse(store: ClickHouseStore, dir: string, options: { replicated?: boolean } = {}): Promise<string[]> {
+  const done = await appliedClickHouse(store, true, options.replicated);
+  const applied: string[] = [];
+  for (const file of readMigrations(dir)) {
+    if (done.has(file.name)) continue;
+    for (const statement of renderClickHouseMigration(file.text, layoutOf(store, options.replicated))) {
       await store.command(raw(statement), 'system');
     }
-    await store.insert(table, [{ name: file.name }], 'system');
+    await store.insert(store.table('schema_migrations'), [{ name: file.name }], 'system');
     applied.push(file.name);
   }
   return applied;

@@ -11,6 +11,7 @@ import { IssuesPage } from './pages/issues.js';
 import { ModelsPage } from './pages/models.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProjectsPage } from './pages/projects.js';
+import { SettingsPage } from './pages/settings.js';
 import { SignIn } from './pages/sign-in.js';
 import { ToolsPage } from './pages/tools.js';
 import { TracePage } from './pages/trace.js';
@@ -50,6 +51,7 @@ const PROJECT_ROUTES: [string, Route][] = [
   ['/p/:pid/traces/:tid', { tab: 'traces', title: 'Trace', render: (p) => <TracePage projectId={p.pid} traceId={p.tid} /> }],
   ['/p/:pid/issues', { tab: 'issues', title: 'Issues', render: (p, q) => <IssuesPage projectId={p.pid} query={q} /> }],
   ['/p/:pid/issues/:iid', { tab: 'issues', title: 'Issue', render: (p) => <IssuePage projectId={p.pid} issueId={p.iid} /> }],
+  ['/p/:pid/settings', { tab: 'settings', title: 'Settings', render: (p) => <SettingsPage projectId={p.pid} /> }],
 ];
 
 function ProjectShell({ params, route, query, onSignOut }: { params: Record<string, string>; route: Route; query: URLSearchParams; onSignOut: () => void }) {

@@ -10,6 +10,11 @@ import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
  * the SQL layer names them all and nothing here can collide or splice a caller string.
  *
  * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics").
+ *
+ * On a cluster the tables are Distributed, which refuse an IN or JOIN whose subquery reads a
+ * Distributed table again (ClickHouse code 288): the live-trace set is therefore joined GLOBAL, built
+ * once on the initiator and shipped to every shard. It is capped (`cost_live_cap`), so the shipped
+ * set stays small; on one node GLOBAL means plain IN / JOIN.
  */
 export type SqlFragment = Fragment;
 
@@ -122,7 +127,7 @@ export function liveCountSql(sel: TraceSelection, gen: GenerationScope, liveCap:
   return sql`${liveCte(sel, liveCap)}
 SELECT ${raw(g.by ? `${g.by}, ` : '')}count() AS in_cap,
   countIf(live_tokens > 0 AND trace_id NOT IN (
-    SELECT trace_id FROM ${scopedTable(gen.table)} WHERE ${genGuard(gen)} AND trace_id IN (SELECT trace_id FROM live)
+    SELECT trace_id FROM ${scopedTable(gen.table)} WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
   )) AS without_generations
 FROM live${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
@@ -141,7 +146,7 @@ export function liveModelsSql(sel: TraceSelection, gen: GenerationScope, liveCap
 SELECT model, provider, sum(input_tokens + output_tokens) AS tokens, sum(cached_input_tokens) AS cached,
   sum(cache_write_input_tokens) AS cache_write
 FROM ${scopedTable(gen.table)} FINAL
-WHERE ${genGuard(gen)} AND trace_id IN (SELECT trace_id FROM live)
+WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
 GROUP BY model, provider
 ORDER BY tokens DESC, model, provider`;
 }
@@ -179,7 +184,7 @@ export function liveRollupSql(sel: TraceSelection, gen: GenerationScope, liveCap
 SELECT ${lead(g.select)}g.model AS model, g.provider AS provider,
   ${bucketColumns(spec, 'g.')},
   ${raw(SUMS('g.'))}
-FROM ${scopedTable(gen.table)} AS g FINAL INNER JOIN live AS l ON g.trace_id = l.trace_id
+FROM ${scopedTable(gen.table)} AS g FINAL GLOBAL INNER JOIN live AS l ON g.trace_id = l.trace_id
 WHERE ${genGuard(gen, 'g')}
 GROUP BY ${raw(g.by ? `${g.by}, ` : '')}model, provider, bucket_index, tier, at_s`;
 }

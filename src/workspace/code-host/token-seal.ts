@@ -22,7 +22,11 @@ export class TokenSeal {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
     }
-    return new TokenSeal(Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64'));
+    const text = fs.readFileSync(file, 'utf8').trim();
+    const key = Buffer.from(text, 'base64');
+    // The file is shared with SecretBox (tickets, webhooks), which writes 64 hex characters when it
+    // comes first; those do not decode to a 32-byte key, so derive one from the text instead.
+    return new TokenSeal(key.length === 32 ? key : crypto.createHash('sha256').update(text).digest());
   }
 
   seal(plain: string): string {

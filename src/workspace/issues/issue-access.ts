@@ -2,6 +2,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import type { OutboxRelay } from '../../outbox/outbox-relay.js';
+import { webhookDeliverer } from '../../webhooks/webhook-access.js';
 import { findIssueRow } from './issue-store.js';
 import type { IssueRow } from './issue-types.js';
 
@@ -20,6 +21,8 @@ export function issueRelay(deps: AppDeps): OutboxRelay | undefined {
   return deps.services.issueOutboxRelay as OutboxRelay | undefined;
 }
 
+/** Wakes every reader of the outbox in this process: the analytics relay and the webhook deliverer. */
 export function kickRelay(deps: AppDeps): void {
   issueRelay(deps)?.kick();
+  webhookDeliverer(deps)?.kick();
 }

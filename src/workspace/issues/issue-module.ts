@@ -3,6 +3,7 @@ import type { AppDeps } from '../../app-deps.js';
 import type { LookoutModule } from '../../module.js';
 import { OutboxRelay } from '../../outbox/outbox-relay.js';
 import { traceHooks } from '../../trace-hooks.js';
+import { webhookDeliverer } from '../../webhooks/webhook-access.js';
 import { ticketRoutes } from '../tickets/ticket-routes.js';
 import { trackerSettingsRoutes } from '../tickets/tracker-settings-routes.js';
 import { issueRelay, kickRelay } from './issue-access.js';
@@ -37,8 +38,11 @@ export const issuesModule: LookoutModule = {
   },
   start(deps: AppDeps) {
     issueRelay(deps)?.start();
+    // The webhook deliverer reads the same outbox: it runs wherever the relay runs (webhooks/webhook-module.ts).
+    webhookDeliverer(deps)?.start();
   },
   async stop(deps: AppDeps) {
+    await webhookDeliverer(deps)?.stop();
     const relay = issueRelay(deps);
     if (!relay) return;
     await relay.stop();

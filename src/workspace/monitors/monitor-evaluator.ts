@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import type { SqlHandle } from '../../stores/postgres.js';
 import type { ProcessedTrace } from '../../trace-hooks.js';
+import { recordMonitorActivated } from '../../outbox/monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';
 import { openOrAttachIssue, type FingerprintOccurrence } from '../issues/issue-open.js';
 import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } from './monitor-baseline.js';
@@ -79,8 +80,8 @@ export class MonitorEvaluator {
     for (const monitor of monitors) {
       try {
         const evaluation = await this.evaluate(monitor.id, trace);
-        // The issue's lifecycle events went to the outbox in that transaction: wake its relay.
-        if (evaluation.outcome === 'triggered') kickRelay(this.deps);
+        // Issue lifecycle events (triggered) or monitor.activated went to the outbox in that transaction: wake its readers.
+        if (evaluation.outcome === 'triggered' || evaluation.outcome === 'activated') kickRelay(this.deps);
       } catch (error) {
         this.deps.logger.error({ err: error, monitor_id: monitor.id, trace_id: trace.traceId }, 'monitor evaluation failed');
       }
@@ -99,6 +100,7 @@ export class MonitorEvaluator {
         const now = new Date();
         const baseline = recordBaseline(totals, now);
         await updateMonitor(tx, trace.tenantId, monitor.id, { exploration_status: 'active', baseline, activated_at: now });
+        await recordMonitorActivated(tx, { tenantId: trace.tenantId, projectId: trace.projectId, monitorId: monitor.id, occurredAt: now });
         return { outcome: 'activated', baseline } as const;
       }
       await upsertObservation(tx, monitor.id, trace.traceId, 'active', observation);

@@ -109,6 +109,23 @@ async function counts(): Promise<Record<string, number>> {
   return out;
 }
 
+/**
+ * Row counts once the fixture's background work is over. The seeded trace is listed as soon as its
+ * summary row is written, but its hooks (issue extraction, monitor observations) and the outbox relay
+ * and webhook fan-out run after that; counting while they run made "writes nothing" flaky (outbox
+ * 2 → 4, monitor_observations 0 → 1). Quiet means: nothing left to settle and two readings alike.
+ */
+async function quietCounts(): Promise<Record<string, number>> {
+  let previous = await counts();
+  for (let i = 0; i < 100; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const current = await counts();
+    if ((current.settle_queue ?? 0) === 0 && JSON.stringify(current) === JSON.stringify(previous)) return current;
+    previous = current;
+  }
+  throw new Error(`background work never went quiet: ${JSON.stringify(previous)}`);
+}
+
 function keyFor(op: Operation): string {
   return op.case.operator ? SYSTEM_KEY : svc.adminKey;
 }
@@ -128,7 +145,7 @@ afterAll(async () => {
 
 describe('security: bad input', () => {
   it('refuses every malformed or mistyped body with a 4xx {detail, code} and writes nothing', async () => {
-    const before = await counts();
+    const before = await quietCounts();
     const problems: string[] = [];
     const tasks: (() => Promise<void>)[] = [];
     for (const op of ops.filter((o) => o.hasBody)) {

@@ -15,7 +15,7 @@ import type { Fixture } from './tenant-fixture.js';
  * - operator: takes the operator credential instead of a tenant key.
  * - late: changes the fixture so much (delete, revoke, unlink) that the owner's own call runs last.
  */
-export type FixtureId = keyof Pick<Fixture, 'projectId' | 'issueId' | 'tagId' | 'monitorId' | 'metricId' | 'versionId' | 'keyId' | 'traceId' | 'ticketIdentifier'>;
+export type FixtureId = keyof Pick<Fixture, 'projectId' | 'issueId' | 'tagId' | 'monitorId' | 'metricId' | 'versionId' | 'keyId' | 'traceId' | 'ticketIdentifier' | 'webhookId'>;
 
 export interface RouteCase {
   params: Record<string, FixtureId>;
@@ -109,6 +109,16 @@ export const ROUTES: Record<string, RouteCase> = {
   'GET /monitors/{monitor_id}': { params: { monitor_id: 'monitorId' }, foreign: 'path' },
   'PATCH /monitors/{monitor_id}': { params: { monitor_id: 'monitorId' }, foreign: 'path', body: () => ({ paused: true }) },
   'DELETE /monitors/{monitor_id}': { params: { monitor_id: 'monitorId' }, foreign: 'path', late: 1 },
+
+  // Webhooks (the fixture's endpoint points at a name that never resolves: attempts fail fast, nothing leaves the machine)
+  'POST /projects/{project_id}/webhooks': { params: { project_id: 'projectId' }, foreign: 'path', body: () => ({ url: 'https://hooks.sec-suite.invalid/in', events: ['issue.created'] }) },
+  'GET /projects/{project_id}/webhooks': { params: { project_id: 'projectId' }, foreign: 'path' },
+  'GET /webhooks/{webhook_id}': { params: { webhook_id: 'webhookId' }, foreign: 'path' },
+  'PATCH /webhooks/{webhook_id}': { params: { webhook_id: 'webhookId' }, foreign: 'path', body: () => ({ description: 'sec edited' }) },
+  'DELETE /webhooks/{webhook_id}': { params: { webhook_id: 'webhookId' }, foreign: 'path', late: 1 },
+  'POST /webhooks/{webhook_id}/rotate-secret': { params: { webhook_id: 'webhookId' }, foreign: 'path' },
+  'POST /webhooks/{webhook_id}/test': { params: { webhook_id: 'webhookId' }, foreign: 'path' },
+  'GET /webhooks/{webhook_id}/deliveries': { params: { webhook_id: 'webhookId' }, foreign: 'path', query: () => ({ limit: '20' }) },
 
   // Metrics
   'POST /projects/{project_id}/metrics': { params: { project_id: 'projectId' }, foreign: 'path', body: () => ({ name: unique('sec metric'), collection_type: 'BINARY' }) },

@@ -23,6 +23,8 @@ let A: Fixture;
 const answers: { request: string; text: string }[] = [];
 /** Every API key value minted during the run (each may appear only in the answer that created it). */
 const keys = new Set<string>([BOOTSTRAP_KEY]);
+/** Every webhook signing secret shown during the run (each may appear only in the create or rotate answer that made it). */
+const webhookSecrets = new Set<string>();
 
 beforeAll(async () => {
   codeHost = await startCodeHostStandIn(CODE_HOST_TOKEN);
@@ -34,6 +36,7 @@ beforeAll(async () => {
     const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? null);
     answers.push({ request: `${method} ${path}`, text });
     for (const match of text.matchAll(/lk_[A-Za-z0-9_-]{20,}/g)) keys.add(match[0]);
+    for (const match of text.matchAll(/whsec_[A-Za-z0-9_-]{20,}/g)) webhookSecrets.add(match[0]);
     return res;
   };
   A = await seedTenant(svc, svc.adminKey, 'secrets', CODE_HOST_TOKEN);
@@ -42,6 +45,11 @@ beforeAll(async () => {
   // Through svc.call (recorded), not the helper's newKey/newTenant (which bypass the recording).
   expect((await svc.call('POST', '/tenants', { key: SYSTEM_KEY, body: { name: 'secrets other' } })).status).toBe(201);
   const readKey = (await svc.call('POST', '/api-keys', { body: { name: 'reader', scope: 'read' } })).body.key as string;
+  // A second webhook, rotated: three secrets in all with the fixture's.
+  const hook = await svc.call('POST', `/projects/${A.projectId}/webhooks`, { body: { url: 'https://hooks.secrets.invalid/in', events: ['*'] } });
+  expect(hook.status).toBe(201);
+  expect((await svc.call('POST', `/webhooks/${hook.body.id}/rotate-secret`)).status).toBe(200);
+  expect((await svc.call('POST', `/webhooks/${hook.body.id}/test`)).status).toBe(200);
   await svc.call('POST', '/api-keys', { body: { name: 'limited admin', scope: 'admin', project_id: A.projectId } });
   // Read every GET of the API, with an admin and a read key.
   const ops = operationsOf((await svc.call('GET', '/openapi.json', { key: null })).body);
@@ -65,15 +73,19 @@ describe('security: secrets', () => {
   it('never returns key_hash, a stored tracker or code-host secret, or an API key outside its creation answer', () => {
     expect(answers.length).toBeGreaterThan(60);
     expect(keys.size).toBeGreaterThan(4);
+    expect(webhookSecrets.size).toBe(3);
     const hashes = [...keys].map(sha256);
     const problems: string[] = [];
     for (const { request, text } of answers) {
-      for (const banned of ['key_hash', 'api_key_encrypted', 'token_sealed', LINEAR_KEY, CODE_HOST_TOKEN, ...hashes]) {
+      for (const banned of ['key_hash', 'api_key_encrypted', 'token_sealed', 'secret_sealed', LINEAR_KEY, CODE_HOST_TOKEN, ...hashes]) {
         if (text.includes(banned)) problems.push(`${request} returns ${banned.slice(0, 16)}…`);
       }
       const shown = [...keys].filter((k) => text.includes(k));
       const creation = request === 'POST /api-keys' || request === 'POST /tenants';
       if (shown.length > 0 && !(creation && shown.length === 1)) problems.push(`${request} returns an API key`);
+      const secrets = [...webhookSecrets].filter((k) => text.includes(k));
+      const secretAnswer = /^POST \/projects\/[^/]+\/webhooks$|^POST \/webhooks\/[^/]+\/rotate-secret$/.test(request);
+      if (secrets.length > 0 && !(secretAnswer && secrets.length === 1)) problems.push(`${request} returns a webhook secret`);
     }
     expect(problems).toEqual([]);
     // The tracker settings say a key is configured, without it.
@@ -93,7 +105,7 @@ describe('security: secrets', () => {
     for (const { table_name } of tables) {
       const dump = await sql<{ row: string }[]>`select row_to_json(t)::text as row from ${sql(table_name)} t`;
       const text = dump.map((d) => d.row).join('\n');
-      for (const secret of [LINEAR_KEY, CODE_HOST_TOKEN, ...keys]) if (text.includes(secret)) problems.push(`${table_name} holds ${secret.slice(0, 10)}…`);
+      for (const secret of [LINEAR_KEY, CODE_HOST_TOKEN, ...keys, ...webhookSecrets]) if (text.includes(secret)) problems.push(`${table_name} holds ${secret.slice(0, 10)}…`);
     }
     expect(problems).toEqual([]);
   });

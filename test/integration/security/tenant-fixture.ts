@@ -27,6 +27,7 @@ export interface Fixture {
   ticketId: string;
   ticketIdentifier: string;
   codeHostToken: string;
+  webhookId: string;
 }
 
 /** The same shape filled with ids that exist nowhere: what an "unknown id" answer looks like. */
@@ -49,12 +50,13 @@ export function unknownFixture(): Fixture {
     ticketId: uuid(),
     ticketIdentifier: 'LOC-987654',
     codeHostToken: 'unknown-token',
+    webhookId: uuid(),
   };
 }
 
 /** The strings that identify a fixture's project-scoped data (what must never reach another tenant or project). */
 export function projectMarkers(f: Fixture): string[] {
-  return [f.marker, f.projectId, f.issueId, f.tagId, f.monitorId, f.metricId, f.versionId, f.keyId, f.traceId, f.otelTraceId, f.ticketId, f.agentName];
+  return [f.marker, f.projectId, f.issueId, f.tagId, f.monitorId, f.metricId, f.versionId, f.keyId, f.traceId, f.otelTraceId, f.ticketId, f.agentName, f.webhookId];
 }
 
 /** A stand-in for the code host's REST API (GitHub's shape) that accepts exactly `token`. */
@@ -110,6 +112,12 @@ export async function seedTenant(svc: TestService, adminKey: string, label: stri
   );
   expectStatus(await call('PUT', `/projects/${project.id}/code-host/connection`, { token: codeHostToken }), 200, 'code host');
   expectStatus(await call('PUT', `/projects/${project.id}/code-host/binding`, { repository: 'octo/app' }), 200, 'binding');
+  // Subscribed to an event the suite never causes (monitors stay learning), so no delivery runs in the background.
+  const webhook = expectStatus(
+    await call('POST', `/projects/${project.id}/webhooks`, { url: `https://hooks.${label}.invalid/${marker}`, events: ['monitor.activated'], description: `${marker} webhook` }),
+    201,
+    'webhook',
+  );
 
   const ingestKey = expectStatus(await call('POST', '/api-keys', { name: 'ingest', scope: 'ingest', project_id: null }), 201, 'ingest key').key;
   const [otelTraceId] = await sendRuns(svc.url, ingestKey, project.id, [
@@ -141,5 +149,6 @@ export async function seedTenant(svc: TestService, adminKey: string, label: stri
     ticketId: link.link.ticket.id,
     ticketIdentifier: link.link.ticket.identifier,
     codeHostToken,
+    webhookId: webhook.id,
   };
 }

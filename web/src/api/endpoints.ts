@@ -13,6 +13,8 @@ import type {
   ToolAggregatesView,
   TraceContextBundle,
   TraceList,
+  WebhookDelivery,
+  WebhookEndpoint,
   WindowView,
 } from './types.js';
 
@@ -146,4 +148,17 @@ export function previewTicket(issueId: string): Promise<{ preview_token: string;
 
 export function linkTicket(issueId: string, previewToken: string): Promise<TicketLink> {
   return api.put(`/issues/${enc(issueId)}/tracker-ticket`, { preview_token: previewToken });
+}
+
+/** docs/webhooks.md: the project's endpoints, their delivery logs, and the test event (admin scope). */
+export function listWebhooks(projectId: string): Promise<{ webhooks: WebhookEndpoint[] }> {
+  return api.get(`/projects/${enc(projectId)}/webhooks`);
+}
+
+export function listWebhookDeliveries(webhookId: string, limit: number): Promise<{ deliveries: WebhookDelivery[] }> {
+  return api.get(`/webhooks/${enc(webhookId)}/deliveries`, { limit });
+}
+
+export function sendWebhookTest(webhookId: string): Promise<WebhookDelivery> {
+  return api.post(`/webhooks/${enc(webhookId)}/test`);
 }

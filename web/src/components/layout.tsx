@@ -8,6 +8,7 @@ const PROJECT_TABS = [
   { key: 'tools', label: 'Tools', path: '/tools' },
   { key: 'traces', label: 'Traces', path: '/traces' },
   { key: 'issues', label: 'Issues', path: '/issues' },
+  { key: 'settings', label: 'Settings', path: '/settings' },
 ] as const;
 
 export type ProjectTab = (typeof PROJECT_TABS)[number]['key'];
@@ -66,7 +67,7 @@ export function Layout({
           {PROJECT_TABS.map((t) => (
             <Link
               key={t.key}
-              href={`/p/${project.id}${t.path}${t.key === 'traces' || t.key === 'issues' ? '' : carried}`}
+              href={`/p/${project.id}${t.path}${t.key === 'traces' || t.key === 'issues' || t.key === 'settings' ? '' : carried}`}
               aria-current={tab === t.key ? 'page' : undefined}
               data-tab={t.key}
             >

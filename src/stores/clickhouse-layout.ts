@@ -1,0 +1,119 @@
+/**
+ * How ClickHouse migrations become DDL. One node (the embedded default, or a single server): the
+ * tables as written. With CLICKHOUSE_CLUSTER: each table becomes `<name>_local`, a Replicated table
+ * on every node (its TTL and keys as written), and a Distributed table under the original name that
+ * every query and insert uses. Rows are sharded so every version of a row lives on one shard, which
+ * keeps ReplacingMergeTree's FINAL exact per shard (FINAL never merges across shards).
+ */
+
+export interface ClickHouseLayout {
+  database: string;
+  cluster: string | null;
+  /**
+   * ON CLUSTER DDL and Replicated engines (the default whenever a cluster is named). False only
+   * where no Keeper exists: the EXPLAIN suite builds the Distributed layout on chdb with plain
+   * MergeTree local tables, which checks every query shape without replication.
+   */
+  replicated?: boolean;
+}
+
+/**
+ * The sharding key of every table, an allowlist: a new table must be added here before it can be
+ * created on a cluster. Per-trace data is sharded by the trace, so a trace's spans, its summary and
+ * its per-span events (and every re-processed version of them) share a shard; issue events have no
+ * trace and go by their own event id.
+ */
+export const SHARDING_KEYS: Readonly<Record<string, string>> = Object.freeze({
+  spans: 'cityHash64(trace_id)',
+  event_generation_completed: 'cityHash64(trace_id)',
+  event_tool_called: 'cityHash64(trace_id)',
+  event_span_errored: 'cityHash64(trace_id)',
+  event_trace_processed: 'cityHash64(trace_id)',
+  traces: 'cityHash64(trace_id)',
+  event_issue: 'cityHash64(event_id)',
+});
+
+const quote = (name: string) => `\`${name}\``;
+
+/**
+ * Settings every insert carries on a cluster: the Distributed table forwards the rows to their
+ * shard before answering (its default is a background queue, which would break "a 200 means the
+ * spans are durable"), and the shard's insert waits for a quorum of replicas when `quorum` is set
+ * ('auto' = a majority).
+ */
+export function clusterInsertSettings(quorum: string | null): Record<string, string | number> {
+  return {
+    distributed_foreground_insert: 1,
+    ...(quorum && quorum !== '0' ? { insert_quorum: quorum, insert_quorum_parallel: 1 } : {}),
+  };
+}
+
+/** Splits a ClickHouse migration into statements (ClickHouse takes one statement per request). */
+function statements(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('--'))
+    .join('\n')
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+// The two statement forms migrations use. Anything else is refused on a cluster, so a new form is
+// decided (and golden-tested) before it can run there.
+const CREATE = /^CREATE TABLE IF NOT EXISTS \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}\s*(\([\s\S]*)$/;
+const ALTER = /^ALTER TABLE \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}\s*([\s\S]*)$/;
+const ENGINE = /ENGINE = \{replicated\}(\w+MergeTree)(?:\(([^)]*)\))?/;
+
+/**
+ * Renders a migration: `{db}` is the database, `{on_cluster}` becomes ON CLUSTER on a cluster,
+ * `{replicated}` marks the MergeTree engine that becomes Replicated there.
+ */
+export function renderClickHouseMigration(text: string, layout: ClickHouseLayout): string[] {
+  const db = quote(layout.database);
+  if (!layout.cluster) {
+    return statements(text).map((s) => s.replaceAll('{db}', db).replaceAll('{on_cluster}', '').replaceAll('{replicated}', ''));
+  }
+  const cluster = layout.cluster;
+  const replicated = layout.replicated ?? true;
+  const onCluster = replicated ? ` ON CLUSTER ${quote(cluster)}` : '';
+  return statements(text).flatMap((s) => {
+    const create = CREATE.exec(s);
+    if (create) {
+      const [, name, body] = create;
+      const key = SHARDING_KEYS[name];
+      if (!key) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+      const local = `${name}_local`;
+      const engine = ENGINE.exec(body);
+      if (!engine) throw new Error(`Table ${name}: expected ENGINE = {replicated}...MergeTree`);
+      const [, family, args = ''] = engine;
+      // Keeper path per shard; {shard} and {replica} are each node's macros (deploy/clickhouse/).
+      const replicatedArgs = [`'/clickhouse/tables/{shard}/${layout.database}/${local}'`, `'{replica}'`, ...(args.trim() ? [args.trim()] : [])];
+      const localEngine = replicated ? `ENGINE = Replicated${family}(${replicatedArgs.join(', ')})` : `ENGINE = ${family}${args ? `(${args})` : ''}`;
+      return [
+        `CREATE TABLE IF NOT EXISTS ${db}.${quote(local)}${onCluster}\n${body.replace(ENGINE, localEngine)}`,
+        `CREATE TABLE IF NOT EXISTS ${db}.${quote(name)}${onCluster} AS ${db}.${quote(local)}\nENGINE = Distributed(${quote(cluster)}, ${db}, ${quote(local)}, ${key})`,
+      ];
+    }
+    const alter = ALTER.exec(s);
+    if (alter) {
+      const [, name, change] = alter;
+      if (!SHARDING_KEYS[name]) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+      // The local table holds the data; the Distributed table's own column list must follow it.
+      return [`ALTER TABLE ${db}.${quote(`${name}_local`)}${onCluster}\n    ${change}`, `ALTER TABLE ${db}.${quote(name)}${onCluster}\n    ${change}`];
+    }
+    throw new Error(`A ClickHouse migration statement this layout cannot place on a cluster: ${s.slice(0, 80)}`);
+  });
+}
+
+/**
+ * The table recording applied ClickHouse migrations. On a cluster it is replicated to every node
+ * of every shard (one Keeper path without {shard}; the `replica` macro is unique cluster-wide), so
+ * whichever node a process reaches sees the same record.
+ */
+export function migrationStateDdl(layout: ClickHouseLayout): string {
+  const table = `${quote(layout.database)}.${quote('schema_migrations')}`;
+  const columns = `(name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))`;
+  if (!layout.cluster || layout.replicated === false) return `CREATE TABLE IF NOT EXISTS ${table} ${columns} ENGINE = ReplacingMergeTree ORDER BY name`;
+  return `CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER ${quote(layout.cluster)} ${columns} ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${layout.database}/schema_migrations', '{replica}') ORDER BY name`;
+}

@@ -1,0 +1,127 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../../src/service.js';
+import { startTestService, type TestService } from '../../helpers/service.js';
+import { createEndpoint, eventually } from '../../integration/webhooks/harness.js';
+import { startReceiver, type Receiver } from '../../integration/webhooks/receiver.js';
+import { launchBrowser, screenshot, type Browser } from './browser.js';
+
+/**
+ * The project settings page in Chromium (issue #19 "Dashboard"): it lists the project's webhook
+ * endpoints as the REST API does, each with its last deliveries, and "Send test" sends a real
+ * webhook.test to a receiver on 127.0.0.1 and shows the outcome.
+ */
+let svc: TestService;
+let receiver: Receiver;
+let browser: Browser & { consoleErrors: string[] };
+let page: Page;
+let projectId: string;
+let healthy: { id: string; secret: string };
+let broken: { id: string; secret: string };
+/** Every response of 400 or more the page got: only the browser's own favicon probe may be among them. */
+const failedLoads: string[] = [];
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  receiver = await startReceiver();
+  receiver.reply = (req) => (req.path === '/broken' ? { status: 500 } : { status: 200 });
+  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_WEBHOOK_BACKOFF_BASE_MS: '60000' });
+  projectId = (await svc.newProject('Webhook settings')).id;
+  healthy = await createEndpoint(svc, projectId, { url: `${receiver.url}/healthy`, events: ['issue.created', 'issue.resolved'], description: 'On-call bridge' });
+  broken = await createEndpoint(svc, projectId, { url: `${receiver.url}/broken`, events: ['*'], format: 'slack' });
+  const issue = await svc.call('POST', `/projects/${projectId}/issues`, { body: { title: 'Refunds time out' } });
+  expect(issue.status).toBe(201);
+  // One delivered issue.created at the healthy receiver, one failed attempt (retry in a minute) at the broken one.
+  await receiver.waitFor('/healthy', 1);
+  await receiver.waitFor('/broken', 1);
+  await eventually(async () => {
+    const log = await svc.call('GET', `/webhooks/${broken.id}/deliveries`);
+    return log.body.deliveries.some((d: { status: string }) => d.status === 'failed') ? true : undefined;
+  }, 'the failed attempt to be logged');
+  browser = await launchBrowser();
+  page = await browser.page();
+  page.on('response', (response) => {
+    if (response.status() >= 400) failedLoads.push(`${response.status()} ${new URL(response.url()).pathname}`);
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+  await receiver?.close();
+});
+
+async function cardTexts(webhookId: string) {
+  const card = page.locator(`[data-webhook-id="${webhookId}"]`);
+  return card.locator('[data-testid="webhook-deliveries"] tbody tr').evaluateAll((rows) =>
+    rows.map((row) => ({ id: row.getAttribute('data-delivery-id'), cells: [...row.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '') })),
+  );
+}
+
+describe('dashboard: project settings, webhooks', () => {
+  it('lists the endpoints with their last deliveries, as the API answers them', async () => {
+    await page.goto(`${svc.url}/`);
+    await page.fill('#api-key', svc.adminKey);
+    await page.press('#api-key', 'Enter');
+    await page.locator('[data-testid="project-list"]').waitFor();
+    await page.goto(`${svc.url}/p/${projectId}/settings`);
+    await page.locator('[data-testid="webhook-list"]').waitFor();
+    expect(await page.locator('nav.tabs a[data-tab="settings"]').getAttribute('aria-current')).toBe('page');
+
+    const { webhooks } = (await svc.call('GET', `/projects/${projectId}/webhooks`)).body;
+    const shown = await page.locator('[data-testid="webhook-card"]').evaluateAll((cards) =>
+      cards.map((c) => ({
+        id: c.getAttribute('data-webhook-id'),
+        url: c.querySelector('h3 code')?.textContent,
+        enabled: c.querySelector('[data-testid="webhook-enabled"]')?.textContent,
+        events: c.querySelector('[data-testid="webhook-events"]')?.textContent,
+      })),
+    );
+    expect(shown).toEqual(webhooks.map((w: { id: string; url: string; events: string[] }) => ({ id: w.id, url: w.url, enabled: 'enabled', events: w.events.join(', ') })));
+    expect(await page.locator(`[data-webhook-id="${healthy.id}"]`).innerText()).toContain('On-call bridge');
+
+    for (const webhook of [healthy, broken]) {
+      await page.locator(`[data-webhook-id="${webhook.id}"] [data-testid="webhook-deliveries"]`).waitFor();
+      const rest = (await svc.call('GET', `/webhooks/${webhook.id}/deliveries?limit=5`)).body.deliveries;
+      const rows = await cardTexts(webhook.id);
+      expect(rows.map((r) => r.id)).toEqual(rest.map((d: { id: string }) => d.id));
+      expect(rows.map((r) => [r.cells[1], r.cells[2], r.cells[3]])).toEqual(rest.map((d: { event_type: string; attempt: number; status: string }) => [d.event_type, String(d.attempt), d.status.replace('_', ' ')]));
+    }
+    // Newest first: the retry, still pending, then the attempt that failed.
+    const [retry, failed] = await cardTexts(broken.id);
+    expect(retry.cells.slice(2, 5)).toEqual(['2', 'pending', '—']);
+    expect(retry.cells[5]).toMatch(/^due \d{4}-/);
+    expect(failed.cells.slice(2, 5)).toEqual(['1', 'failed', '500']);
+    expect(failed.cells[5]).toMatch(/^receiver answered 500 · retry \d{4}-/);
+    await screenshot(page, 'webhooks-01-settings');
+  });
+
+  it('"Send test" delivers a signed webhook.test and shows it; a failing receiver is reported', async () => {
+    const card = page.locator(`[data-webhook-id="${healthy.id}"]`);
+    await card.locator('[data-testid="send-test"]').click();
+    await card.locator('[data-testid="test-result"]', { hasText: 'Test event delivered (HTTP 200).' }).waitFor();
+    const tests = receiver.at('/healthy').filter((r) => r.headers['lookout-event-type'] === 'webhook.test');
+    expect(tests).toHaveLength(1);
+    // The table reloads with the test on top.
+    await eventually(async () => ((await cardTexts(healthy.id))[0]?.cells[1] === 'webhook.test' ? true : undefined), 'the test delivery in the table', 10_000);
+    expect((await cardTexts(healthy.id))[0].id).toBe(tests[0].headers['lookout-delivery-id']);
+
+    const brokenCard = page.locator(`[data-webhook-id="${broken.id}"]`);
+    await brokenCard.locator('[data-testid="send-test"]').click();
+    await brokenCard.locator('[data-testid="test-result"]', { hasText: 'Test event failed: receiver answered 500.' }).waitFor();
+    await screenshot(page, 'webhooks-02-send-test');
+  });
+
+  it('shows why an endpoint is disabled', async () => {
+    expect((await svc.call('PATCH', `/webhooks/${broken.id}`, { body: { enabled: false } })).status).toBe(200);
+    await page.reload();
+    const card = page.locator(`[data-webhook-id="${broken.id}"]`);
+    await card.locator('[data-testid="webhook-disabled-reason"]').waitFor();
+    expect(await card.locator('[data-testid="webhook-enabled"]').innerText()).toBe('disabled');
+    expect(await card.locator('[data-testid="webhook-disabled-reason"]').innerText()).toBe('Disabled by a user');
+    expect(failedLoads.filter((f) => f !== '404 /favicon.ico')).toEqual([]);
+    expect(browser.consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 404/.test(e))).toEqual([]);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * The cluster DDL chdb cannot run (Replicated engines need Keeper; ON CLUSTER needs the distributed
+ * DDL queue), pinned as golden text. Run with UPDATE_GOLDEN=1 to rewrite the file after an intended
+ * change, then review the diff like code. The Distributed half of the same layout runs for real in
+ * explain-suite.test.ts.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { migrationDirs, projectRoot } from '../../../src/service.js';
+import { migrationStateDdl, renderClickHouseMigration, SHARDING_KEYS, type ClickHouseLayout } from '../../../src/stores/clickhouse-layout.js';
+import { readMigrations } from '../../../src/stores/migrations.js';
+
+const layout: ClickHouseLayout = { database: 'lookout', cluster: 'lookout_cluster' };
+const golden = path.join(projectRoot, 'test', 'golden', 'clickhouse-cluster', 'cluster-ddl.sql');
+
+function renderAll(l: ClickHouseLayout): string[] {
+  return [migrationStateDdl(l), ...readMigrations(migrationDirs.clickhouse).flatMap((f) => renderClickHouseMigration(f.text, l))];
+}
+
+describe('ClickHouse cluster DDL', () => {
+  it('matches the golden file', () => {
+    const actual = `${renderAll(layout).join(';\n\n')};\n`;
+    if (process.env.UPDATE_GOLDEN === '1') fs.writeFileSync(golden, actual);
+    expect(actual).toBe(fs.readFileSync(golden, 'utf8'));
+  });
+
+  it('gives every table a Replicated *_local table with its TTL and a Distributed table on its sharding key', () => {
+    const statements = renderAll(layout);
+    const tables = Object.keys(SHARDING_KEYS);
+    for (const table of tables) {
+      const local = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_local\` ON CLUSTER \`lookout_cluster\``));
+      expect([table, local]).toEqual([table, expect.stringMatching(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{shard\}\/lookout\/\w+_local', '\{replica\}', \w+\)/)]);
+      expect(local).toMatch(/TTL toDateTime\(timestamp\) \+ INTERVAL 90 DAY$/);
+      const distributed = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}\` ON CLUSTER`));
+      expect(distributed).toBe(
+        `CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${table}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${table}_local\`, ${SHARDING_KEYS[table]})`,
+      );
+    }
+    // Every version of a row lives on one shard: the key is a column of the table's sorting key.
+    expect(SHARDING_KEYS.event_issue).toBe('cityHash64(event_id)');
+    for (const table of tables.filter((t) => t !== 'event_issue')) expect(SHARDING_KEYS[table]).toBe('cityHash64(trace_id)');
+    // An ALTER reaches the data (local) and the Distributed table's column list.
+    expect(statements.filter((s) => s.startsWith('ALTER TABLE'))).toEqual([
+      expect.stringMatching(/^ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/),
+      expect.stringMatching(/^ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/),
+    ]);
+  });
+
+  it('leaves the single-node DDL as written', () => {
+    const single = renderAll({ database: 'lookout', cluster: null }).join('\n');
+    expect(single).not.toMatch(/_local|Distributed|Replicated|ON CLUSTER|\{/);
+    expect(single).toContain('CREATE TABLE IF NOT EXISTS `lookout`.spans');
+  });
+
+  it('refuses a table without a sharding key and a statement form it cannot place', () => {
+    const create = 'CREATE TABLE IF NOT EXISTS {db}.mystery {on_cluster} (trace_id String) ENGINE = {replicated}MergeTree ORDER BY trace_id;';
+    expect(() => renderClickHouseMigration(create, layout)).toThrow(/No sharding key for ClickHouse table mystery/);
+    expect(() => renderClickHouseMigration('DROP TABLE {db}.spans {on_cluster};', layout)).toThrow(/cannot place on a cluster/);
+    expect(renderClickHouseMigration(create, { database: 'lookout', cluster: null })).toHaveLength(1);
+  });
+});
