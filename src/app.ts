@@ -26,9 +26,9 @@ export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const checks = await Promise.allSettled([deps.sql`select 1`, deps.ch.client.ping()]);
+    const checks = await Promise.allSettled([deps.sql`select 1`, deps.ch.ping()]);
     const postgres = checks[0].status === 'fulfilled';
-    const clickhouse = checks[1].status === 'fulfilled' && (checks[1].value as { success: boolean }).success;
+    const clickhouse = checks[1].status === 'fulfilled' && checks[1].value === true;
     res.status(postgres && clickhouse ? 200 : 503).json({ status: postgres && clickhouse ? 'ready' : 'unavailable', postgres, clickhouse });
   });
 

@@ -21,6 +21,12 @@ export interface Config {
     cluster: string | null;
     /** insert_quorum of every insert on a cluster ('auto' = a majority of the shard's replicas; '0' none). */
     insertQuorum: string;
+    /** How statement values are bound (src/stores/clickhouse-sql/compile.ts); null = by backend. */
+    paramBinding: 'literal' | 'server' | null;
+    /** The analytics lane's bounds (src/stores/clickhouse-sql/analytics-gate.ts). */
+    analytics: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
+    /** ClickHouse server `workload` per lane, when the server defines workloads. */
+    controls: { workloads: { analytics?: string; ingest?: string; system?: string } };
   };
   /** LOOKOUT_MIGRATE: apply pending migrations at start (default), or only check that none are pending. */
   migrateOnStart: boolean;
@@ -94,6 +100,19 @@ function str(env: NodeJS.ProcessEnv, name: string): string | null {
   return raw === undefined || raw === '' ? null : raw;
 }
 
+function binding(env: NodeJS.ProcessEnv): 'literal' | 'server' | null {
+  const raw = str(env, 'CLICKHOUSE_PARAM_BINDING');
+  if (raw === null) return null;
+  if (raw !== 'literal' && raw !== 'server') throw new Error(`CLICKHOUSE_PARAM_BINDING must be literal or server, got ${raw}`);
+  return raw;
+}
+
+function workload(env: NodeJS.ProcessEnv, name: string): string {
+  const raw = env[name] as string;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw)) throw new Error(`${name} must be a plain identifier`);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database = env.CLICKHOUSE_DATABASE || 'lookout';
   const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -116,6 +135,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       database,
       cluster: str(env, 'CLICKHOUSE_CLUSTER'),
       insertQuorum,
+      paramBinding: binding(env),
+      analytics: {
+        maxConcurrency: Math.max(1, int(env, 'ANALYTICS_MAX_CONCURRENCY', 4)),
+        maxPerTenant: Math.max(1, int(env, 'ANALYTICS_MAX_PER_TENANT', 2)),
+        maxQueue: int(env, 'ANALYTICS_MAX_QUEUE', 64),
+      },
+      controls: {
+        workloads: {
+          ...(str(env, 'CLICKHOUSE_WORKLOAD_ANALYTICS') ? { analytics: workload(env, 'CLICKHOUSE_WORKLOAD_ANALYTICS') } : {}),
+          ...(str(env, 'CLICKHOUSE_WORKLOAD_INGEST') ? { ingest: workload(env, 'CLICKHOUSE_WORKLOAD_INGEST') } : {}),
+        },
+      },
     },
     migrateOnStart: bool(env, 'LOOKOUT_MIGRATE', true),
     bootstrapKey: str(env, 'LOOKOUT_BOOTSTRAP_KEY'),

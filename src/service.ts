@@ -63,7 +63,7 @@ export async function openStores(
   const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let ch: ClickHouseStore;
   try {
-    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir }));
+    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds }));
   } catch (error) {
     await pg.close();
     throw error;

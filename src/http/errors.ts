@@ -42,3 +42,17 @@ export class ConflictError extends HttpError {
     super(409, code, detail);
   }
 }
+
+/** A statement ran or waited past the query time limit (SPEC "Limits"). */
+export class QueryTimeoutError extends HttpError {
+  constructor(seconds: number) {
+    super(504, 'query_timeout', `The query ran past the ${seconds} s limit; narrow the window, filters or group_by`);
+  }
+}
+
+/** Over a bounded queue; the client retries after `Retry-After`. */
+export class RateLimitedError extends HttpError {
+  constructor(detail: string, retryAfterSeconds: number) {
+    super(429, 'rate_limited', detail, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}

@@ -2,6 +2,8 @@
  * The OpenAPI 3.1 document, assembled from the routes as they register (route.ts). It is the single
  * source of the request schemas that ajv validates, and is served at /api/openapi.json.
  */
+import { VERSION } from '../version.js';
+
 export type JsonSchema = Record<string, unknown>;
 
 export interface OpenApiOperation {
@@ -32,7 +34,7 @@ export class OpenApiDocument {
       openapi: '3.1.0',
       info: {
         title: 'Lookout API',
-        version: '0.1.0',
+        version: VERSION,
         description: 'Observability for AI agents: traces, analytics, and the workspace around them.',
       },
       servers: [{ url: '/api' }],

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { insertJsonLines } from '../stores/insert-json-lines.js';
+import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
+import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
 import { spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
@@ -195,32 +196,28 @@ export class IngestWriter {
    * sent in many parts).
    */
   private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string> }> {
-    const tenants = new Set<string>();
-    const projects = new Set<string>();
-    const traces = new Set<string>();
+    const { ch } = this.options;
+    const keys: TraceKeyLike[] = [];
     const spanIds = new Set<string>();
     for (const p of batch) {
-      for (const t of p.write.traces) {
-        tenants.add(t.tenantId);
-        projects.add(t.projectId);
-        traces.add(t.traceId);
-      }
+      keys.push(...p.write.traces);
       for (const key of p.write.rows.spans.keys) spanIds.add(spanIdOfSpanKey(key));
     }
-    const result = await this.options.ch.client.query({
-      query: `SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
-                     groupUniqArrayIf(span_id, span_id IN {spans:Array(String)}) AS present
-              FROM ${this.options.ch.table('spans')}
-              WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}
-              GROUP BY tenant_id, project_id, trace_id`,
-      query_params: { tenants: [...tenants], projects: [...projects], traces: [...traces], spans: [...spanIds] },
-      format: 'JSONEachRow',
-    });
+    type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
+    // Ingest lane: never behind the analytics gate. The trace-key guard over-selects when keys mix
+    // tenants; rows of traces outside the batch only add entries nobody looks up.
+    const rows = await ch.read<Row>(
+      sql`SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
+                 groupUniqArrayIf(span_id, span_id IN ${param('Array(String)', [...spanIds])}) AS present
+          FROM ${raw(ch.table('spans'))}
+          WHERE ${traceKeysGuard(keys)}
+          GROUP BY tenant_id, project_id, trace_id`,
+      { lane: 'ingest' },
+    );
     const present = new Set<string>();
     const counts = new Map<string, number>();
     const rooted = new Set<string>();
-    type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
-    for (const r of await result.json<Row>()) {
+    for (const r of rows) {
       const traceKey = traceKeyOf(r);
       counts.set(traceKey, Number(r.stored));
       // A late span's root may have come earlier (to any process): the trace then settles on the quiet period.
@@ -230,9 +227,9 @@ export class IngestWriter {
     return { present, counts, rooted };
   }
 
-  /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body. */
+  /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body, on the ingest lane. */
   private async insert(table: string, lines: string[]): Promise<void> {
-    await insertJsonLines(this.options.ch, table, lines);
+    await this.options.ch.insertLines(this.options.ch.table(table), lines, 'ingest');
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {

@@ -1,5 +1,8 @@
 import { ownedBytes } from '../compute/owned-bytes.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { raw, sql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
+import type { ReadOptions } from '../stores/clickhouse-sql/statement-runner.js';
+import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { mapAttributes } from './attribute-mapping.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
 import type { SpanRow } from './event-rows.js';
@@ -92,41 +95,24 @@ export function storedRowsFromBytes(bytes: Uint8Array): StoredSpanRow[] {
 }
 
 /**
- * A SELECT's JSONEachRow answer as raw bytes, never decoded or parsed here: the compute pool gets
- * them without a copy (a deep trace is tens of megabytes of rows; decoding them as text on the
- * event loop alone stalled it for ~250 ms at 20,000 spans).
+ * A SELECT's JSONEachRow answer as raw bytes through the SQL layer, never decoded or parsed here:
+ * the compute pool gets them without a copy (a deep trace is tens of megabytes of rows; decoding
+ * them as text on the event loop alone stalled it for ~250 ms at 20,000 spans).
  */
-export async function selectJsonEachRowBytes(
-  ch: ClickHouseStore,
-  query: string,
-  params: Record<string, unknown>,
-): Promise<Uint8Array> {
-  const result = await ch.client.exec({ query: `${query}\nFORMAT JSONEachRow`, query_params: params, clickhouse_settings: EXACT_INTEGERS });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of result.stream as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-  }
-  return ownedBytes(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+export async function selectJsonEachRowBytes(ch: ClickHouseStore, statement: Fragment, options: ReadOptions): Promise<Uint8Array> {
+  return ownedBytes(await ch.readBytes(statement, { ...options, settings: { ...options.settings, ...EXACT_INTEGERS } }));
 }
 
 /**
- * The stored spans of the given traces as JSONEachRow bytes (parsed by the compute pool). May hold
- * other traces of the same tenants/projects' id lists; readers keep only the keys they want.
+ * The stored spans of the given traces as JSONEachRow bytes (parsed by the compute pool), on the
+ * ingest lane (settling is never behind the analytics gate). May hold other traces of the same
+ * tenants/projects' id lists (traceKeysGuard over-selects); readers keep only the keys they want.
  */
 export async function readTraceSpansBytes(ch: ClickHouseStore, keys: TraceKey[]): Promise<Uint8Array> {
   if (keys.length === 0) return new Uint8Array(0);
-  return selectJsonEachRowBytes(
-    ch,
-    `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')}
-     WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
-    {
-      tenants: [...new Set(keys.map((k) => k.tenantId))],
-      projects: [...new Set(keys.map((k) => k.projectId))],
-      traces: [...new Set(keys.map((k) => k.traceId))],
-    },
-  );
+  return selectJsonEachRowBytes(ch, sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`, {
+    lane: 'ingest',
+  });
 }
 
 /**
@@ -138,18 +124,11 @@ export async function readTraceSpans(ch: ClickHouseStore, keys: TraceKey[]): Pro
   const out = new Map<string, StoredTraceSpans>();
   if (keys.length === 0) return out;
   const wanted = new Set(keys.map(traceKeyString));
-  const result = await ch.client.query({
-    query: `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')}
-            WHERE tenant_id IN {tenants:Array(String)} AND project_id IN {projects:Array(String)} AND trace_id IN {traces:Array(String)}`,
-    query_params: {
-      tenants: [...new Set(keys.map((k) => k.tenantId))],
-      projects: [...new Set(keys.map((k) => k.projectId))],
-      traces: [...new Set(keys.map((k) => k.traceId))],
-    },
-    format: 'JSONEachRow',
-    clickhouse_settings: EXACT_INTEGERS,
+  const rows = await ch.read<StoredSpanRow>(sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`, {
+    lane: 'ingest',
+    settings: EXACT_INTEGERS,
   });
-  for (const row of await result.json<StoredSpanRow>()) {
+  for (const row of rows) {
     const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
     if (!wanted.has(key)) continue;
     let entry = out.get(key);

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { ComputePool } from '../compute/compute-pool.js';
 import { mapInSlices } from '../compute/yielding.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { insertJsonLines } from '../stores/insert-json-lines.js';
 import type { Sql } from '../stores/postgres.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
 import { msToDateTime64 } from '../stores/clickhouse-time.js';
@@ -230,9 +229,9 @@ export class TraceSettler {
     const toolRewrites = await mapInSlices(settled.flatMap((s) => s.toolRewrites), (r) => JSON.stringify(r), 500);
     const processedRows = await mapInSlices(summaries, (s) => JSON.stringify(s.processed), 500);
     const traceRows = await mapInSlices(summaries, (s) => JSON.stringify(s.trace), 500);
-    await insertJsonLines(ch, 'event_tool_called', toolRewrites);
-    await insertJsonLines(ch, 'event_trace_processed', processedRows);
-    await insertJsonLines(ch, 'traces', traceRows);
+    await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
+    await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
+    await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
     return settled.map((s) => s.hook);
   }
 }

@@ -12,6 +12,7 @@ import type { Principal } from '../tenancy/tenancy-store.js';
 import { markMcpActivated } from '../tenancy/project-store.js';
 import type { McpTool } from './mcp-tool.js';
 import { mcpTools } from './tools.js';
+import { VERSION } from '../version.js';
 
 function toolError(detail: string, code: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: detail }], structuredContent: { detail, code } };
@@ -19,7 +20,7 @@ function toolError(detail: string, code: string): CallToolResult {
 
 /** An MCP server bound to one authenticated caller: built per request, since the endpoint is stateless. */
 function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool; validate: ValidateFunction }[]): Server {
-  const server = new Server({ name: 'lookout', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'lookout', version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map(({ tool }) => ({
       name: tool.name,

@@ -56,7 +56,7 @@ export class OutboxRelay {
         order by id limit ${this.batchSize}
         for no key update skip locked`;
       if (rows.length === 0) return 0;
-      await this.ch.client.insert({ table: this.ch.table('event_issue'), values: rows.map(eventIssueRow), format: 'JSONEachRow' });
+      await this.ch.insert(this.ch.table('event_issue'), rows.map(eventIssueRow), 'system');
       await tx`update issue_event_outbox set relayed_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`;
       return rows.length;
     });

@@ -3,9 +3,33 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
+import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
+import type { ParamBinding } from './clickhouse-sql/compile.js';
+import type { Fragment } from './clickhouse-sql/fragment.js';
+import { StatementRunner, type Lane, type LaneClients, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
 
+/**
+ * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
+ * clickhouse-sql/); `client` is the driver underneath, for src/stores alone (a test keeps it so).
+ */
 export interface ClickHouseStore {
+  /** The system lane's driver (migrations, tests); modules use read / command / insert. */
   client: ClickHouseClient;
+  /** Runs a SELECT in a lane (statement-runner.ts). */
+  read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
+  /** Runs a statement without result rows (DDL, INSERT … SELECT, ALTER). */
+  command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  /** Runs a SELECT in a lane and returns its JSONEachRow answer as raw, unparsed bytes (for the compute pool). */
+  readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer>;
+  /** Inserts JSONEachRow rows into a table named by `table()`. */
+  insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  /** Inserts rows already serialized as JSONEachRow lines (one per row) into a table named by `table()`. */
+  insertLines(table: string, lines: readonly string[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  ping(): Promise<boolean>;
+  /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
+  binding: ParamBinding;
+  /** The analytics lane's admission (analytics-gate.ts). */
+  gate: AnalyticsGate;
   /** The database every Lookout table lives in; table names are always qualified with it. */
   database: string;
   /** Set when the store is a cluster: migrations add ON CLUSTER and Replicated engines. */
@@ -25,17 +49,27 @@ export interface ClickHouseOptions {
   /** insert_quorum on a cluster ('auto', a count, or '0'). */
   insertQuorum?: string;
   dataDir: string;
+  /** Default: `literal` on the embedded engine, `server` on a server (CLICKHOUSE_PARAM_BINDING). */
+  paramBinding?: ParamBinding | null;
+  analytics?: GateLimits;
+  queryTimeoutSeconds?: number;
+  controls?: LaneControls;
 }
 
 /**
  * Opens ClickHouse: the server at CLICKHOUSE_URL, else chdb's in-process engine plugged into the
  * same @clickhouse/client. chdb ignores the client's `database` option, so every statement names
  * its database explicitly instead.
+ *
+ * On chdb each lane gets its own connections to the one data directory — system one, ingest two
+ * (writes and settling reads), analytics one per slot (issue 13): a chdb connection runs one
+ * statement at a time, connections run in parallel.
  */
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {
-  let client: ClickHouseClient;
+  const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
+  let clients: LaneClients;
   if (options.url) {
-    client = createClient({
+    const client = createClient({
       url: options.url,
       username: options.user,
       password: options.password,
@@ -44,26 +78,53 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // as JSON numbers unless a reader asks for exact strings.
       clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
     });
-    if (options.cluster) client = durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto'));
+    // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
+    const durable = options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client;
+    clients = { ingest: [durable], system: [durable], analytics: Array.from({ length: limits.maxConcurrency }, () => durable) };
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
-    // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
-    // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
-    const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
-    client = isolateSessionSettings(createClient({ connection }));
+    const open = () => {
+      // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
+      // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
+      const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
+      return isolateSessionSettings(createClient({ connection }));
+    };
+    clients = { system: [open()], ingest: [open(), open()], analytics: Array.from({ length: limits.maxConcurrency }, open) };
   }
+  const client = clients.system[0];
+  const distinct = [...new Set([...clients.system, ...clients.ingest, ...clients.analytics])];
   const database = options.database;
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
   });
+  const embedded = !options.url;
+  const gate = new AnalyticsGate(limits);
+  const runner = new StatementRunner({
+    clients,
+    binding: options.paramBinding ?? (embedded ? 'literal' : 'server'),
+    server: !embedded,
+    gate,
+    queryTimeoutSeconds: options.queryTimeoutSeconds ?? 15,
+    controls: options.controls,
+  });
   return {
     client,
+    read: <Row>(statement: Fragment, readOptions: ReadOptions) => runner.read<Row>(statement, readOptions),
+    command: (statement, lane) => runner.command(statement, lane),
+    readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
+    insert: (table, rows, lane) => runner.insert(table, rows, lane),
+    insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
+    ping: () => runner.ping(),
+    binding: runner.binding,
+    gate,
     database,
     cluster: options.cluster,
-    embedded: !options.url,
+    embedded,
     table: (name: string) => `\`${database}\`.\`${name}\``,
-    close: () => client.close(),
+    close: async () => {
+      for (const each of distinct) await each.close();
+    },
   };
 }
 
@@ -76,8 +137,10 @@ export function durableClusterInserts(client: ClickHouseClient, settings: Record
   return new Proxy(client, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
-      if (property === 'insert') {
-        return (params: SettingsParams) =>
+      // An insert of pre-encoded JSON lines (insertLines) arrives as `exec` of an INSERT statement.
+      if (property === 'insert' || property === 'exec') {
+        return (params: SettingsParams & { query?: string }) =>
+          property === 'exec' && !/^\s*INSERT\b/i.test(params.query ?? '') ? (value as (p: SettingsParams) => Promise<unknown>).call(target, params) :
           (value as (p: SettingsParams) => Promise<unknown>).call(target, { ...params, clickhouse_settings: { ...settings, ...params.clickhouse_settings } });
       }
       return typeof value === 'function' ? value.bind(target) : value;

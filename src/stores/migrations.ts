@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Sql, SqlHandle } from './postgres.js';
 import type { ClickHouseStore } from './clickhouse.js';
+import { param, raw, sql as chSql } from './clickhouse-sql/fragment.js';
 import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } from './clickhouse-layout.js';
 
 /**
@@ -104,20 +105,19 @@ function layoutOf(store: ClickHouseStore, replicated?: boolean): ClickHouseLayou
 async function appliedClickHouse(store: ClickHouseStore, create: boolean, replicated?: boolean): Promise<Set<string>> {
   const table = store.table('schema_migrations');
   if (create) {
-    await store.client.command({ query: migrationStateDdl(layoutOf(store, replicated)) });
+    await store.command(raw(migrationStateDdl(layoutOf(store, replicated))), 'system');
   } else {
-    const found = await store.client.query({
-      query: 'SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = {name:String}',
-      query_params: { db: store.database, name: 'schema_migrations' },
-      format: 'JSONEachRow',
-    });
-    if (Number((await found.json<{ n: number | string }>())[0]?.n ?? 0) === 0) return new Set();
+    const [found] = await store.read<{ n: number | string }>(
+      chSql`SELECT count() AS n FROM system.tables WHERE database = ${param('String', store.database)} AND name = 'schema_migrations'`,
+      { lane: 'system' },
+    );
+    if (Number(found?.n ?? 0) === 0) return new Set();
   }
   // On a cluster the record is inserted with the insert quorum, so a majority of replicas hold it
   // before the lock passes on; a process reading a replica that still lags would only repeat
   // IF NOT EXISTS statements.
-  const result = await store.client.query({ query: `SELECT name FROM ${table} FINAL`, format: 'JSONEachRow' });
-  return new Set((await result.json<{ name: string }>()).map((r) => r.name));
+  const rows = await store.read<{ name: string }>(raw(`SELECT name FROM ${table} FINAL`), { lane: 'system' });
+  return new Set(rows.map((r) => r.name));
 }
 
 /**
@@ -131,9 +131,9 @@ export async function migrateClickHouse(store: ClickHouseStore, dir: string, opt
   for (const file of readMigrations(dir)) {
     if (done.has(file.name)) continue;
     for (const statement of renderClickHouseMigration(file.text, layoutOf(store, options.replicated))) {
-      await store.client.command({ query: statement });
+      await store.command(raw(statement), 'system');
     }
-    await store.client.insert({ table: store.table('schema_migrations'), values: [{ name: file.name }], format: 'JSONEachRow' });
+    await store.insert(store.table('schema_migrations'), [{ name: file.name }], 'system');
     applied.push(file.name);
   }
   return applied;

@@ -106,9 +106,6 @@ export async function revokeApiKey(sql: SqlHandle, tenantId: string, keyId: stri
   return rows.length > 0;
 }
 
-export async function apiKeyExists(sql: SqlHandle, tenantId: string, keyId: string): Promise<boolean> {
-  return (await sql`select 1 from api_keys where tenant_id = ${tenantId} and id = ${keyId}`).length > 0;
-}
 
 /**
  * Resolves a bearer key to its principal. last_used_at is written at most once a minute per key

@@ -5,6 +5,7 @@ import { defineRoute, projectForPrincipal } from '../http/route.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
+import { msToDateTime64 } from '../stores/clickhouse-time.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
 import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
@@ -48,8 +49,7 @@ const DEFAULT_LIST_LIMIT = 50;
 function toDateTime64(value: string, name: string): string {
   const ms = Date.parse(value);
   if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new ValidationError(`${name}: must be an ISO 8601 date-time`);
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  return msToDateTime64(ms);
 }
 
 function encodeCursor(row: TraceListRow): string {

@@ -1,10 +1,12 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { join, param, raw, sql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
+import { scopedTable, tenantGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import { isOtelTraceId } from '../ingest/trace-id.js';
 
 /**
- * ClickHouse reads of the traces API. Every query filters by tenant (and by the key's project when
- * the key is project-limited); every value is a bound parameter.
+ * ClickHouse reads of the traces API, on the analytics lane: every statement carries the layer's
+ * tenant guard (and the key's project when the key is project-limited); every value is bound.
  */
 
 export interface TraceScope {
@@ -15,30 +17,29 @@ export interface TraceScope {
 
 /**
  * The stored spans matching a Lookout trace UUID or a 32-hex OpenTelemetry trace id, as the
- * JSONEachRow bytes ClickHouse returns: the compute pool parses them and picks the trace
- * (trace-detail-build.ts), so a 100,000-span trace is never decoded on the event loop.
+ * JSONEachRow bytes ClickHouse returns (analytics lane, the layer's tenant guard): the compute pool
+ * parses them and picks the trace (trace-detail-build.ts), so a 100,000-span trace is never decoded
+ * on the event loop.
  */
 export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
-  const idColumn = isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id';
+  const idColumn = raw(isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id');
   return selectJsonEachRowBytes(
     ch,
-    `SELECT ${STORED_SPAN_COLUMNS} FROM ${ch.table('spans')} FINAL
-     WHERE tenant_id = {tenant:String} AND ${idColumn} = {id:String}
-     ${scope.projectId ? 'AND project_id = {project:String}' : ''}`,
-    { tenant: scope.tenantId, id, project: scope.projectId ?? '' },
+    sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${scopedTable(ch.table('spans'))} FINAL
+            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}`,
+    { lane: 'analytics', scope },
   );
 }
 
 /** Traces of the project that share the thread (processed summaries). */
 export async function threadTraceCount(ch: ClickHouseStore, tenantId: string, projectId: string, threadId: string, traceId: string): Promise<number> {
   if (threadId === '') return 0;
-  const result = await ch.client.query({
-    query: `SELECT uniqExactIf(trace_id, trace_id != {trace:String}) AS others FROM ${ch.table('traces')}
-            WHERE tenant_id = {tenant:String} AND project_id = {project:String} AND thread_id = {thread:String}`,
-    query_params: { tenant: tenantId, project: projectId, thread: threadId, trace: traceId },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ others: number | string }>();
+  const scope = { tenantId, projectId };
+  const [row] = await ch.read<{ others: number | string }>(
+    sql`SELECT uniqExactIf(trace_id, trace_id != ${param('String', traceId)}) AS others FROM ${scopedTable(ch.table('traces'))}
+            WHERE ${tenantGuard(scope)} AND thread_id = ${param('String', threadId)}`,
+    { lane: 'analytics', scope },
+  );
   // The trace itself counts even before its summary row is written.
   return Number(row?.others ?? 0) + 1;
 }
@@ -51,14 +52,13 @@ export interface StoredTraceCostView {
 }
 
 export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, projectId: string, traceId: string): Promise<StoredTraceCostView> {
-  const result = await ch.client.query({
-    query: `SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models FROM ${ch.table('event_trace_processed')} FINAL
-            WHERE tenant_id = {tenant:String} AND project_id = {project:String} AND trace_id = {trace:String}
+  const scope = { tenantId, projectId };
+  const [row] = await ch.read<{ estimated_cost_usd: number | string | null; estimated_cost_basis: string; cost_unpriced_models: string[] }>(
+    sql`SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models FROM ${scopedTable(ch.table('event_trace_processed'))} FINAL
+            WHERE ${tenantGuard(scope)} AND trace_id = ${param('String', traceId)}
             LIMIT 1`,
-    query_params: { tenant: tenantId, project: projectId, trace: traceId },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ estimated_cost_usd: number | string | null; estimated_cost_basis: string; cost_unpriced_models: string[] }>();
+    { lane: 'analytics', scope },
+  );
   if (!row) return { estimated_cost_usd: null, estimated_cost_basis: 'pending', cost_unpriced_models: [] };
   const known = ['stored', 'partial', 'unpriced', 'unavailable'] as const;
   // A row written before cost existed has basis '': read as unavailable, like the analytics do.
@@ -72,14 +72,13 @@ export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, pro
 
 /** Distinct agent names of the tenant's processed traces (within the key's project when limited), sorted. */
 export async function agentNames(ch: ClickHouseStore, scope: TraceScope): Promise<string[]> {
-  const result = await ch.client.query({
-    query: `SELECT DISTINCT agent_name FROM ${ch.table('traces')}
-            WHERE tenant_id = {tenant:String} AND agent_name != '' ${scope.projectId ? 'AND project_id = {project:String}' : ''}
+  const rows = await ch.read<{ agent_name: string }>(
+    sql`SELECT DISTINCT agent_name FROM ${scopedTable(ch.table('traces'))}
+            WHERE ${tenantGuard(scope)} AND agent_name != ''
             ORDER BY agent_name`,
-    query_params: { tenant: scope.tenantId, project: scope.projectId ?? '' },
-    format: 'JSONEachRow',
-  });
-  return (await result.json<{ agent_name: string }>()).map((r) => r.agent_name);
+    { lane: 'analytics', scope },
+  );
+  return rows.map((r) => r.agent_name);
 }
 
 export interface TraceListFilters {
@@ -118,43 +117,24 @@ export interface TraceListRow {
 
 /** Processed traces of a project, newest first (timestamp, then trace id), after the cursor. */
 export async function listTraces(ch: ClickHouseStore, tenantId: string, projectId: string, f: TraceListFilters): Promise<TraceListRow[]> {
-  const where = ['tenant_id = {tenant:String}', 'project_id = {project:String}'];
-  const params: Record<string, unknown> = { tenant: tenantId, project: projectId, limit: f.limit };
-  if (f.agentName !== undefined) {
-    where.push('agent_name = {agent:String}');
-    params.agent = f.agentName;
-  }
-  if (f.hasError !== undefined) {
-    where.push('has_error = {hasError:UInt8}');
-    params.hasError = f.hasError ? 1 : 0;
-  }
-  if (f.threadId !== undefined) {
-    where.push('thread_id = {thread:String}');
-    params.thread = f.threadId;
-  }
-  if (f.start !== undefined) {
-    where.push(`timestamp >= toDateTime64({start:String}, 3, 'UTC')`);
-    params.start = f.start;
-  }
-  if (f.end !== undefined) {
-    where.push(`timestamp < toDateTime64({end:String}, 3, 'UTC')`);
-    params.end = f.end;
-  }
+  const scope = { tenantId, projectId };
+  const where: Fragment[] = [tenantGuard(scope)];
+  if (f.agentName !== undefined) where.push(sql`agent_name = ${param('String', f.agentName)}`);
+  if (f.hasError !== undefined) where.push(sql`has_error = ${param('UInt8', f.hasError ? 1 : 0)}`);
+  if (f.threadId !== undefined) where.push(sql`thread_id = ${param('String', f.threadId)}`);
+  if (f.start !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', f.start)}, 3, 'UTC')`);
+  if (f.end !== undefined) where.push(sql`timestamp < toDateTime64(${param('String', f.end)}, 3, 'UTC')`);
   if (f.before) {
-    where.push(`(timestamp, trace_id) < (toDateTime64({beforeTs:String}, 3, 'UTC'), {beforeId:String})`);
-    params.beforeTs = f.before.timestamp;
-    params.beforeId = f.before.traceId;
+    where.push(sql`(timestamp, trace_id) < (toDateTime64(${param('String', f.before.timestamp)}, 3, 'UTC'), ${param('String', f.before.traceId)})`);
   }
-  const result = await ch.client.query({
-    query: `SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
+  return ch.read<TraceListRow>(
+    sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
                    agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
                    estimated_cost_usd, tool_calls
-            FROM ${ch.table('traces')} FINAL
-            WHERE ${where.join(' AND ')}
+            FROM ${scopedTable(ch.table('traces'))} FINAL
+            WHERE ${join(where, ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC
-            LIMIT {limit:UInt32}`,
-    query_params: params,
-    format: 'JSONEachRow',
-  });
-  return result.json<TraceListRow>();
+            LIMIT ${param('UInt32', f.limit)}`,
+    { lane: 'analytics', scope },
+  );
 }

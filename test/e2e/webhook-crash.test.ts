@@ -64,10 +64,16 @@ describe('webhooks across a process crash', () => {
     watch = postgres(postmasterUrl(dataDir), { max: 2, onnotice: () => {} });
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockHeld = new Promise<void>((resolve) => (locked = resolve));
     const holding = watch.begin(async (tx) => {
       await tx`select id from webhook_endpoints where id = ${webhook.body.id} for update`;
+      locked();
       await released;
     });
+    // The issue is created only once the lock is held: otherwise the fan-out could run (and deliver)
+    // before the test's transaction took the row, and never be seen waiting (a flake seen under load).
+    await lockHeld;
 
     const issue = await api(child.url, 'POST', `/projects/${project.body.id}/issues`, { title: 'Crash between commit and delivery' });
     expect(issue.status).toBe(201);

@@ -43,6 +43,8 @@ export async function startTestService(
     TRACE_SETTLE_MS: '200',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
+    // The vitest project "server-params" runs the injection suites with server-side parameters on chdb too.
+    ...(process.env.CLICKHOUSE_PARAM_BINDING ? { CLICKHOUSE_PARAM_BINDING: process.env.CLICKHOUSE_PARAM_BINDING } : {}),
     ...env,
   });
   const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse });

@@ -1,7 +1,9 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
-import { GENERATION_MARGIN_MS, parseChTime, queryRows } from './cost-engine.js';
+import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { GENERATION_MARGIN_MS, parseChTime } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
 import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
 import { dateTime64 } from '../../stores/clickhouse-time.js';
@@ -39,18 +41,16 @@ export interface BackfillResult {
   skipped?: 'prices_unavailable';
 }
 
-function scopeFilter(options: BackfillOptions): { sql: string; params: Record<string, unknown> } {
-  const parts: string[] = [];
-  const params: Record<string, unknown> = {};
-  if (options.tenantId !== undefined) {
-    parts.push('tenant_id = {bf_tenant:String}');
-    params.bf_tenant = options.tenantId;
-  }
-  if (options.projectId !== undefined) {
-    parts.push('project_id = {bf_project:String}');
-    params.bf_project = options.projectId;
-  }
-  return { sql: parts.map((p) => ` AND ${p}`).join(''), params };
+/** ` AND <guard>` for the tenant (and project) the run is limited to, or nothing for all tenants. */
+function scopeFilter(options: BackfillOptions): Fragment {
+  if (options.tenantId !== undefined) return sql` AND ${tenantGuard({ tenantId: options.tenantId, projectId: options.projectId })}`;
+  if (options.projectId !== undefined) return sql` AND project_id = ${param('String', options.projectId)}`;
+  return raw('');
+}
+
+/** The backfill is maintenance: the system lane, never gated behind analytics. */
+function read(store: ClickHouseStore, statement: Fragment): Promise<Record<string, unknown>[]> {
+  return store.read(statement, { lane: 'system' });
 }
 
 function shiftTime(value: unknown): string {
@@ -60,19 +60,15 @@ function shiftTime(value: unknown): string {
 
 async function generationsByTrace(store: ClickHouseStore, tenantId: string, projectId: string, rows: Record<string, unknown>[]): Promise<Map<string, GenerationForCost[]>> {
   const times = rows.map((r) => parseChTime(r.timestamp)?.getTime() ?? Date.now());
-  const result = await queryRows(store, {
-    sql: `SELECT trace_id, model, provider, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, timestamp
-FROM ${store.table('event_generation_completed')} FINAL
-WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {bf_ids:Array(String)}
-  AND timestamp >= {bf_from:DateTime64(3, 'UTC')} AND timestamp < {bf_to:DateTime64(3, 'UTC')}`,
-    params: {
-      bf_t: tenantId,
-      bf_p: projectId,
-      bf_ids: rows.map((r) => String(r.trace_id)),
-      bf_from: dateTime64(new Date(Math.min(...times) - GENERATION_MARGIN_MS)),
-      bf_to: dateTime64(new Date(Math.max(...times) + GENERATION_MARGIN_MS)),
-    },
-  });
+  const from = new Date(Math.min(...times) - GENERATION_MARGIN_MS);
+  const to = new Date(Math.max(...times) + GENERATION_MARGIN_MS);
+  const result = await read(
+    store,
+    sql`SELECT trace_id, model, provider, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, timestamp
+FROM ${raw(store.table('event_generation_completed'))} FINAL
+WHERE ${tenantGuard({ tenantId, projectId })} AND trace_id IN ${param('Array(String)', rows.map((r) => String(r.trace_id)))}
+  AND timestamp >= ${param("DateTime64(3, 'UTC')", from)} AND timestamp < ${param("DateTime64(3, 'UTC')", to)}`,
+  );
   const byTrace = new Map<string, GenerationForCost[]>();
   for (const g of result) {
     const list = byTrace.get(String(g.trace_id)) ?? [];
@@ -91,12 +87,12 @@ WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {
 }
 
 async function rewriteSummaries(store: ClickHouseStore, tenantId: string, projectId: string, costs: Map<string, number | null>): Promise<void> {
-  const rows = await queryRows(store, {
-    sql: `SELECT * FROM ${store.table('traces')} FINAL WHERE tenant_id = {bf_t:String} AND project_id = {bf_p:String} AND trace_id IN {bf_ids:Array(String)}`,
-    params: { bf_t: tenantId, bf_p: projectId, bf_ids: [...costs.keys()] },
-  });
+  const rows = await read(
+    store,
+    sql`SELECT * FROM ${raw(store.table('traces'))} FINAL WHERE ${tenantGuard({ tenantId, projectId })} AND trace_id IN ${param('Array(String)', [...costs.keys()])}`,
+  );
   const values = rows.map((r) => ({ ...r, estimated_cost_usd: costs.get(String(r.trace_id)) ?? null, processed_at: shiftTime(r.processed_at) }));
-  if (values.length > 0) await store.client.insert({ table: store.table('traces'), values, format: 'JSONEachRow' });
+  await store.insert(store.table('traces'), values, 'system');
 }
 
 export async function backfillCosts(store: ClickHouseStore, options: BackfillOptions = {}): Promise<BackfillResult> {
@@ -106,17 +102,18 @@ export async function backfillCosts(store: ClickHouseStore, options: BackfillOpt
   const batchSize = options.batchSize ?? 1000;
   const result: BackfillResult = { scanned: 0, rewritten: 0, priced_at: null, without_generations: 0 };
   if (!catalog) {
-    const [row] = await queryRows(store, { sql: `SELECT count() AS n FROM ${table} FINAL WHERE NOT (${WRITTEN})${scope.sql}`, params: scope.params });
+    const [row] = await read(store, sql`SELECT count() AS n FROM ${raw(table)} FINAL WHERE NOT (${raw(WRITTEN)})${scope}`);
     return { ...result, scanned: Number(row?.n ?? 0), skipped: 'prices_unavailable' };
   }
   let cursor: [string, string, string] = ['', '', ''];
   for (;;) {
-    const batch = await queryRows(store, {
-      sql: `SELECT * FROM ${table} FINAL
-WHERE NOT (${WRITTEN})${scope.sql} AND (tenant_id, project_id, trace_id) > ({bf_ct:String}, {bf_cp:String}, {bf_ci:String})
-ORDER BY tenant_id, project_id, trace_id LIMIT {bf_limit:UInt32}`,
-      params: { ...scope.params, bf_ct: cursor[0], bf_cp: cursor[1], bf_ci: cursor[2], bf_limit: batchSize },
-    });
+    const after = sql`(${param('String', cursor[0])}, ${param('String', cursor[1])}, ${param('String', cursor[2])})`;
+    const batch = await read(
+      store,
+      sql`SELECT * FROM ${raw(table)} FINAL
+WHERE NOT (${raw(WRITTEN)})${scope} AND (tenant_id, project_id, trace_id) > ${after}
+ORDER BY tenant_id, project_id, trace_id LIMIT ${param('UInt32', batchSize)}`,
+    );
     if (batch.length === 0) break;
     result.scanned += batch.length;
     const last = batch[batch.length - 1];
@@ -144,7 +141,7 @@ ORDER BY tenant_id, project_id, trace_id LIMIT {bf_limit:UInt32}`,
         result.priced_at = cost.cost_priced_at;
         return { ...row, ...cost, processed_at: shiftTime(row.processed_at) };
       });
-      await store.client.insert({ table, values: rewritten, format: 'JSONEachRow' });
+      await store.insert(table, rewritten, 'system');
       await rewriteSummaries(store, tenantId, projectId, costs);
       result.rewritten += rewritten.length;
     }

@@ -110,19 +110,12 @@ export interface EngineResult {
 /** Analytics reads stop after this long, like the query DSL (SPEC.md "Limits": 15 s). */
 export const DEFAULT_TIMEOUT_SECONDS = 15;
 
-/**
- * Runs one read; with `timeoutSeconds` it is read-only and time-limited like every analytics read
- * (DESIGN.md "Analytics"). The limits go in the statement's own SETTINGS clause: the embedded
- * engine applies client-side settings to its whole session, where they would leak into later writes.
- */
-export async function queryRows(ch: ClickHouseStore, fragment: SqlFragment, timeoutSeconds?: number): Promise<Record<string, unknown>[]> {
-  const limit = timeoutSeconds !== undefined && Number.isFinite(timeoutSeconds) && timeoutSeconds > 0 ? Math.ceil(timeoutSeconds) : null;
-  const result = await ch.client.query({
-    query: limit === null ? fragment.sql : `${fragment.sql}\nSETTINGS max_execution_time = ${limit}, readonly = 2`,
-    query_params: fragment.params,
-    format: 'JSONEachRow',
-  });
-  return result.json<Record<string, unknown>>();
+/** Runs one cost read on the analytics lane: guarded by the tenant, read-only, time-limited (DESIGN.md "Analytics"). */
+export function queryRows(
+  scope: { ch: ClickHouseStore; tenantId: string; projectId: string; timeoutSeconds: number },
+  fragment: SqlFragment,
+): Promise<Record<string, unknown>[]> {
+  return scope.ch.read(fragment, { lane: 'analytics', scope: { tenantId: scope.tenantId, projectId: scope.projectId }, timeoutSeconds: scope.timeoutSeconds });
 }
 
 function groupValues(row: Record<string, unknown>, count: number): unknown[] {
@@ -212,7 +205,7 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection, stor
   };
 
   let unwritten = 0;
-  for (const row of storedRows ?? (await queryRows(scope.ch, storedSql(sel, scope.limits.unpricedModels), scope.timeoutSeconds))) {
+  for (const row of storedRows ?? (await queryRows(scope, storedSql(sel, scope.limits.unpricedModels)))) {
     const p = at(row);
     p.traces = Number(row.traces);
     p.storedTraces = Number(row.stored_traces);
@@ -238,18 +231,18 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection, stor
       to: new Date(scope.endExclusive.getTime() + GENERATION_MARGIN_MS),
     };
     const cap = scope.limits.liveTraces;
-    for (const row of await queryRows(scope.ch, liveCountSql(sel, gen, cap), scope.timeoutSeconds)) {
+    for (const row of await queryRows(scope, liveCountSql(sel, gen, cap))) {
       const p = at(row);
       p.liveInCap = Number(row.in_cap);
       p.liveWithoutGenerations = Number(row.without_generations);
     }
-    const pairs = (await queryRows(scope.ch, liveModelsSql(sel, gen, cap), scope.timeoutSeconds))
+    const pairs = (await queryRows(scope, liveModelsSql(sel, gen, cap)))
       .map((r) => ({ model: String(r.model ?? ''), provider: String(r.provider ?? ''), volume: Number(r.tokens) + Number(r.cached) + Number(r.cache_write) }))
       .filter((r) => r.volume > 0);
     const kept = pairs.slice(0, scope.limits.modelRollup);
     modelRollupTruncated = pairs.length > kept.length;
     const { spec, resolved } = bucketSpecFor(scope.catalog, kept);
-    for (const row of await queryRows(scope.ch, liveRollupSql(sel, gen, cap, spec), scope.timeoutSeconds)) {
+    for (const row of await queryRows(scope, liveRollupSql(sel, gen, cap, spec))) {
       const p = at(row);
       const r = rolledUp(row);
       const key = pairKey(r.model, String(row.provider ?? ''));

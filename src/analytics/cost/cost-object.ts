@@ -41,7 +41,9 @@ import { resolveModel } from './model-match.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, queryRows, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
-import { STORED_COLUMNS, storedColumnParams, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
+import { fromText, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { storedColumns, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
 import { roundUsd } from './stored-cost.js';
 import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';
 
@@ -77,9 +79,9 @@ export interface CostWindowOptions {
   storedRows?: readonly Record<string, unknown>[];
 }
 
-/** Select list and parameters a caller adds to its trace.processed statement for `storedRows`. */
-export function storedCostColumns(limits?: Partial<CostLimits>): { sql: string; params: Record<string, unknown> } {
-  return { sql: STORED_COLUMNS, params: storedColumnParams(resolveLimits(limits).unpricedModels) };
+/** The select list a caller adds to its trace.processed statement for `storedRows` (it carries its own values). */
+export function storedCostColumns(limits?: Partial<CostLimits>): Fragment {
+  return storedColumns(resolveLimits(limits).unpricedModels);
 }
 
 export interface CostWindowResult {
@@ -99,10 +101,6 @@ const BUCKET_SQL = {
   month: 'toStartOfMonth(timestamp)',
 } as const;
 
-function chTime(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '');
-}
-
 export async function resolveCatalog(catalog: PriceCatalog | null | undefined): Promise<PriceCatalog | null> {
   return catalog === undefined ? currentCatalog() : catalog;
 }
@@ -112,25 +110,13 @@ export function resolveLimits(limits?: Partial<CostLimits>): CostLimits {
 }
 
 function windowSelection(ctx: CostContext, options: CostWindowOptions): TraceSelection {
-  const conditions = [
-    'tenant_id = {cost_w_tenant:String}',
-    'project_id = {cost_w_project:String}',
-    "timestamp >= {cost_w_start:DateTime64(3, 'UTC')}",
-    "timestamp < {cost_w_end:DateTime64(3, 'UTC')}",
-  ];
-  const params: Record<string, unknown> = {
-    cost_w_tenant: ctx.tenantId,
-    cost_w_project: ctx.projectId,
-    cost_w_start: chTime(options.start),
-    cost_w_end: chTime(options.endExclusive),
-  };
-  if (options.agentName !== undefined) {
-    conditions.push('agent_name = {cost_w_agent:String}');
-    params.cost_w_agent = options.agentName;
-  }
+  const where = fromText(
+    `timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}${options.agentName !== undefined ? ' AND agent_name = {agent:String}' : ''}`,
+    { start: options.start, end: options.endExclusive, ...(options.agentName !== undefined ? { agent: options.agentName } : {}) },
+  );
   const groupBy = options.groupBy ?? 'none';
-  const groups = groupBy === 'none' ? [] : groupBy === 'agent' ? [{ alias: 'agent', sql: 'agent_name' }] : [{ alias: 'bucket', sql: BUCKET_SQL[groupBy.bucket] }];
-  return { table: ctx.ch.table('event_trace_processed'), where: { sql: conditions.join(' AND '), params }, groups };
+  const groups = groupBy === 'none' ? [] : groupBy === 'agent' ? [{ alias: 'agent', sql: raw('agent_name') }] : [{ alias: 'bucket', sql: raw(BUCKET_SQL[groupBy.bucket]) }];
+  return { table: ctx.ch.table('event_trace_processed'), where: sql`${tenantGuard(ctx)} AND ${where}`, groups };
 }
 
 export async function computeCostObject(ctx: CostContext, options: CostWindowOptions): Promise<CostWindowResult> {
@@ -204,7 +190,7 @@ export async function computeModelScorecardCost(ctx: CostContext, options: { sta
   const window = { start: options.start, endExclusive: options.endExclusive };
   const [{ total }, storedByModel] = await Promise.all([
     computeCostObject({ ...ctx, catalog }, window),
-    queryRows(ctx.ch, storedModelCostsSql(windowSelection(ctx, window)), ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS),
+    queryRows({ ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS }, storedModelCostsSql(windowSelection(ctx, window))),
   ]);
   // Per model: the dollars stored at write time (trace.processed cost_model_costs) plus the
   // query-time attribution of the traces priced now. When those add up to the overall figure,

@@ -1,11 +1,13 @@
+import { fromText, join, param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
 
 /**
  * The SQL of query-time cost (docs/cost.md "How a figure is computed"). Every statement reads a
  * selection of `trace.processed` rows given as {table, where, groups}: `where` and the group
- * expressions are already-printed SQL over that table's columns with {pN:Type} placeholders (the
- * analytics compiler's output, or the views' own guard), so this module adds only its own bound
- * parameters, all prefixed `cost_`, and never splices a caller string.
+ * expressions are fragments over that table's columns (the analytics compiler's output, or the
+ * views' own guard) that carry their own values; this module adds its own values the same way, so
+ * the SQL layer names them all and nothing here can collide or splice a caller string.
  *
  * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics").
  *
@@ -14,16 +16,13 @@ import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
  * once on the initiator and shipped to every shard. It is capped (`cost_live_cap`), so the shipped
  * set stays small; on one node GLOBAL means plain IN / JOIN.
  */
-export interface SqlFragment {
-  sql: string;
-  params: Record<string, unknown>;
-}
+export type SqlFragment = Fragment;
 
 export interface TraceSelection {
   /** Qualified trace.processed table. */
   table: string;
-  where: SqlFragment;
-  groups: { alias: string; sql: string }[];
+  where: Fragment;
+  groups: { alias: string; sql: Fragment }[];
 }
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
@@ -33,44 +32,47 @@ const PRICED = `estimated_cost_basis IN (${list(PRICED_BASES)})`;
 const UNWRITTEN = `estimated_cost_basis NOT IN (${list(WRITTEN_BASES)})`;
 const UNPRICED_STORED = `estimated_cost_basis IN ('partial', 'unpriced')`;
 
-export function groupColumns(groups: TraceSelection['groups'], prefix = ''): { select: string; by: string; names: string[] } {
+const GROUP_NAME = /^cg_\d+$/;
+
+export function groupColumns(groups: TraceSelection['groups'], prefix = ''): { select: Fragment | null; by: string; names: string[] } {
   const names = groups.map((_, i) => `cg_${i}`);
-  return {
-    select: groups.map((g, i) => `${prefix ? `${prefix}.${names[i]}` : g.sql} AS ${names[i]}`).join(', '),
-    by: names.join(', '),
-    names,
-  };
+  if (prefix && !/^[a-z]$/.test(prefix)) throw new Error('a group prefix is one table alias letter');
+  const items = groups.map((g, i) => sql`${prefix ? raw(`${prefix}.${names[i]}`) : g.sql} AS ${raw(names[i])}`);
+  if (!names.every((n) => GROUP_NAME.test(n))) throw new Error('unexpected group name');
+  return { select: items.length > 0 ? join(items) : null, by: names.join(', '), names };
 }
+
+/** `<select>, ` before a following list, or nothing. */
+const lead = (select: Fragment | null) => (select ? sql`${select}, ` : raw(''));
 
 /**
  * The stored-cost aggregates of storedSql, less its `count() AS traces`, so a view whose own
  * statement reads the same trace.processed rows (same guard, same window, same groups) can compute
  * them in its pass and hand the rows to the cost module (cost-object.ts `storedRows`) instead of
- * the module scanning the rows a second time. Needs the `cost_unpriced_cap` parameter
- * (storedColumnParams).
+ * the module scanning the rows a second time.
  */
-export const STORED_COLUMNS = `countIf(${WRITTEN}) AS stored_traces,
+export function storedColumns(unpricedCap: number): Fragment {
+  // One more name than listed, so the engine sees whether the list overflowed.
+  return fromText(
+    `countIf(${WRITTEN}) AS stored_traces,
   countIf(${UNPRICED_STORED}) AS stored_unpriced,
   sumIf(ifNull(estimated_cost_usd, 0), ${PRICED}) AS stored_cost,
   sumIf(cost_priced_tokens, ${WRITTEN}) AS stored_priced_tokens,
   sum(total_tokens) AS window_tokens,
   minIf(cost_priced_at, ${WRITTEN}) AS stored_priced_at,
-  groupUniqArrayArrayIf({cost_unpriced_cap:UInt32})(cost_unpriced_models, ${WRITTEN}) AS stored_unpriced_models`;
-
-/** One more name than listed, so the engine sees whether the list overflowed. */
-export function storedColumnParams(unpricedCap: number): Record<string, unknown> {
-  return { cost_unpriced_cap: unpricedCap + 1 };
+  groupUniqArrayArrayIf({cap:UInt32})(cost_unpriced_models, ${WRITTEN}) AS stored_unpriced_models`,
+    { cap: unpricedCap + 1 },
+  );
 }
 
 /** Per group: trace counts by basis, the stored dollars and tokens, the stored unpriced names. */
-export function storedSql(sel: TraceSelection, unpricedCap: number): SqlFragment {
+export function storedSql(sel: TraceSelection, unpricedCap: number): Fragment {
   const g = groupColumns(sel.groups);
-  const sql = `SELECT ${g.select ? `${g.select}, ` : ''}
+  return sql`SELECT ${lead(g.select)}
   count() AS traces,
-  ${STORED_COLUMNS}
-FROM ${sel.table} FINAL
-WHERE ${sel.where.sql}${g.by ? `\nGROUP BY ${g.by}` : ''}`;
-  return { sql, params: { ...sel.where.params, ...storedColumnParams(unpricedCap) } };
+  ${storedColumns(unpricedCap)}
+FROM ${scopedTable(sel.table)} FINAL
+WHERE ${sel.where}${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
 
 /**
@@ -78,15 +80,14 @@ WHERE ${sel.where.sql}${g.by ? `\nGROUP BY ${g.by}` : ''}`;
  * (`cost_model_costs`, written with the trace's total by stored-cost.ts), so a per-model breakdown
  * also covers traces that were never priced at query time.
  */
-export function storedModelCostsSql(sel: TraceSelection): SqlFragment {
-  const sql = `SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost
+export function storedModelCostsSql(sel: TraceSelection): Fragment {
+  return sql`SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost
 FROM (
   SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
-  FROM ${sel.table} FINAL
-  WHERE (${sel.where.sql}) AND ${PRICED}
+  FROM ${scopedTable(sel.table)} FINAL
+  WHERE (${sel.where}) AND ${raw(PRICED)}
 )
 GROUP BY model`;
-  return { sql, params: sel.where.params };
 }
 
 export interface GenerationScope {
@@ -99,44 +100,36 @@ export interface GenerationScope {
   to: Date;
 }
 
-function chTime(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '');
-}
-
-function genParams(gen: GenerationScope): Record<string, unknown> {
-  return { cost_tenant: gen.tenantId, cost_project: gen.projectId, cost_gen_from: chTime(gen.from), cost_gen_to: chTime(gen.to) };
-}
-
-function genGuard(alias = ''): string {
+function genGuard(gen: GenerationScope, alias?: string): Fragment {
   const p = alias ? `${alias}.` : '';
-  return `${p}tenant_id = {cost_tenant:String} AND ${p}project_id = {cost_project:String} AND ${p}timestamp >= {cost_gen_from:DateTime64(3, 'UTC')} AND ${p}timestamp < {cost_gen_to:DateTime64(3, 'UTC')}`;
+  const time = sql`${raw(`${p}timestamp >= `)}${param("DateTime64(3, 'UTC')", gen.from)}${raw(` AND ${p}timestamp < `)}${param("DateTime64(3, 'UTC')", gen.to)}`;
+  return sql`${tenantGuard(gen, alias)} AND ${time}`;
 }
 
 /**
  * The traces priced at query time: selected rows whose cost was not decided at write time, at
- * most `cost_live_cap` of them (oldest first, so repeated answers agree).
+ * most `liveCap` of them (oldest first, so repeated answers agree).
  */
-function liveCte(sel: TraceSelection): string {
+function liveCte(sel: TraceSelection, liveCap: number): Fragment {
   const g = groupColumns(sel.groups);
-  return `WITH live AS (
-  SELECT trace_id, total_tokens AS live_tokens${g.select ? `, ${g.select}` : ''}
-  FROM ${sel.table} FINAL
-  WHERE (${sel.where.sql}) AND ${UNWRITTEN}
+  return sql`WITH live AS (
+  SELECT trace_id, total_tokens AS live_tokens${g.select ? sql`, ${g.select}` : raw('')}
+  FROM ${scopedTable(sel.table)} FINAL
+  WHERE (${sel.where}) AND ${raw(UNWRITTEN)}
   ORDER BY timestamp, trace_id
-  LIMIT {cost_live_cap:UInt64}
+  LIMIT ${param('UInt64', liveCap)}
 )`;
 }
 
 /** Per group: live traces within the cap, and those with tokens but no generation row to price. */
-export function liveCountSql(sel: TraceSelection, gen: GenerationScope, liveCap: number): SqlFragment {
+export function liveCountSql(sel: TraceSelection, gen: GenerationScope, liveCap: number): Fragment {
   const g = groupColumns(sel.groups);
-  const sql = `${liveCte(sel)}
-SELECT ${g.by ? `${g.by}, ` : ''}count() AS in_cap,
+  return sql`${liveCte(sel, liveCap)}
+SELECT ${raw(g.by ? `${g.by}, ` : '')}count() AS in_cap,
   countIf(live_tokens > 0 AND trace_id NOT IN (
-    SELECT trace_id FROM ${gen.table} WHERE ${genGuard()} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
+    SELECT trace_id FROM ${scopedTable(gen.table)} WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
   )) AS without_generations
-FROM live${g.by ? `\nGROUP BY ${g.by}` : ''}`;
-  return { sql, params: { ...sel.where.params, ...genParams(gen), cost_live_cap: liveCap } };
+FROM live${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
 
 /**
@@ -148,15 +141,14 @@ const IN_TOTAL = (p: string) =>
   `if(${p}cached_input_tokens + ${p}cache_write_input_tokens > ${p}input_tokens, ${p}input_tokens + ${p}cached_input_tokens + ${p}cache_write_input_tokens, ${p}input_tokens)`;
 
 /** Distinct (model, provider) of the live traces' generations, largest token volume first. */
-export function liveModelsSql(sel: TraceSelection, gen: GenerationScope, liveCap: number): SqlFragment {
-  const sql = `${liveCte(sel)}
+export function liveModelsSql(sel: TraceSelection, gen: GenerationScope, liveCap: number): Fragment {
+  return sql`${liveCte(sel, liveCap)}
 SELECT model, provider, sum(input_tokens + output_tokens) AS tokens, sum(cached_input_tokens) AS cached,
   sum(cache_write_input_tokens) AS cache_write
-FROM ${gen.table} FINAL
-WHERE ${genGuard()} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
+FROM ${scopedTable(gen.table)} FINAL
+WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
 GROUP BY model, provider
 ORDER BY tokens DESC, model, provider`;
-  return { sql, params: { ...sel.where.params, ...genParams(gen), cost_live_cap: liveCap } };
 }
 
 /**
@@ -171,20 +163,14 @@ export interface BucketSpec {
   granularity: number[];
 }
 
-function bucketColumns(spec: BucketSpec, p: string): string {
-  return `arrayFirstIndex((bp, bm) -> bp = ${p}provider AND bm = ${p}model, {cost_bucket_providers:Array(String)}, {cost_bucket_models:Array(String)}) AS bucket_index,
-  arrayCount(b -> ${IN_TOTAL(p)} > b, {cost_bucket_breaks:Array(Array(UInt64))}[bucket_index]) AS tier,
-  multiIf({cost_bucket_gran:Array(UInt8)}[bucket_index] = 2, toUnixTimestamp(toStartOfMinute(${p}timestamp)),
-          {cost_bucket_gran:Array(UInt8)}[bucket_index] = 1, toUnixTimestamp(toStartOfDay(${p}timestamp)), 0) AS at_s`;
-}
-
-function bucketParams(spec: BucketSpec): Record<string, unknown> {
-  return {
-    cost_bucket_providers: spec.providers,
-    cost_bucket_models: spec.models,
-    cost_bucket_breaks: spec.breaks,
-    cost_bucket_gran: spec.granularity,
-  };
+function bucketColumns(spec: BucketSpec, p: string): Fragment {
+  return fromText(
+    `arrayFirstIndex((bp, bm) -> bp = ${p}provider AND bm = ${p}model, {providers:Array(String)}, {models:Array(String)}) AS bucket_index,
+  arrayCount(b -> ${IN_TOTAL(p)} > b, {breaks:Array(Array(UInt64))}[bucket_index]) AS tier,
+  multiIf({gran:Array(UInt8)}[bucket_index] = 2, toUnixTimestamp(toStartOfMinute(${p}timestamp)),
+          {gran:Array(UInt8)}[bucket_index] = 1, toUnixTimestamp(toStartOfDay(${p}timestamp)), 0) AS at_s`,
+    { providers: spec.providers, models: spec.models, breaks: spec.breaks, gran: spec.granularity },
+  );
 }
 
 const SUMS = (p: string) => `sum(${IN_TOTAL(p)}) AS input, sum(${p}cached_input_tokens) AS cached,
@@ -192,31 +178,29 @@ const SUMS = (p: string) => `sum(${IN_TOTAL(p)}) AS input, sum(${p}cached_input_
   sum(${p}input_tokens + ${p}output_tokens) AS tokens, count() AS calls`;
 
 /** The live traces' generations summed per group × model × provider × tier bucket × price time. */
-export function liveRollupSql(sel: TraceSelection, gen: GenerationScope, liveCap: number, spec: BucketSpec): SqlFragment {
+export function liveRollupSql(sel: TraceSelection, gen: GenerationScope, liveCap: number, spec: BucketSpec): Fragment {
   const g = groupColumns(sel.groups, 'l');
-  const sql = `${liveCte(sel)}
-SELECT ${g.select ? `${g.select}, ` : ''}g.model AS model, g.provider AS provider,
+  return sql`${liveCte(sel, liveCap)}
+SELECT ${lead(g.select)}g.model AS model, g.provider AS provider,
   ${bucketColumns(spec, 'g.')},
-  ${SUMS('g.')}
-FROM ${gen.table} AS g FINAL GLOBAL INNER JOIN live AS l ON g.trace_id = l.trace_id
-WHERE ${genGuard('g')}
-GROUP BY ${g.by ? `${g.by}, ` : ''}model, provider, bucket_index, tier, at_s`;
-  return { sql, params: { ...sel.where.params, ...genParams(gen), ...bucketParams(spec), cost_live_cap: liveCap } };
+  ${raw(SUMS('g.'))}
+FROM ${scopedTable(gen.table)} AS g FINAL GLOBAL INNER JOIN live AS l ON g.trace_id = l.trace_id
+WHERE ${genGuard(gen, 'g')}
+GROUP BY ${raw(g.by ? `${g.by}, ` : '')}model, provider, bucket_index, tier, at_s`;
 }
 
 /** generation_cost: distinct (model, provider) of the selected generation rows. */
-export function generationModelsSql(table: string, where: SqlFragment): SqlFragment {
-  return { sql: `SELECT model, provider FROM ${table} FINAL WHERE ${where.sql} GROUP BY model, provider`, params: where.params };
+export function generationModelsSql(table: string, where: Fragment): Fragment {
+  return sql`SELECT model, provider FROM ${scopedTable(table)} FINAL WHERE ${where} GROUP BY model, provider`;
 }
 
 /** generation_cost: the selected generation rows summed per group × provider × tier bucket × price time. */
-export function generationRollupSql(table: string, where: SqlFragment, groups: TraceSelection['groups'], spec: BucketSpec): SqlFragment {
+export function generationRollupSql(table: string, where: Fragment, groups: TraceSelection['groups'], spec: BucketSpec): Fragment {
   const g = groupColumns(groups);
-  const sql = `SELECT ${g.select ? `${g.select}, ` : ''}model AS cost_model, provider AS cost_provider,
+  return sql`SELECT ${lead(g.select)}model AS cost_model, provider AS cost_provider,
   ${bucketColumns(spec, '')},
-  ${SUMS('')}
-FROM ${table} FINAL
-WHERE ${where.sql}
-GROUP BY ${g.by ? `${g.by}, ` : ''}cost_model, cost_provider, bucket_index, tier, at_s`;
-  return { sql, params: { ...where.params, ...bucketParams(spec) } };
+  ${raw(SUMS(''))}
+FROM ${scopedTable(table)} FINAL
+WHERE ${where}
+GROUP BY ${raw(g.by ? `${g.by}, ` : '')}cost_model, cost_provider, bucket_index, tier, at_s`;
 }

@@ -13,7 +13,7 @@ import { roundUsd } from './stored-cost.js';
  * prices what they select and answers one cost row per group.
  *
  * Contract with the compiler:
- * - `where.sql` and each `groups[i].sql` reference the primary table's columns unqualified; they
+ * - `where` and each `groups[i].sql` (fragments with their own values) reference the primary table's columns unqualified; they
  *   are used as `FROM <table> FINAL WHERE <where>` and `SELECT <group sql> …`.
  * - Map keys are JSON.stringify(group values in order) with the values exactly as ClickHouse's
  *   JSONEachRow returns them for the same expressions under default settings ('[]' without groups).
@@ -39,7 +39,11 @@ export interface CostQueryRequest {
   /** Qualified primary table. */
   table: string;
   where: SqlFragment;
-  groups: { alias: string; sql: string }[];
+  groups: { alias: string; sql: SqlFragment }[];
+}
+
+function costScope(ctx: CostQueryContext) {
+  return { ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS };
 }
 
 export async function computeCostRows(ctx: CostQueryContext, request: CostQueryRequest): Promise<Map<string, Record<string, unknown>>> {
@@ -91,13 +95,13 @@ async function traceCostRows(ctx: CostQueryContext, request: CostQueryRequest, c
  * null when none has (an unknown model is never $0).
  */
 async function generationCostRows(ctx: CostQueryContext, request: CostQueryRequest, catalog: PriceCatalog | null, now: Date): Promise<Map<string, Record<string, unknown>>> {
-  const pairs = (await queryRows(ctx.ch, generationModelsSql(request.table, request.where), ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)).map((r) => ({
+  const pairs = (await queryRows(costScope(ctx), generationModelsSql(request.table, request.where))).map((r) => ({
     model: String(r.model ?? ''),
     provider: String(r.provider ?? ''),
   }));
   const { spec, resolved } = catalog ? bucketSpecFor(catalog, pairs) : { spec: { providers: [], models: [], breaks: [], granularity: [] }, resolved: new Map() };
   const groups = new Map<string, { cost: number; priced: number; unpriced: number }>();
-  for (const row of await queryRows(ctx.ch, generationRollupSql(request.table, request.where, request.groups, spec), ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)) {
+  for (const row of await queryRows(costScope(ctx), generationRollupSql(request.table, request.where, request.groups, spec))) {
     const key = JSON.stringify(request.groups.map((_, i) => row[`cg_${i}`]));
     let group = groups.get(key);
     if (!group) groups.set(key, (group = { cost: 0, priced: 0, unpriced: 0 }));

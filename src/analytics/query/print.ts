@@ -1,12 +1,13 @@
 /**
- * The one printer of the analytics compiler: walks the AST of ast.ts and emits ClickHouse SQL,
- * collecting every value as a `{pN:Type}` placeholder with its value in `params` (the Kysely
- * query-compiler shape). Two guarantees live here and nowhere else:
+ * The one printer of the analytics compiler: walks the AST of ast.ts and emits a fragment of the
+ * ClickHouse SQL layer (src/stores/clickhouse-sql), every value a typed value the layer names and
+ * binds (the Kysely query-compiler shape). Two guarantees live here:
  *  - identifiers are checked against a strict pattern before they are quoted (they come from the
  *    catalog or the compiler; the check is the last line of defence, HogQL's escaper),
- *  - every event table read is qualified, read with FINAL, and guarded by tenant and project
- *    (HogQL injects the team guard in its printer the same way) — a tree that forgets the guard
- *    cannot be printed without it.
+ *  - every event table read is qualified, read with FINAL, and guarded by the layer's tenant and
+ *    project guard (HogQL injects the team guard in its printer the same way) — a tree that forgets
+ *    the guard cannot be printed without it, and the layer's runner counts guards against tables.
+ * The statement's settings are handed to the layer, which writes the SETTINGS clause.
  */
 import type {
   AggregateNode,
@@ -21,6 +22,9 @@ import type {
   ValueNode,
 } from './ast.js';
 import { BUCKET_TEXT_FORMAT } from './ast.js';
+import type { StatementSettings } from '../../stores/clickhouse-sql/compile.js';
+import { param, type Fragment, type Part } from '../../stores/clickhouse-sql/fragment.js';
+import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 
 export interface PrintContext {
   tenantId: string;
@@ -29,10 +33,13 @@ export interface PrintContext {
   qualify(table: string): string;
 }
 
-export interface PrintedSql {
-  sql: string;
-  params: Record<string, string>;
+export interface PrintedQuery {
+  statement: Fragment;
+  settings: StatementSettings;
 }
+
+/** Marks where an embedded value or fragment goes in the printed text; NUL never occurs in code-written SQL. */
+const SLOT = /\u0000(\d+)\u0000/g;
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
@@ -47,54 +54,68 @@ function assertNever(node: never): never {
 }
 
 export class Printer {
-  private readonly params: Record<string, string> = {};
-  private next = 0;
+  /** Values and layer fragments embedded in the text, by slot number. */
+  private readonly embedded: (Fragment | ReturnType<typeof param>)[] = [];
 
   constructor(private readonly context: PrintContext) {}
 
-  /** Prints a whole query. */
-  static query(node: SelectNode, context: PrintContext): PrintedSql {
+  /** Prints a whole query; its top-level settings go to the layer's SETTINGS clause. */
+  static query(node: SelectNode, context: PrintContext): PrintedQuery {
     const printer = new Printer(context);
-    const sql = printer.select(node);
-    return { sql, params: printer.params };
+    const text = printer.select(node, false);
+    const settings: Record<string, number> = {};
+    for (const s of node.settings) settings[s.name] = printer.settingValue(s);
+    return { statement: printer.fragment(text), settings };
   }
 
   /**
    * Prints only the WHERE condition of a select that reads a table — guard, then the tree's own
    * condition — with its own parameters. The cost module runs its own query over the same rows.
    */
-  static where(node: SelectNode, context: PrintContext): PrintedSql {
+  static where(node: SelectNode, context: PrintContext): Fragment {
     if (node.from.kind !== 'Table') throw new Error('Printer.where needs a select that reads a table');
     const printer = new Printer(context);
-    const sql = printer.guardedWhere(node.where);
-    return { sql, params: printer.params };
+    return printer.fragment(printer.guardedWhere(node.where));
   }
 
-  /** Prints one expression on its own (used to hand group expressions to the cost module). */
-  static expression(node: Expr, context: PrintContext): PrintedSql {
+  /** Prints one expression on its own (used to hand group expressions to the cost module), with its values. */
+  static expression(node: Expr, context: PrintContext): Fragment {
     const printer = new Printer(context);
-    const sql = printer.expr(node);
-    return { sql, params: printer.params };
+    return printer.fragment(printer.expr(node));
+  }
+
+  /** Puts a value or fragment in the text as a slot; fragment() replaces slots with them. */
+  private embed(item: Fragment | ReturnType<typeof param>): string {
+    this.embedded.push(item);
+    return `\u0000${this.embedded.length - 1}\u0000`;
+  }
+
+  private fragment(text: string): Fragment {
+    const parts: Part[] = [];
+    let last = 0;
+    for (const match of text.matchAll(SLOT)) {
+      if (match.index > last) parts.push(text.slice(last, match.index));
+      parts.push(this.embedded[Number(match[1])]);
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) parts.push(text.slice(last));
+    return Object.freeze({ kind: 'Fragment', parts: Object.freeze(parts) });
   }
 
   private param(node: ValueNode): string {
-    const name = `p${this.next++}`;
-    this.params[name] = node.value;
-    return `{${name}:${node.type}}`;
+    return this.embed(param(node.type, node.value));
   }
 
-  /** The tenant and project guard; printed first so p0 and p1 are always tenant and project. */
+  /** The tenant and project guard of the SQL layer, before the tree's own condition. */
   private guard(): string {
-    const tenant = this.param({ kind: 'Value', type: 'String', value: this.context.tenantId });
-    const project = this.param({ kind: 'Value', type: 'String', value: this.context.projectId });
-    return `${quoteIdentifier('tenant_id')} = ${tenant} AND ${quoteIdentifier('project_id')} = ${project}`;
+    return this.embed(tenantGuard({ tenantId: this.context.tenantId, projectId: this.context.projectId }));
   }
 
   private guardedWhere(where: Expr | null, guard = this.guard()): string {
     return where ? `${guard} AND ${this.expr(where)}` : guard;
   }
 
-  private select(node: SelectNode): string {
+  private select(node: SelectNode, withSettings = true): string {
     const guard = node.from.kind === 'Table' ? this.guard() : null;
     const parts = [`SELECT ${node.items.map((item) => this.selectItem(item)).join(', ')}`];
     parts.push(`FROM ${this.from(node.from)}`);
@@ -103,7 +124,7 @@ export class Printer {
     if (node.groupBy.length > 0) parts.push(`GROUP BY ${node.groupBy.map((g) => this.expr(g)).join(', ')}`);
     if (node.orderBy.length > 0) parts.push(`ORDER BY ${node.orderBy.map((o) => this.orderItem(o)).join(', ')}`);
     if (node.limit) parts.push(`LIMIT ${this.param(node.limit)}`);
-    if (node.settings.length > 0) parts.push(`SETTINGS ${node.settings.map((s) => this.setting(s)).join(', ')}`);
+    if (withSettings && node.settings.length > 0) parts.push(`SETTINGS ${node.settings.map((s) => `${s.name} = ${this.settingValue(s)}`).join(', ')}`);
     return parts.join('\n');
   }
 
@@ -115,7 +136,7 @@ export class Printer {
     switch (node.kind) {
       case 'Table':
         quoteIdentifier(node.table); // allowlist check; the store quotes and qualifies
-        return `${this.context.qualify(node.table)} FINAL`;
+        return `${this.embed(scopedTable(this.context.qualify(node.table)))} FINAL`;
       case 'LeftJoin':
         return `${this.subquery(node.left)}\nLEFT JOIN ${this.subquery(node.right)} ON ${this.expr(node.leftKey)} = ${this.expr(node.rightKey)}`;
       default:
@@ -132,9 +153,9 @@ export class Printer {
     return `${this.expr(node.expr)} ${node.direction}`;
   }
 
-  private setting(node: SettingNode): string {
+  private settingValue(node: SettingNode): number {
     if (!Number.isFinite(node.value) || node.value < 0) throw new Error(`refusing to print setting ${node.name}=${node.value}`);
-    return `${node.name} = ${node.value}`;
+    return node.value;
   }
 
   private aggregate(node: AggregateNode): string {

@@ -15,12 +15,6 @@ import type { LookoutModule } from '../../module.js';
 import { ALL_AGGS, BUCKETS, catalogResponse, FILTER_OPS, LIMITS, NUMERIC_AGGS } from '../catalog.js';
 import { runAnalyticsQuery } from './run.js';
 
-declare module '../../app-deps.js' {
-  interface ServiceRegistry {
-    analyticsQuery?: AnalyticsQueryService;
-  }
-}
-
 const filterSchema = {
   type: 'object',
   additionalProperties: false,
@@ -166,22 +160,8 @@ export function analyticsQueryRoutes(deps: AppDeps): Router {
   return router;
 }
 
-/** What other modules (MCP tools, preset views) use: deps.services.analyticsQuery. */
-export interface AnalyticsQueryService {
-  catalog: typeof catalogResponse;
-  /** The caller has already checked that the tenant may see the project. */
-  run(tenantId: string, projectId: string, body: unknown): ReturnType<typeof runAnalyticsQuery>;
-}
-
-/** The feature module for src/modules.ts. */
+/** The feature module for src/modules.ts. MCP calls runAnalyticsQuery itself, like the route. */
 export const analyticsQueryModule: LookoutModule = {
   name: 'analytics-query',
-  init(deps) {
-    const service: AnalyticsQueryService = {
-      catalog: catalogResponse,
-      run: (tenantId, projectId, body) => runAnalyticsQuery({ ch: deps.ch, config: deps.config }, tenantId, projectId, body),
-    };
-    deps.services.analyticsQuery = service;
-  },
   api: analyticsQueryRoutes,
 };

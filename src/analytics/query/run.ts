@@ -5,12 +5,13 @@
  * (the route helper does it; an MCP tool must do the same).
  */
 import type { Config } from '../../config.js';
-import { HttpError, ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../http/errors.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import { isEngineError } from '../../stores/clickhouse-sql/engine-errors.js';
 import { computeCostRows } from '../cost/query-cost.js';
 import { LIMITS, type CostMeasure, type Limits } from '../catalog.js';
 import { buildQuery, DEFAULT_MAX_MEMORY_BYTES, type CompiledQuery } from './build.js';
-import { Printer, type PrintContext, type PrintedSql } from './print.js';
+import { Printer, type PrintContext, type PrintedQuery } from './print.js';
 import { shapeRow } from './rows.js';
 import { validateQuery, type ValidQuery } from './validate.js';
 import { formatUtcSecond } from './window.js';
@@ -28,7 +29,7 @@ export interface AnalyticsQueryDeps {
   limits?: Limits;
 }
 
-export interface CompiledAnalyticsQuery extends PrintedSql {
+export interface CompiledAnalyticsQuery extends PrintedQuery {
   query: ValidQuery;
   compiled: CompiledQuery;
 }
@@ -39,27 +40,16 @@ export interface CompileOptions {
   maxMemoryBytes?: number;
 }
 
-/** The pure half: body → validated query → AST → `{sql, params}`. Throws ValidationError (400). */
+/** The pure half: body → validated query → AST → a statement of the SQL layer with its settings. Throws ValidationError (400). */
 export function compileAnalyticsQuery(body: unknown, context: PrintContext, options: CompileOptions): CompiledAnalyticsQuery {
   const query = validateQuery(body, options.limits ?? LIMITS);
   const compiled = buildQuery(query, { timeoutSeconds: options.timeoutSeconds, maxMemoryBytes: options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES });
   return { query, compiled, ...Printer.query(compiled.statement, context) };
 }
 
-/** ClickHouse error codes the caller caused and can act on. */
-const TIMEOUT_EXCEEDED = '159';
-const MEMORY_LIMIT_EXCEEDED = '241';
-
-export class QueryTimeoutError extends HttpError {
-  constructor(seconds: number) {
-    super(504, 'query_timeout', `The query ran past the ${seconds} s limit; narrow the window, filters or group_by`);
-  }
-}
-
-function mapClickHouseError(error: unknown, timeoutSeconds: number): unknown {
-  const e = error as { code?: unknown; type?: unknown };
-  if (String(e?.code) === TIMEOUT_EXCEEDED || e?.type === 'TIMEOUT_EXCEEDED') return new QueryTimeoutError(timeoutSeconds);
-  if (String(e?.code) === MEMORY_LIMIT_EXCEEDED || e?.type === 'MEMORY_LIMIT_EXCEEDED') {
+/** The engine error the caller caused and can act on (timeouts become 504 in the SQL layer's runner). */
+function mapClickHouseError(error: unknown): unknown {
+  if (isEngineError(error, 'MEMORY_LIMIT_EXCEEDED')) {
     return new ValidationError('The query needs more memory than a query may use; narrow the window, filters or group_by');
   }
   return error;
@@ -87,12 +77,13 @@ async function costRows(deps: AnalyticsQueryDeps, context: PrintContext, tenantI
   const cost = compiled.query.cost;
   if (!cost) return null;
   const rows = await computeCostRows(
-    { ch: deps.ch, tenantId, projectId, start: compiled.query.window.start, endExclusive: compiled.query.window.endExclusive },
+    { ch: deps.ch, tenantId, projectId, start: compiled.query.window.start, endExclusive: compiled.query.window.endExclusive, timeoutSeconds: deps.config.queryTimeoutSeconds },
     {
       kind: cost.agg,
       table: deps.ch.table(compiled.query.event.table),
       where: Printer.where(compiled.compiled.primary, context),
-      groups: compiled.compiled.groups.map((g) => ({ alias: g.alias, sql: Printer.expression(g.expr, context).sql })),
+      // Each group expression keeps its own values (issue 16: they used to be dropped here).
+      groups: compiled.compiled.groups.map((g) => ({ alias: g.alias, sql: Printer.expression(g.expr, context) })),
     },
   );
   return { kind: cost.agg, rows };
@@ -108,11 +99,11 @@ export async function runAnalyticsQuery(deps: AnalyticsQueryDeps, tenantId: stri
   let cost: Awaited<ReturnType<typeof costRows>>;
   try {
     [raw, cost] = await Promise.all([
-      deps.ch.client.query({ query: compiled.sql, query_params: compiled.params, format: 'JSONEachRow' }).then((r) => r.json<Record<string, unknown>>()),
+      deps.ch.read<Record<string, unknown>>(compiled.statement, { lane: 'analytics', scope: { tenantId, projectId }, timeoutSeconds, settings: compiled.settings }),
       costRows(deps, context, tenantId, projectId, compiled),
     ]);
   } catch (error) {
-    throw mapClickHouseError(error, timeoutSeconds);
+    throw mapClickHouseError(error);
   }
 
   const groupColumns = plan.columns.slice(0, query.groups.length);

@@ -8,7 +8,8 @@ import { formatUtcSecond } from '../query/window.js';
 import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
-import { GUARD, IN_WINDOW, quantilesOrNull, ratio, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { guard, inWindow, quantilesOrNull, ratio, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Rows answered at most; the cost module keeps the same busiest agents (by traces). */
 export const MAX_AGENTS = 1000;
@@ -44,34 +45,31 @@ interface AgentRow {
 export async function agentScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<AgentScorecardPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window } = params;
-  const sqlParams = scopeParams(scope, window);
   // One scan of trace.processed answers the rows and the cost module's stored-cost aggregates per
   // agent. Every agent is read (the cost module ranks all of them to keep its MAX_AGENTS busiest);
   // the rows keep the first MAX_AGENTS in this order.
   const stored = storedCostColumns();
   const agentsQuery = selectRows<AgentRow & Record<string, unknown>>(
     scope,
-    `SELECT agent_name AS agent,
-  ${OUTCOME_COLUMNS},
+    sql`SELECT agent_name AS agent,
+  ${raw(OUTCOME_COLUMNS)},
   count(root_duration_ms) AS duration_known,
   quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
   sum(total_tokens) AS tokens,
-  ${stored.sql}
+  ${stored}
 FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY agent
 ORDER BY traces DESC, agent ASC`,
-    { ...sqlParams, ...stored.params },
   );
   const [allAgents, tools, cost] = await Promise.all([
     agentsQuery,
     selectRows<{ agent: string; tools_used: number }>(
       scope,
-      `SELECT agent_name AS agent, uniqExact(tool) AS tools_used
+      sql`SELECT agent_name AS agent, uniqExact(tool) AS tools_used
 FROM ${table(scope, 'event_tool_called')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY agent`,
-      sqlParams,
     ),
     agentsQuery.then((rows) =>
       computeCostObject(

@@ -11,7 +11,8 @@ import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
-import { byDate, GUARD, IN_WINDOW, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { byDate, guard, inWindow, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface BasePayload {
   window: { start: string; end_exclusive: string };
@@ -44,17 +45,16 @@ export async function baseView(deps: ViewDeps, tenantId: string, projectId: stri
   const stored = storedCostColumns();
   const rows = await selectRows<BaseRow & Record<string, unknown>>(
     scope,
-    `SELECT ${bucketSql(granularity)} AS date,
-  ${OUTCOME_COLUMNS},
+    sql`SELECT ${raw(bucketSql(granularity))} AS date,
+  ${raw(OUTCOME_COLUMNS)},
   sum(error_count) AS span_errors,
   sum(input_tokens) AS input_tokens,
   sum(output_tokens) AS output_tokens,
-  ${stored.sql}
+  ${stored}
 FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY date
 ORDER BY date`,
-    { ...scopeParams(scope, window), ...stored.params },
   );
   const cost = await computeCostObject(
     { ch: deps.ch, tenantId, projectId, catalog },

@@ -4,7 +4,8 @@
  * rule for each capability is one row of docs/analytics.md "Coverage"; keep them in step.
  */
 import { WRITTEN } from '../cost/cost-sql.js';
-import { GUARD, IN_WINDOW, scopeParams, selectRows, table, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { guard, inWindow, selectRows, table, type ViewScope } from './view-sql.js';
 import type { ViewWindow } from './time-buckets.js';
 
 export const CAPABILITIES = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'provider', 'cost_basis', 'tools'] as const;
@@ -59,7 +60,6 @@ interface CapabilityRow {
  * proves the project sends it), and the per-table probes stop at their first match.
  */
 async function capabilities(scope: ViewScope, observed: Record<Capability, number>): Promise<Record<Capability, boolean>> {
-  const params = scopeParams(scope);
   const seen = (c: Capability) => observed[c] > 0;
   const traceKeys: Capability[] = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'cost_basis'];
   const [traceRows, providerRows, toolRows] = await Promise.all([
@@ -67,19 +67,18 @@ async function capabilities(scope: ViewScope, observed: Record<Capability, numbe
       ? Promise.resolve([] as CapabilityRow[])
       : selectRows<CapabilityRow>(
           scope,
-          `SELECT max(has_root) AS root_status,
+          sql`SELECT max(has_root) AS root_status,
   max(isNotNull(root_duration_ms)) AS root_duration,
   max(agent_name != '') AS agents,
   max(total_tokens > 0) AS tokens,
   max(notEmpty(models)) AS model,
-  max(${WRITTEN}) AS cost_basis
+  max(${raw(WRITTEN)}) AS cost_basis
 FROM ${table(scope, 'event_trace_processed')}
-WHERE ${GUARD}`,
-          params,
+WHERE ${guard(scope)}`,
         ),
     seen('provider')
       ? Promise.resolve([{ found: 1 }])
-      : selectRows<{ found: number }>(scope, `SELECT 1 AS found FROM ${table(scope, 'event_generation_completed')} WHERE ${GUARD} AND provider != '' LIMIT 1`, params),
+      : selectRows<{ found: number }>(scope, sql`SELECT 1 AS found FROM ${table(scope, 'event_generation_completed')} WHERE ${guard(scope)} AND provider != '' LIMIT 1`),
     seen('tools') ? Promise.resolve([{ found: 1 }]) : projectSendsTools(scope).then((sends) => (sends ? [{ found: 1 }] : [])),
   ]);
   const t = traceRows[0];
@@ -98,7 +97,7 @@ WHERE ${GUARD}`,
 
 /** Whether any tool span of the project was ever stored (also agent_scorecard's lower-bound rule). */
 export async function projectSendsTools(scope: ViewScope): Promise<boolean> {
-  const rows = await selectRows<{ found: number }>(scope, `SELECT 1 AS found FROM ${table(scope, 'event_tool_called')} WHERE ${GUARD} LIMIT 1`, scopeParams(scope));
+  const rows = await selectRows<{ found: number }>(scope, sql`SELECT 1 AS found FROM ${table(scope, 'event_tool_called')} WHERE ${guard(scope)} LIMIT 1`);
   return rows.length > 0;
 }
 
@@ -111,10 +110,9 @@ interface EventCoverageRow {
 async function providerCounts(scope: ViewScope, window: ViewWindow): Promise<EventCoverageRow> {
   const rows = await selectRows<EventCoverageRow>(
     scope,
-    `SELECT countIf(provider != '') AS provider_observed, count() AS provider_eligible
+    sql`SELECT countIf(provider != '') AS provider_observed, count() AS provider_eligible
 FROM ${table(scope, 'event_generation_completed')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}`,
-    scopeParams(scope, window),
+WHERE ${guard(scope)} AND ${inWindow(window)}`,
   );
   return rows[0] ?? { provider_observed: 0, provider_eligible: 0 };
 }
@@ -123,10 +121,9 @@ WHERE ${GUARD} AND ${IN_WINDOW}`,
 async function toolTraces(scope: ViewScope, window: ViewWindow): Promise<number> {
   const rows = await selectRows<{ traces: number }>(
     scope,
-    `SELECT uniqExact(trace_id) AS traces
+    sql`SELECT uniqExact(trace_id) AS traces
 FROM ${table(scope, 'event_tool_called')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}`,
-    scopeParams(scope, window),
+WHERE ${guard(scope)} AND ${inWindow(window)}`,
   );
   return Number(rows[0]?.traces ?? 0);
 }

@@ -8,7 +8,8 @@ import { UNNAMED_MODEL } from '../cost/stored-cost.js';
 import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { GeneralParams } from './view-params.js';
-import { byDate, GUARD, IN_WINDOW, quantilesOrNull, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { byDate, guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export const TOP_MODELS = 10;
 
@@ -61,14 +62,13 @@ function percentiles(row: GenerationRow | undefined): Percentiles {
 export async function generalView(deps: ViewDeps, tenantId: string, projectId: string, params: GeneralParams): Promise<GeneralPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
-  const sqlParams = scopeParams(scope, window);
   const generations = table(scope, 'event_generation_completed');
   // One scan of the window's model calls answers the series (per bucket), top_models (per model)
   // and the totals (whole window): GROUPING SETS, told apart by GROUPING() (1 = aggregated away).
   const [grouped, cost] = await Promise.all([
     selectRows<GenerationRow & { model: string; by_date: number; by_model: number }>(
       scope,
-      `SELECT ${bucketSql(granularity)} AS date,
+      sql`SELECT ${raw(bucketSql(granularity))} AS date,
   model,
   grouping(date) = 0 AS by_date,
   grouping(model) = 0 AS by_model,
@@ -80,9 +80,8 @@ export async function generalView(deps: ViewDeps, tenantId: string, projectId: s
   sum(input_tokens) AS prompt_tokens,
   sum(output_tokens) AS completion_tokens
 FROM ${generations} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY GROUPING SETS ((date), (model), ())`,
-      sqlParams,
     ),
     computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive }),
   ]);

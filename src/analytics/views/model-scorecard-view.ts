@@ -8,7 +8,8 @@ import { computeModelScorecardCost, type AttributionCoverage, type CostObject } 
 import { UNNAMED_MODEL } from '../cost/stored-cost.js';
 import { formatUtcSecond } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
-import { GUARD, IN_WINDOW, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { sql } from '../../stores/clickhouse-sql/fragment.js';
+import { guard, inWindow, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface ModelScorecardRow {
   model: string;
@@ -40,28 +41,25 @@ interface GenerationByModel {
 export async function modelScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: ModelScorecardParams): Promise<ModelScorecardPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window } = params;
-  const sqlParams = scopeParams(scope, window);
   const [generations, traces, cost] = await Promise.all([
     selectRows<GenerationByModel>(
       scope,
-      `SELECT model,
+      sql`SELECT model,
   sum(input_tokens) AS input_tokens,
   sum(output_tokens) AS output_tokens,
   avg(tps) AS avg_speed,
   groupUniqArray(provider) AS providers,
   uniqExactIf(trace_id, model = '') AS unnamed_traces
 FROM ${table(scope, 'event_generation_completed')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY model`,
-      sqlParams,
     ),
     selectRows<{ model: string; traces: number }>(
       scope,
-      `SELECT arrayJoin(models) AS model, count() AS traces
+      sql`SELECT arrayJoin(models) AS model, count() AS traces
 FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY model`,
-      sqlParams,
     ),
     computeModelScorecardCost({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive }),
   ]);

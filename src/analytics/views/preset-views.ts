@@ -8,7 +8,6 @@
  *
  * Only the requested view is computed (SPEC.md "Project analytics: preset views").
  */
-import { QueryTimeoutError } from '../query/run.js';
 import { agentScorecardView, type AgentScorecardPayload } from './agent-scorecard-view.js';
 import { baseView, type BasePayload } from './base-view.js';
 import { generalView, type GeneralPayload } from './general-view.js';
@@ -45,14 +44,8 @@ export interface ViewPayloads {
  * `now` anchors the views that default to "up to now" (general, model_scorecard without an end, roi).
  */
 export async function runPresetView<V extends ViewName>(deps: ViewDeps, tenantId: string, projectId: string, view: V, raw: RawViewParams, now = new Date()): Promise<ViewPayloads[V]> {
-  try {
-    return await computeView(deps, tenantId, projectId, view, raw, now);
-  } catch (error) {
-    // ClickHouse TIMEOUT_EXCEEDED: the same 504 query_timeout the analytics query answers.
-    const e = error as { code?: unknown; type?: unknown };
-    if (String(e?.code) === '159' || e?.type === 'TIMEOUT_EXCEEDED') throw new QueryTimeoutError(deps.queryTimeoutSeconds ?? 15);
-    throw error;
-  }
+  // A statement past the time limit (waiting included) is the SQL layer's 504 query_timeout, as for the analytics query.
+  return computeView(deps, tenantId, projectId, view, raw, now);
 }
 
 async function computeView<V extends ViewName>(deps: ViewDeps, tenantId: string, projectId: string, view: V, raw: RawViewParams, now: Date): Promise<ViewPayloads[V]> {

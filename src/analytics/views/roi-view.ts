@@ -8,7 +8,8 @@ import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-stor
 import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
-import { BY_DATE_WITH_TOTALS, byDate, GUARD, IN_WINDOW, scopeParams, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export type RoiState = 'connect' | 'waiting' | 'populated';
 
@@ -46,37 +47,33 @@ export function roiState(lifetimeTraces: number, issues: number): RoiState {
 export async function roiView(deps: ViewDeps, tenantId: string, projectId: string, params: RoiParams): Promise<RoiPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
-  const sqlParams = scopeParams(scope, window);
   const bucket = bucketSql(granularity);
   const [traces, issueEvents, resolutions, issueCounts, iterations] = await Promise.all([
     // No window filter: the totals row is the lifetime figure; buckets before the series are dropped.
     selectWithTotals<TraceBucket>(
       scope,
-      `SELECT ${bucket} AS date,
+      sql`SELECT ${raw(bucket)} AS date,
   grouping(date) AS is_total,
   count() AS traces,
   countIf(error_count > 0) AS errors,
   uniqExactIf(agent_name, agent_name != '') AS agents
 FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${GUARD}
-${BY_DATE_WITH_TOTALS}
+WHERE ${guard(scope)}
+${raw(BY_DATE_WITH_TOTALS)}
 ORDER BY date`,
-      scopeParams(scope),
     ),
     selectRows<{ date: string; name: string; events: number }>(
       scope,
-      `SELECT ${bucket} AS date, name, count() AS events
+      sql`SELECT ${raw(bucket)} AS date, name, count() AS events
 FROM ${table(scope, 'event_issue')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW} AND name IN ('issue.created', 'issue.resolved', 'issue.dismissed')
+WHERE ${guard(scope)} AND ${inWindow(window)} AND name IN ('issue.created', 'issue.resolved', 'issue.dismissed')
 GROUP BY date, name`,
-      sqlParams,
     ),
     selectRows<{ date: string; issue_id: string; resolved_at: string }>(
       scope,
-      `SELECT ${bucket} AS date, issue_id, toString(timestamp) AS resolved_at
+      sql`SELECT ${raw(bucket)} AS date, issue_id, toString(timestamp) AS resolved_at
 FROM ${table(scope, 'event_issue')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW} AND name = 'issue.resolved'`,
-      sqlParams,
+WHERE ${guard(scope)} AND ${inWindow(window)} AND name = 'issue.resolved'`,
     ),
     deps.sql<{ issues: number; resolved: number }[]>`
       select count(*)::int as issues, (count(*) filter (where status = 'resolved'))::int as resolved

@@ -7,7 +7,8 @@
 import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { GUARD, IN_WINDOW, quantilesOrNull, scopeParams, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Comparison rows answered at most (busiest tools); the volume totals still count every tool. */
 export const MAX_TOOLS = 1000;
@@ -61,25 +62,23 @@ interface ToolQueryRow {
 export async function toolAggregatesView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<ToolAggregatesPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
-  const sqlParams = scopeParams(scope, window);
   const tools = table(scope, 'event_tool_called');
   // One scan of the window's tool calls: the per-tool figures and, per tool, its calls and
   // failing calls per bucket (sumMap over the bucket date: (dates, calls, errors)). Every tool is
   // read, since the volume series count all of them; the rows keep the first MAX_TOOLS.
   const allTools = await selectRows<ToolQueryRow & { by_date: [string[], (number | string)[], (number | string)[]] }>(
     scope,
-    `SELECT tool,
+    sql`SELECT tool,
   count() AS calls,
   sum(error) AS errors,
   quantilesExact(0.5, 0.95)(duration_ms) AS duration_q,
   uniqExact(trace_id) AS traces,
   sum(output_tokens) AS output_tokens,
-  sumMap([${bucketSql(granularity)}], [toUInt64(1)], [toUInt64(error)]) AS by_date
+  sumMap([${raw(bucketSql(granularity))}], [toUInt64(1)], [toUInt64(error)]) AS by_date
 FROM ${tools} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
+WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY tool
 ORDER BY calls DESC, tool ASC`,
-    sqlParams,
   );
   const perTool = allTools.slice(0, MAX_TOOLS);
   const perBucket = allTools.flatMap((t) => {

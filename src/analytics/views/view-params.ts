@@ -11,9 +11,6 @@ import { GRANULARITIES, type Granularity, type ViewWindow } from './time-buckets
 export const VIEW_NAMES = ['general', 'base', 'window', 'model_scorecard', 'agent_scorecard', 'tool_aggregates', 'roi'] as const;
 export type ViewName = (typeof VIEW_NAMES)[number];
 
-/** Views with a required [start, endExclusive) window. */
-export const WINDOWED_VIEWS = ['base', 'window', 'agent_scorecard', 'tool_aggregates'] as const;
-
 export const DEFAULT_HOURS = 24;
 /** The general view looks back at most as far as events are kept (SPEC "Limits": 90 days). */
 export const MAX_HOURS = LIMITS.max_window_days * 24;

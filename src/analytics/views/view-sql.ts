@@ -1,14 +1,16 @@
 /**
- * How the preset views talk to ClickHouse. Their SQL is fixed text written in this directory —
- * no identifier comes from a caller — and every value is a bound `{v_*:Type}` parameter. Every
- * statement carries the tenant and project guard (DESIGN.md "Tenancy and credentials": every query
- * filters by tenant) and reads event tables with FINAL so a re-sent span or a re-processed trace
- * counts once (DESIGN.md "Analytics").
+ * How the preset views talk to ClickHouse: through the SQL layer (src/stores/clickhouse-sql). Their
+ * SQL is fixed text written in this directory — no identifier comes from a caller — and every value
+ * is a typed value of a fragment. Every statement carries the layer's tenant and project guard
+ * (DESIGN.md "Tenancy and credentials": every query filters by tenant), runs on the analytics lane
+ * (read-only, time-limited, gated) and reads event tables with FINAL so a re-sent span or a
+ * re-processed trace counts once (DESIGN.md "Analytics").
  */
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import { param, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import type { Sql } from '../../stores/postgres.js';
 import type { PriceCatalog } from '../cost/price-catalog.js';
-import { clickhouseDateTime } from '../query/window.js';
 import type { ViewWindow } from './time-buckets.js';
 
 /** What a view needs: both stores, plus optional overrides for tests (price catalog, clock). */
@@ -27,34 +29,32 @@ export interface ViewScope {
   projectId: string;
 }
 
-/** The guard every statement starts its WHERE with. */
-export const GUARD = 'tenant_id = {v_tenant:String} AND project_id = {v_project:String}';
-/** Rows whose own timestamp is in the window. */
-export const IN_WINDOW = "timestamp >= {v_start:DateTime64(3, 'UTC')} AND timestamp < {v_end:DateTime64(3, 'UTC')}";
-
-export function scopeParams(scope: ViewScope, window?: ViewWindow): Record<string, string> {
-  const params: Record<string, string> = { v_tenant: scope.tenantId, v_project: scope.projectId };
-  if (window) {
-    params.v_start = clickhouseDateTime(window.start);
-    params.v_end = clickhouseDateTime(window.endExclusive);
-  }
-  return params;
+/** The guard every statement starts its WHERE with (the SQL layer's). */
+export function guard(scope: ViewScope): Fragment {
+  return tenantGuard(scope);
 }
 
-function settings(scope: ViewScope) {
-  return {
-    max_execution_time: scope.deps.queryTimeoutSeconds ?? 15,
+/** Rows whose own timestamp is in the window. */
+export function inWindow(window: ViewWindow): Fragment {
+  const type = "DateTime64(3, 'UTC')";
+  return sql`timestamp >= ${param(type, window.start)} AND timestamp < ${param(type, window.endExclusive)}`;
+}
+
+const SETTINGS = {
     // Counts and token sums stay far below 2^53; plain JSON numbers keep the shaping simple.
     output_format_json_quote_64bit_integers: 0,
     // GROUPING(x) is 1 on rows where x was aggregated away (the SQL standard), which the
     // GROUPING SETS statements below rely on; pinned so a server default cannot flip it.
     force_grouping_standard_compatibility: 1,
-  } as const;
-}
+} as const;
 
-export async function selectRows<Row>(scope: ViewScope, sql: string, params: Record<string, unknown>): Promise<Row[]> {
-  const result = await scope.deps.ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: settings(scope) });
-  return result.json<Row>();
+export function selectRows<Row>(scope: ViewScope, statement: Fragment): Promise<Row[]> {
+  return scope.deps.ch.read<Row>(statement, {
+    lane: 'analytics',
+    scope,
+    timeoutSeconds: scope.deps.queryTimeoutSeconds,
+    settings: SETTINGS,
+  });
 }
 
 /**
@@ -64,16 +64,16 @@ export async function selectRows<Row>(scope: ViewScope, sql: string, params: Rec
  * WITH TOTALS: the embedded engine writes WITH TOTALS over no rows as malformed JSON, and
  * JSONEachRow has no totals at all. Over no rows at all the totals row is still there (count 0).
  */
-export async function selectWithTotals<Row>(scope: ViewScope, sql: string, params: Record<string, unknown>): Promise<{ rows: Row[]; totals: Row | undefined }> {
-  const all = await selectRows<Row & { is_total: number }>(scope, sql, params);
+export async function selectWithTotals<Row>(scope: ViewScope, statement: Fragment): Promise<{ rows: Row[]; totals: Row | undefined }> {
+  const all = await selectRows<Row & { is_total: number }>(scope, statement);
   return { rows: all.filter((r) => Number(r.is_total) === 0), totals: all.find((r) => Number(r.is_total) === 1) };
 }
 
 /** The grouping of selectWithTotals statements: per bucket, and the whole window. */
 export const BY_DATE_WITH_TOTALS = 'GROUP BY GROUPING SETS ((date), ())';
 
-export function table(scope: ViewScope, name: 'event_trace_processed' | 'event_generation_completed' | 'event_tool_called' | 'event_span_errored' | 'event_issue'): string {
-  return scope.deps.ch.table(name);
+export function table(scope: ViewScope, name: 'event_trace_processed' | 'event_generation_completed' | 'event_tool_called' | 'event_span_errored' | 'event_issue'): Fragment {
+  return scopedTable(scope.deps.ch.table(name));
 }
 
 /** A quantile list from quantilesExact, or nulls when no value went into it (ClickHouse answers 0s). */

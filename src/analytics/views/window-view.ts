@@ -8,7 +8,8 @@ import { formatUtcSecond } from '../query/window.js';
 import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
 import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { BY_DATE_WITH_TOTALS, byDate, GUARD, IN_WINDOW, quantilesOrNull, ratio, scopeParams, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, quantilesOrNull, ratio, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface WindowPayload {
   window: { start: string; end_exclusive: string };
@@ -55,18 +56,17 @@ export async function windowView(deps: ViewDeps, tenantId: string, projectId: st
   const stored = storedCostColumns();
   const tracesQuery = selectWithTotals<WindowRow>(
     scope,
-    `SELECT ${bucketSql(granularity)} AS date,
+    sql`SELECT ${raw(bucketSql(granularity))} AS date,
   grouping(date) AS is_total,
-  ${OUTCOME_COLUMNS},
+  ${raw(OUTCOME_COLUMNS)},
   count(root_duration_ms) AS duration_known,
   quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
-  ${TRACE_COVERAGE_COLUMNS},
-  ${stored.sql}
+  ${raw(TRACE_COVERAGE_COLUMNS)},
+  ${stored}
 FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${GUARD} AND ${IN_WINDOW}
-${BY_DATE_WITH_TOTALS}
+WHERE ${guard(scope)} AND ${inWindow(window)}
+${raw(BY_DATE_WITH_TOTALS)}
 ORDER BY date`,
-    { ...scopeParams(scope, window), ...stored.params },
   );
   const costQuery = tracesQuery.then((t) =>
     computeCostObject(

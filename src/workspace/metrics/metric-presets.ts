@@ -1,4 +1,6 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 
 /**
  * The preset metrics every project has (docs/metrics.md). They are OBSERVED: computed from trace
@@ -96,35 +98,31 @@ function isoFromClickHouse(text: string): string {
   return new Date(`${text.replace(' ', 'T')}Z`).toISOString();
 }
 
-async function rows<T>(ch: ClickHouseStore, query: string, params: Record<string, unknown>): Promise<T[]> {
-  const result = await ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
-  return (await result.json()) as T[];
+/** A metric's figures are analytics: the guarded, gated, read-only lane of the SQL layer. */
+function rows<T>(ch: ClickHouseStore, scope: PresetScope, statement: Fragment): Promise<T[]> {
+  return ch.read<T>(statement, { lane: 'analytics', scope });
 }
 
 /** total_events, the latest 10 events and the interval aggregate of one preset metric. */
 export async function observedFigures(ch: ClickHouseStore, preset: PresetDefinition, scope: PresetScope): Promise<ObservedFigures> {
-  const table = ch.table(preset.table);
-  const guard = `tenant_id = {tenant:String} AND project_id = {project:String} AND (${preset.whereSql})
-    ${scope.agentName !== null ? 'AND agent_name = {agent:String}' : ''}`;
-  const params = {
-    tenant: scope.tenantId,
-    project: scope.projectId,
-    agent: scope.agentName ?? '',
-    since: new Date(Date.now() - scope.intervalHours * 3_600_000).toISOString().replace('T', ' ').replace('Z', ''),
-  };
+  // The preset's SQL pieces are constants of this file (never caller input); values are bound.
+  const table = () => scopedTable(ch.table(preset.table));
+  const agent = scope.agentName !== null ? sql` AND agent_name = ${param('String', scope.agentName)}` : raw('');
+  const where = () => sql`${tenantGuard(scope)} AND (${raw(preset.whereSql)})${agent}`;
+  const since = new Date(Date.now() - scope.intervalHours * 3_600_000);
   const [totals, recent, latest] = await Promise.all([
-    rows<{ n: string | number }>(ch, `SELECT count() AS n FROM ${table} FINAL WHERE ${guard}`, params),
+    rows<{ n: string | number }>(ch, scope, sql`SELECT count() AS n FROM ${table()} FINAL WHERE ${where()}`),
     rows<{ id: string; trace_id: string; ts: string; v: number }>(
       ch,
-      `SELECT ${preset.idSql} AS id, trace_id, toString(timestamp) AS ts, toFloat64(${preset.valueSql}) AS v
-       FROM ${table} FINAL WHERE ${guard} ORDER BY timestamp DESC, id DESC LIMIT 10`,
-      params,
+      scope,
+      sql`SELECT ${raw(preset.idSql)} AS id, trace_id, toString(timestamp) AS ts, toFloat64(${raw(preset.valueSql)}) AS v
+       FROM ${table()} FINAL WHERE ${where()} ORDER BY timestamp DESC, id DESC LIMIT 10`,
     ),
     rows<{ v: number | null }>(
       ch,
-      `SELECT toNullable(toFloat64(${preset.aggregateSql})) AS v FROM ${table} FINAL
-       WHERE ${guard} AND timestamp >= parseDateTime64BestEffort({since:String}, 3, 'UTC')`,
-      params,
+      scope,
+      sql`SELECT toNullable(toFloat64(${raw(preset.aggregateSql)})) AS v FROM ${table()} FINAL
+       WHERE ${where()} AND timestamp >= ${param("DateTime64(3, 'UTC')", since)}`,
     ),
   ]);
   return {

@@ -1,8 +1,8 @@
 SELECT `p`.`g0` AS `g0`, `p`.`m0` AS `m0`, `p`.`m1` AS `m1`, `j`.`j0` AS `j0`, `j`.`j1` AS `j1`
 FROM (
-  SELECT `agent_name` AS `g0`, count() AS `m0`, countIf(`error_count` > {p2:Float64}) AS `m1`
+  SELECT `agent_name` AS `g0`, count() AS `m0`, countIf(`error_count` > {p0:Float64}) AS `m1`
   FROM `lookout`.`event_trace_processed` FINAL
-  WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')}
+  WHERE `tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')}
   GROUP BY `g0`
 ) AS `p`
 LEFT JOIN (
@@ -17,9 +17,9 @@ SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 42
 
 -- params
 {
-  "p0": "tenant-golden",
-  "p1": "project-golden",
-  "p2": "0",
+  "p0": "0",
+  "p1": "tenant-golden",
+  "p2": "project-golden",
   "p3": "2026-11-15 00:00:00.000",
   "p4": "2026-11-22 00:00:00.000",
   "p5": "tenant-golden",

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { migrateClickHouse } from '../../../src/stores/migrations.js';
-import { runAnalyticsQuery, QueryTimeoutError } from '../../../src/analytics/query/run.js';
+import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
+import { QueryTimeoutError } from '../../../src/http/errors.js';
 import { allEvents, COMMON_DIMENSIONS } from '../../../src/analytics/catalog.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { GOLDEN_CASES, GOLDEN_PROJECT, GOLDEN_TENANT } from '../../golden/analytics-query/cases.js';
@@ -20,7 +21,8 @@ const window = { start: isoSecond(NOW - 7 * DAY), end_exclusive: isoSecond(NOW +
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-aq-');
-  store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
+  const binding = process.env.CLICKHOUSE_PARAM_BINDING;
+  store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir, paramBinding: binding === 'server' || binding === 'literal' ? binding : null });
   await migrateClickHouse(store, 'clickhouse');
 });
 
@@ -133,6 +135,8 @@ describe('hostile values are data', () => {
   ];
 
   test('each value matches exactly the row that holds it, and the table is still there', async () => {
+    // Which binding path this run exercises (vitest projects "default" and "server-params").
+    expect(store.binding).toBe(process.env.CLICKHOUSE_PARAM_BINDING === 'server' ? 'server' : 'literal');
     const rows = hostile.map((tool, i) => ({ tenant_id: 'hostile', project_id: 'hostile', ts: NOW - DAY, tool, agent_name: tool, trace_id: 't', span_id: `s${i}`, duration_ms: 1, output_tokens: 1, error: 0 as const }));
     await insertTools(store, rows);
     const run = (body: Record<string, unknown>) => runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, 'hostile', 'hostile', { from: 'tool.called', ...window, ...body });

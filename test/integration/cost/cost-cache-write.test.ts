@@ -5,6 +5,8 @@ import { createPriceTrace } from '../../../src/analytics/cost/ingest-pricing.js'
 import type { UsageToPrice } from '../../../src/trace-pricing.js';
 import { computeCostRows } from '../../../src/analytics/cost/query-cost.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { param, raw, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
+import { tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
 import { at, newScope, openTestStore, seedGenerations, seedTraces, WINDOW, type GenerationSeed, type Scope } from './seed.js';
 
@@ -78,17 +80,13 @@ describe('cache-write tokens', () => {
   it('cost the same in generation_cost rows', async () => {
     const scope = newScope();
     await seedUnwritten(scope);
-    const chText = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
     const rows = await computeCostRows(
       { ch: store, ...scope, ...WINDOW, catalog },
       {
         kind: 'generation_cost',
         table: store.table('event_generation_completed'),
-        where: {
-          sql: `tenant_id = {p0:String} AND project_id = {p1:String} AND timestamp >= {p2:DateTime64(3, 'UTC')} AND timestamp < {p3:DateTime64(3, 'UTC')}`,
-          params: { p0: scope.tenantId, p1: scope.projectId, p2: chText(WINDOW.start), p3: chText(WINDOW.endExclusive) },
-        },
-        groups: [{ alias: 'model', sql: 'model' }],
+        where: sql`${tenantGuard(scope)} AND timestamp >= ${param("DateTime64(3, 'UTC')", WINDOW.start)} AND timestamp < ${param("DateTime64(3, 'UTC')", WINDOW.endExclusive)}`,
+        groups: [{ alias: 'model', sql: raw('model') }],
       },
     );
     expect(rows.get('["claude-test-1"]')!.estimated_cost_usd).toBeCloseTo(EXPECTED_CLAUDE, 12);

@@ -3,6 +3,8 @@ import { backfillCosts } from '../../../src/analytics/cost/backfill.js';
 import { computeCostObject } from '../../../src/analytics/cost/cost-object.js';
 import { computeCostRows, type CostQueryRequest } from '../../../src/analytics/cost/query-cost.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../../src/stores/clickhouse-sql/fragment.js';
+import { tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
 import { at, dateOf, newScope, openTestStore, seedGenerations, seedTraces, WINDOW, type Scope } from './seed.js';
 
@@ -16,12 +18,10 @@ afterAll(async () => close());
 const catalog = testCatalog();
 
 /** What the analytics compiler prints for the primary table: guard + window (+ filters). */
-function where(scope: Scope, extra?: { sql: string; params: Record<string, unknown> }) {
-  const chText = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
-  return {
-    sql: `tenant_id = {p0:String} AND project_id = {p1:String} AND timestamp >= {p2:DateTime64(3, 'UTC')} AND timestamp < {p3:DateTime64(3, 'UTC')}${extra ? ` AND ${extra.sql}` : ''}`,
-    params: { p0: scope.tenantId, p1: scope.projectId, p2: chText(WINDOW.start), p3: chText(WINDOW.endExclusive), ...extra?.params },
-  };
+/** What the analytics compiler hands the cost module: the layer's guard, the window, and any filter. */
+function where(scope: Scope, extra?: Fragment) {
+  const time = "DateTime64(3, 'UTC')";
+  return sql`${tenantGuard(scope)} AND timestamp >= ${param(time, WINDOW.start)} AND timestamp < ${param(time, WINDOW.endExclusive)}${extra ? sql` AND ${extra}` : raw('')}`;
 }
 
 async function seedMixedProject(scope: Scope) {
@@ -43,7 +43,7 @@ describe('trace_cost rows', () => {
   it('answers one SPEC trace_cost row per group, keyed by the group values', async () => {
     const scope = newScope();
     await seedMixedProject(scope);
-    const request: CostQueryRequest = { kind: 'trace_cost', table: store.table('event_trace_processed'), where: where(scope), groups: [{ alias: 'agent_name', sql: 'agent_name' }] };
+    const request: CostQueryRequest = { kind: 'trace_cost', table: store.table('event_trace_processed'), where: where(scope), groups: [{ alias: 'agent_name', sql: raw('agent_name') }] };
     const rows = await computeCostRows({ ch: store, ...scope, ...WINDOW, catalog }, request);
     expect([...rows.keys()].sort()).toEqual(['["planner"]', '["writer"]']);
     expect(rows.get('["planner"]')).toEqual({
@@ -68,7 +68,7 @@ describe('trace_cost rows', () => {
     expect(all.get('[]')!.estimated_cost_usd).toBeCloseTo(0.0229, 12);
     const filtered = await computeCostRows(
       { ch: store, ...scope, ...WINDOW, catalog },
-      { kind: 'trace_cost', table, where: where(scope, { sql: 'agent_name = {p4:String}', params: { p4: 'planner' } }), groups: [{ alias: 'bucket', sql: 'toDate(timestamp)' }] },
+      { kind: 'trace_cost', table, where: where(scope, sql`agent_name = ${param('String', 'planner')}`), groups: [{ alias: 'bucket', sql: raw('toDate(timestamp)') }] },
     );
     expect([...filtered.keys()].sort()).toEqual([JSON.stringify([dateOf(0)]), JSON.stringify([dateOf(1)])]);
     expect(filtered.get(JSON.stringify([dateOf(1)]))!.estimated_cost_usd).toBeCloseTo(0.0075, 12);
@@ -85,7 +85,7 @@ describe('generation_cost rows', () => {
       { traceId: tiered, timestamp: at(0, '05:00:01'), model: 'gemini-tiered', input: 1500, output: 100 },
     ]);
     const table = store.table('event_generation_completed');
-    const rows = await computeCostRows({ ch: store, ...scope, ...WINDOW, catalog }, { kind: 'generation_cost', table, where: where(scope), groups: [{ alias: 'model', sql: 'model' }] });
+    const rows = await computeCostRows({ ch: store, ...scope, ...WINDOW, catalog }, { kind: 'generation_cost', table, where: where(scope), groups: [{ alias: 'model', sql: raw('model') }] });
     expect(rows.get('["gpt-test"]')).toEqual({ estimated_cost_usd: 0.0054, priced: true });
     expect(rows.get('["claude-test-1"]')).toEqual({ estimated_cost_usd: 0.0075, priced: true });
     expect(rows.get('["mystery-llm"]')).toEqual({ estimated_cost_usd: null, priced: false });
@@ -94,7 +94,7 @@ describe('generation_cost rows', () => {
 
     const byDay = await computeCostRows(
       { ch: store, ...scope, ...WINDOW, catalog },
-      { kind: 'generation_cost', table, where: where(scope), groups: [{ alias: 'bucket', sql: 'toDate(timestamp)' }, { alias: 'model', sql: 'model' }] },
+      { kind: 'generation_cost', table, where: where(scope), groups: [{ alias: 'bucket', sql: raw('toDate(timestamp)') }, { alias: 'model', sql: raw('model') }] },
     );
     expect(byDay.get(JSON.stringify([dateOf(1), 'claude-test-1']))).toEqual({ estimated_cost_usd: 0.0075, priced: true });
   });

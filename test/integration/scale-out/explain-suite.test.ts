@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { migrationDirs, startService, type RunningService } from '../../../src/service.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { raw } from '../../../src/stores/clickhouse-sql/fragment.js';
 import { migrateClickHouse, migratePostgres } from '../../../src/stores/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/stores/postgres.js';
 import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
@@ -77,8 +78,8 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
   it('the harness refuses what a cluster refuses: a double-distributed IN subquery (code 288)', async () => {
     const before = cluster.checked.length;
     const spans = cluster.store.table('spans');
-    const refused = `SELECT count() FROM ${spans} WHERE trace_id IN (SELECT trace_id FROM ${spans} WHERE tenant_id = {t:String})`;
-    await expect(cluster.store.client.query({ query: refused, query_params: { t: 'x' }, format: 'JSONEachRow' })).rejects.toThrow(/Double-distributed IN\/JOIN subqueries is denied/);
+    const refused = `SELECT count() FROM ${spans} WHERE trace_id IN (SELECT trace_id FROM ${spans} WHERE tenant_id = 'x')`;
+    await expect(cluster.store.read(raw(refused), { lane: 'system' })).rejects.toThrow(/Double-distributed IN\/JOIN subqueries is denied/);
     expect(cluster.checked.slice(before)).toEqual([{ sql: refused, error: expect.stringMatching(/DISTRIBUTED_IN_JOIN_SUBQUERY_DENIED|Double-distributed/) }]);
     cluster.checked.splice(before);
   });

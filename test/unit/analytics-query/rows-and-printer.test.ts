@@ -5,6 +5,8 @@
 import { describe, expect, test } from 'vitest';
 import { integerValue, shapeRow } from '../../../src/analytics/query/rows.js';
 import { Printer, quoteIdentifier } from '../../../src/analytics/query/print.js';
+import { compile } from '../../../src/stores/clickhouse-sql/compile.js';
+import { sql } from '../../../src/stores/clickhouse-sql/fragment.js';
 import { aggregate, and, column, compare, leftJoin, ref, select, selectItem, subquery, table, value } from '../../../src/analytics/query/ast.js';
 import { formatUtcSecond, parseWindowBound } from '../../../src/analytics/query/window.js';
 
@@ -46,7 +48,7 @@ describe('printer', () => {
       from: leftJoin(subquery(read('a'), 'p'), subquery(read('b'), 'j'), ref('k', 'p'), ref('k', 'j')),
       where: null, groupBy: [], orderBy: [], limit: null, settings: [],
     });
-    const printed = Printer.query(statement, context);
+    const printed = compile(Printer.query(statement, context).statement, 'server');
     expect(printed.sql.match(/`tenant_id` = \{p\d+:String\} AND `project_id` = \{p\d+:String\}/g)).toHaveLength(2);
     expect(printed.sql).toContain('`db`.`a` FINAL');
     expect(printed.sql).toContain('`db`.`b` FINAL');
@@ -54,9 +56,17 @@ describe('printer', () => {
     expect(Object.values(printed.params).filter((v) => v === "t'1")).toHaveLength(2);
   });
 
-  test('where() prints the guard plus the condition with its own numbering', () => {
+  test('where() prints the guard plus the condition, carrying its own values', () => {
     const node = select({ items: [], from: table('t'), where: and([compare('>', column('n'), value('Float64', '1'))]), groupBy: [], orderBy: [], limit: null, settings: [] });
-    expect(Printer.where(node, context)).toEqual({ sql: '`tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `n` > {p2:Float64}', params: { p0: "t'1", p1: 'p1', p2: '1' } });
+    expect(compile(Printer.where(node, context), 'server')).toEqual({ sql: '`tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `n` > {p2:Float64}', params: { p0: "t'1", p1: 'p1', p2: '1' } });
+  });
+
+  test('expression() keeps the values of a group expression, and they never collide once combined (issue 16)', () => {
+    const group = Printer.expression(compare('=', column('tool'), value('String', 'search')), context);
+    const where = Printer.where(select({ items: [], from: table('t'), where: compare('=', column('n'), value('Float64', '2')), groupBy: [], orderBy: [], limit: null, settings: [] }), context);
+    const combined = compile(sql`SELECT ${group} AS g FROM t WHERE ${where}`, 'server');
+    expect(combined.sql).toBe('SELECT `tool` = {p0:String} AS g FROM t WHERE `tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `n` = {p3:Float64}');
+    expect(combined.params).toEqual({ p0: 'search', p1: "t'1", p2: 'p1', p3: '2' });
   });
 });
 

@@ -1,0 +1,62 @@
+/**
+ * The one compiler of fragments (fragment.ts) into a statement. It names every value in order of
+ * appearance (`p0`, `p1`, …; a value object used twice keeps one name) and binds it one of two ways:
+ *  - `server`: `{pN:Type}` placeholders with the values sent beside the text (a ClickHouse server
+ *    parses them itself);
+ *  - `literal`: each value rendered by typedLiteral in place, for the embedded engine (issue 13).
+ * Settings always go in the statement's own SETTINGS clause: per statement on both backends.
+ */
+import type { Fragment, Param, Part } from './fragment.js';
+import { clickhouseDateText, typedLiteral } from './typed-literal.js';
+
+export type ParamBinding = 'server' | 'literal';
+
+export interface CompiledStatement {
+  sql: string;
+  /** Values by name for `server` binding; empty for `literal`. */
+  params: Record<string, unknown>;
+}
+
+export type StatementSettings = Readonly<Record<string, number | string>>;
+
+const SETTING_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** `SETTINGS a = 1, b = 'x'`; names are code, checked all the same; string values are quoted. */
+export function settingsClause(settings: StatementSettings): string {
+  const items = Object.entries(settings).map(([name, value]) => {
+    if (!SETTING_NAME.test(name)) throw new Error(`refusing the setting name ${JSON.stringify(name)}`);
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value) || value < 0) throw new Error(`refusing the setting ${name}=${value}`);
+      return `${name} = ${value}`;
+    }
+    return `${name} = ${typedLiteral('String', value)}`;
+  });
+  return items.length > 0 ? `SETTINGS ${items.join(', ')}` : '';
+}
+
+export function compile(fragment: Fragment, binding: ParamBinding, settings: StatementSettings = {}): CompiledStatement {
+  const names = new Map<Param, string>();
+  const params: Record<string, unknown> = {};
+  const out: string[] = [];
+  const visit = (part: Part) => {
+    if (typeof part === 'string') {
+      out.push(part);
+    } else if (part.kind === 'Fragment') {
+      for (const inner of part.parts) visit(inner);
+    } else if (binding === 'literal') {
+      out.push(typedLiteral(part.type, part.value));
+    } else {
+      let name = names.get(part);
+      if (name === undefined) {
+        name = `p${names.size}`;
+        names.set(part, name);
+        // The driver would send a Date as whole seconds; the text keeps the milliseconds, as the literal does.
+        params[name] = part.value instanceof Date ? clickhouseDateText(part.value) : part.value;
+      }
+      out.push(`{${name}:${part.type}}`);
+    }
+  };
+  visit(fragment);
+  const clause = settingsClause(settings);
+  return { sql: clause ? `${out.join('')}\n${clause}` : out.join(''), params };
+}

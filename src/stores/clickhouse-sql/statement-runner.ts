@@ -1,0 +1,230 @@
+/**
+ * The single place where Lookout's ClickHouse statements execute (issue 16 "One SQL layer"). Every
+ * statement arrives as a fragment (fragment.ts) in a workload lane and leaves compiled with its
+ * values bound for the backend (compile.ts) and its settings in its own SETTINGS clause:
+ *
+ *  - `analytics` — the query DSL, preset views, MCP, dashboard, trace reads: must carry the tenant
+ *    guard of its scope, passes the AnalyticsGate, runs read-only (readonly = 2) with
+ *    max_execution_time = what is left of QUERY_TIMEOUT_SECONDS after waiting; a timeout is a 504.
+ *  - `ingest` — the ingest writer and trace settling: never gated, so never behind analytics.
+ *  - `system` — migrations, backfills, start-up recovery, the outbox relay.
+ *
+ * Reads of every lane run read-only. On a ClickHouse server each lane also carries the server's
+ * own controls: `priority` (ingest before analytics) and, when configured, a `workload`.
+ *
+ * On the embedded engine each lane has its own chdb connection, and the analytics lane one per
+ * slot: one chdb connection runs one statement at a time, while connections to the same data
+ * directory run in parallel (and literal binding keeps them off chdb's process-wide chain for
+ * parameterized statements). On a server one HTTP client serves every lane.
+ */
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { QueryTimeoutError } from '../../http/errors.js';
+import type { AnalyticsGate } from './analytics-gate.js';
+import { compile, type ParamBinding, type StatementSettings } from './compile.js';
+import { isEngineError } from './engine-errors.js';
+import type { Fragment } from './fragment.js';
+import { countGuards, type TenantScope } from './tenant-guard.js';
+
+export type Lane = 'analytics' | 'ingest' | 'system';
+
+export interface ReadOptions {
+  lane: Lane;
+  /** Required on the analytics lane: the tenant whose guard the statement must carry, and whose share of the gate it uses. */
+  scope?: TenantScope;
+  /** The statement's time limit in seconds; defaults to QUERY_TIMEOUT_SECONDS on the analytics lane, none elsewhere. */
+  timeoutSeconds?: number;
+  /** Further per-statement settings (e.g. output_format_json_quote_64bit_integers, join_use_nulls). */
+  settings?: StatementSettings;
+}
+
+export interface LaneControls {
+  /** ClickHouse server `workload` names per lane (server-side CREATE WORKLOAD); absent: none. */
+  workloads?: Partial<Record<Lane, string>>;
+}
+
+/**
+ * The drivers per lane (on a server, the same client repeated). `analytics` holds one per analytics
+ * slot; `ingest` more than one, so an insert does not wait behind a settling read of a big trace.
+ */
+export interface LaneClients {
+  ingest: ClickHouseClient[];
+  system: ClickHouseClient[];
+  analytics: ClickHouseClient[];
+}
+
+export interface RunnerOptions {
+  clients: LaneClients;
+  binding: ParamBinding;
+  /** True on a ClickHouse server: lane priority and workload settings apply. */
+  server: boolean;
+  gate: AnalyticsGate;
+  queryTimeoutSeconds: number;
+  controls?: LaneControls;
+}
+
+/** ClickHouse's default max_query_size (bytes of SQL the parser accepts). */
+const DEFAULT_MAX_QUERY_SIZE = 262_144;
+
+/**
+ * A statement longer than the parser's default limit (literal binding inlines its values, e.g. the
+ * ingest writer's span ids of a 20,000-span batch) raises the limit for its own request: the limit
+ * applies before parsing, so the statement's SETTINGS clause cannot carry it.
+ */
+function querySize(text: string): { clickhouse_settings?: Record<string, number> } {
+  const bytes = Buffer.byteLength(text);
+  return bytes < DEFAULT_MAX_QUERY_SIZE - 1024 ? {} : { clickhouse_settings: { max_query_size: 2 * bytes } };
+}
+
+/** Server `priority`: lower runs first; 0 would mean "no priority". Ingest before system before analytics. */
+const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, analytics: 3 };
+
+export class StatementRunner {
+  /** Analytics clients not running a statement now; the gate admits at most as many statements as there are clients. */
+  private readonly idleAnalytics: ClickHouseClient[];
+  /** Statements in flight per client of the ungated lanes. */
+  private readonly busy = new Map<ClickHouseClient, number>();
+
+  constructor(private readonly options: RunnerOptions) {
+    if (Object.values(options.clients).some((list) => list.length === 0)) throw new Error('every lane needs a client');
+    this.idleAnalytics = [...options.clients.analytics];
+  }
+
+  /** Runs `work` on the least busy client of an ungated lane. */
+  private async onLane<T>(lane: Exclude<Lane, 'analytics'>, work: (client: ClickHouseClient) => Promise<T>): Promise<T> {
+    const client = this.options.clients[lane].reduce((best, c) => ((this.busy.get(c) ?? 0) < (this.busy.get(best) ?? 0) ? c : best));
+    this.busy.set(client, (this.busy.get(client) ?? 0) + 1);
+    try {
+      return await work(client);
+    } finally {
+      this.busy.set(client, (this.busy.get(client) ?? 1) - 1);
+    }
+  }
+
+  get binding(): ParamBinding {
+    return this.options.binding;
+  }
+
+  /** Runs a SELECT and returns its rows (JSONEachRow). */
+  async read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]> {
+    return this.run(statement, options, (client, settings) => this.select<Row>(client, statement, settings));
+  }
+
+  /**
+   * Runs a SELECT and returns its JSONEachRow answer as raw bytes, never decoded or parsed here:
+   * the caller hands them to the compute pool (a deep trace is tens of megabytes of rows; parsing
+   * them on the event loop stalled it). Same lanes, gate and guard check as `read`.
+   */
+  async readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer> {
+    return this.run(statement, options, (client, settings) => this.selectBytes(client, statement, settings));
+  }
+
+  /** A read's lane: ungated lanes on their least busy client, the analytics lane through the gate with its time limit. */
+  private async run<T>(statement: Fragment, options: ReadOptions, select: (client: ClickHouseClient, settings: StatementSettings) => Promise<T>): Promise<T> {
+    if (options.scope) this.checkGuards(statement, options.scope);
+    if (options.lane !== 'analytics') {
+      const timeout = options.timeoutSeconds;
+      const limit: StatementSettings = timeout !== undefined ? { max_execution_time: Math.max(1, Math.ceil(timeout)) } : {};
+      const settings = { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) };
+      return this.onLane(options.lane, (client) => select(client, settings));
+    }
+    if (!options.scope) throw new Error('an analytics read needs the scope of its tenant');
+    const timeoutSeconds = options.timeoutSeconds ?? this.options.queryTimeoutSeconds;
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    const release = await this.options.gate.acquire(options.scope.tenantId, deadline, timeoutSeconds);
+    const client = this.idleAnalytics.pop() ?? this.options.clients.analytics[0];
+    try {
+      // What the wait left of the limit, to the millisecond (ClickHouse takes fractional seconds).
+      const left = Math.max(0.001, Math.round(deadline - Date.now()) / 1000);
+      return await select(client, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings('analytics') });
+    } catch (error) {
+      if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
+      throw error;
+    } finally {
+      this.idleAnalytics.push(client);
+      release();
+    }
+  }
+
+  /**
+   * Runs a statement without a result: DDL, INSERT … SELECT, ALTER. No SETTINGS clause is added
+   * (on CREATE TABLE it would mean table settings); a server gets the lane's controls per request.
+   */
+  async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void> {
+    const compiled = compile(statement, this.options.binding);
+    await this.onLane(lane, (client) => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) }));
+  }
+
+  /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
+  async insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.onLane(lane, (client) => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) }));
+  }
+
+  /**
+   * Inserts rows already serialized as JSONEachRow lines (on the compute pool, or in slices) as one
+   * body: the driver's own insert would JSON.stringify every row on the event loop in one go.
+   */
+  async insertLines(table: string, lines: readonly string[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
+    if (lines.length === 0) return;
+    await this.onLane(lane, async (client) => {
+      const result = await client.exec({
+        query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+        values: Readable.from([`${lines.join('\n')}\n`], { objectMode: false }),
+        ...this.requestSettings(lane),
+      });
+      // Nothing to read, but the answer must be consumed to release the connection.
+      result.stream.resume();
+      await new Promise<void>((resolve, reject) => {
+        result.stream.once('end', resolve).once('close', resolve).once('error', reject);
+      });
+    });
+  }
+
+  /** A lane's controls as request settings: per request on a server; none on the embedded engine, where they would stick to its session. */
+  private requestSettings(lane: Lane): { clickhouse_settings?: Record<string, number | string> } {
+    const settings = this.laneSettings(lane);
+    return Object.keys(settings).length > 0 ? { clickhouse_settings: settings } : {};
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.options.clients.system[0].ping()).success;
+  }
+
+  private async select<Row>(client: ClickHouseClient, statement: Fragment, settings: StatementSettings): Promise<Row[]> {
+    const compiled = compile(statement, this.options.binding, settings);
+    const result = await client.query({ query: compiled.sql, ...this.queryParams(compiled.params), ...querySize(compiled.sql), format: 'JSONEachRow' });
+    return result.json<Row>();
+  }
+
+  private async selectBytes(client: ClickHouseClient, statement: Fragment, settings: StatementSettings): Promise<Buffer> {
+    const compiled = compile(statement, this.options.binding, settings);
+    const result = await client.exec({ query: `${compiled.sql}\nFORMAT JSONEachRow`, ...this.queryParams(compiled.params), ...querySize(compiled.sql) });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of result.stream as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+    return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+  }
+
+  /** No `query_params` at all when there are none: chdb sends any statement with them through its one chain. */
+  private queryParams(params: Record<string, unknown>): { query_params?: Record<string, unknown> } {
+    return Object.keys(params).length > 0 ? { query_params: params } : {};
+  }
+
+  private laneSettings(lane: Lane): Record<string, number | string> {
+    if (!this.options.server) return {};
+    const workload = this.options.controls?.workloads?.[lane];
+    return { priority: LANE_PRIORITY[lane], ...(workload ? { workload } : {}) };
+  }
+
+  /** A scoped read carries at least one guard of its tenant, one per guarded table, and none of another tenant. */
+  private checkGuards(statement: Fragment, scope: TenantScope): void {
+    const { guards, foreignGuards, tables } = countGuards(statement, scope.tenantId);
+    if (guards === 0 || guards < tables || foreignGuards > 0) {
+      throw new Error(`refusing a read of ${tables} table(s) with ${guards} guard(s) of its tenant and ${foreignGuards} of another`);
+    }
+  }
+}
