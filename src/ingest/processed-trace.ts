@@ -1,11 +1,7 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
-import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import { isoFromDateTime64, nsToDateTime64 } from '../stores/clickhouse-time.js';
 import type { NormalizedSpan } from './normalized-span.js';
 import type { TraceSummary } from './trace-summary.js';
-
-function isoFromDateTime64(text: string): string {
-  return `${text.replace(' ', 'T')}Z`;
-}
 
 /** The hook payload (src/trace-hooks.ts) for the issues and monitors modules. */
 export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[]): ProcessedTrace {

@@ -1,8 +1,7 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
-import type { NormalizedSpan } from './normalized-span.js';
-import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow } from './stored-spans.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow, type StoredTraceSpans } from './stored-spans.js';
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
 import type { TraceCost } from '../trace-pricing.js';
@@ -46,7 +45,7 @@ export interface SettledTrace {
 export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
   // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
   // dropped by span id (cheaper than FINAL over the whole table).
-  const stored = new Map<string, { spans: NormalizedSpan[]; ingestAgentNames: Map<string, string> }>();
+  const stored = new Map<string, StoredTraceSpans>();
   if (input.stored) {
     for (const row of storedRowsFromBytes(input.stored)) {
       const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });

@@ -114,28 +114,3 @@ export async function readTraceSpansBytes(ch: ClickHouseStore, keys: TraceKey[])
     lane: 'ingest',
   });
 }
-
-/**
- * All stored spans of the given traces, grouped by trace key. No FINAL: the writer stores each span
- * once, and a copy left by a concurrent writer elsewhere is dropped here by span id (cheaper than
- * merging every part of the table at read time).
- */
-export async function readTraceSpans(ch: ClickHouseStore, keys: TraceKey[]): Promise<Map<string, StoredTraceSpans>> {
-  const out = new Map<string, StoredTraceSpans>();
-  if (keys.length === 0) return out;
-  const wanted = new Set(keys.map(traceKeyString));
-  const rows = await ch.read<StoredSpanRow>(sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`, {
-    lane: 'ingest',
-    settings: EXACT_INTEGERS,
-  });
-  for (const row of rows) {
-    const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
-    if (!wanted.has(key)) continue;
-    let entry = out.get(key);
-    if (!entry) out.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
-    if (entry.ingestAgentNames.has(row.span_id)) continue;
-    entry.ingestAgentNames.set(row.span_id, row.agent_name);
-    entry.spans.push(spanFromStoredRow(row));
-  }
-  return out;
-}

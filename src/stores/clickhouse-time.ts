@@ -17,3 +17,8 @@ export function nsToDateTime64(ns: string): string {
   const ms = ns.length > 6 ? Number(ns.slice(0, -6)) : 0;
   return msToDateTime64(ms);
 }
+
+/** ClickHouse DateTime64 text ('YYYY-MM-DD hh:mm:ss[.fff]', UTC) → ISO 8601, keeping its precision. */
+export function isoFromDateTime64(text: string): string {
+  return `${text.replace(' ', 'T')}Z`;
+}

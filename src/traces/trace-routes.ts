@@ -5,10 +5,10 @@ import { defineRoute, projectForPrincipal } from '../http/route.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
-import { msToDateTime64 } from '../stores/clickhouse-time.js';
+import { isoFromDateTime64, msToDateTime64 } from '../stores/clickhouse-time.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
 import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
-import { contextBundleJson, defaultPayloadJson, isoFromDateTime64, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
+import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
 /**

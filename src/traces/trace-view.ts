@@ -8,6 +8,7 @@ import type { TraceRow } from '../ingest/trace-summary.js';
 import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
 import { ExactInteger, stringifyExact } from './exact-json.js';
 import type { StoredTraceCostView } from './trace-store.js';
+import { isoFromDateTime64 } from '../stores/clickhouse-time.js';
 
 /**
  * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary
@@ -45,10 +46,6 @@ export const PENDING_EXTRACTION: IssueExtraction = {
   occurrence_count: 0,
   completed_at: null,
 };
-
-export function isoFromDateTime64(text: string): string {
-  return `${text.replace(' ', 'T')}Z`;
-}
 
 function nsToIso(ns: string): string {
   return new Date(ns.length > 6 ? Number(ns.slice(0, -6)) : 0).toISOString();

@@ -1,6 +1,7 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { isoFromDateTime64 } from '../../stores/clickhouse-time.js';
 
 /**
  * The preset metrics every project has (docs/metrics.md). They are OBSERVED: computed from trace
@@ -95,7 +96,7 @@ export interface ObservedFigures {
 
 /** ClickHouse DateTime64 text ('YYYY-MM-DD hh:mm:ss.sss', UTC) → ISO 8601. */
 function isoFromClickHouse(text: string): string {
-  return new Date(`${text.replace(' ', 'T')}Z`).toISOString();
+  return new Date(isoFromDateTime64(text)).toISOString();
 }
 
 /** A metric's figures are analytics: the guarded, gated, read-only lane of the SQL layer. */

@@ -8,7 +8,7 @@ import { startTestService } from '../../helpers/service.js';
  * Issue 13 item 5 through the real endpoint: admission charges what a gzip body inflates to (and
  * decodes into) before it has inflated in full. Its own file: chdb binds one data directory per
  * process, and this test needs a service with its own budget. The RSS targets under load are
- * benchmark figures (bench/ingest/memory-bench.ts); here the bound only has to hold by a wide margin.
+ * benchmark figures (bench/isolation/isolation-bench.ts); here the bound only has to hold by a wide margin.
  */
 
 const MiB = 1024 * 1024;
