@@ -1,16 +1,22 @@
 /**
- * Ingest benchmark (issue "OTLP trace ingestion at volume"): spans per second sustained through
- * POST /v1/traces with protobuf and with JSON (1000-span batches, 8 concurrent senders) against
- * the service on embedded ClickHouse, and in the same run the raw @clickhouse/client insert of the
- * same rows; prints both, their ratio, and the service's peak RSS.
+ * Ingest benchmark (issue 15): what a user of POST /v1/traces lives with, on one machine, in one run —
+ *
+ * - the accepted rate (spans/s answered 200) with protobuf and with JSON (1000-span batches, 8
+ *   concurrent senders), and the end-to-end rate: from the first request of a phase to the last
+ *   trace.processed row (and the issue extraction of its last traces) of that phase;
+ * - the service's CPU per 1000 spans, settling and hooks included, split by where it ran: decoding
+ *   (compute pool: decode, validate, normalize, rows), settle summaries (compute pool), the event
+ *   loop (routing, write path, settle rounds, pricing, the hooks' PostgreSQL client), the ClickHouse
+ *   engine's threads (inserts, duplicate check, read-backs, merges), and — outside the service
+ *   process — the embedded PostgreSQL server (settle queue, hooks);
+ * - the raw @clickhouse/client insert of the same rows in the same run, peak RSS, and what a query
+ *   sees afterwards (nothing acknowledged lost or doubled).
  *
  *   npx tsx bench/ingest/ingest-bench.ts [--batches 300] [--concurrency 8] [--batch-size 1000]
  *
- * The service runs as its own process (as in production); the senders and the raw insert run here.
+ * The service runs as its own process (service-process.ts); the senders and the raw insert run here.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,8 +26,10 @@ import { otlpOrigin, type SpanEventRows } from '../../src/ingest/event-rows.js';
 import { normalizeExport } from '../../src/ingest/normalized-span.js';
 import { decodeProtobufExport } from '../../src/ingest/otlp-decode-protobuf.js';
 import { validateExport } from '../../src/ingest/span-validation.js';
+import { lookoutTraceId } from '../../src/ingest/trace-id.js';
 import { openClickHouse } from '../../src/stores/clickhouse.js';
 import { migrateClickHouse } from '../../src/stores/migrations.js';
+import { cpuBetween, startService, type CpuSnapshot, type CpuSplit } from './service-process.js';
 import { syntheticBatch, type Batch } from './synthetic-batch.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -34,71 +42,6 @@ const CONCURRENCY = arg('concurrency', 8);
 const BATCH_SPANS = arg('batch-size', 1000);
 const KEY = 'lk_bench_bootstrap_key_0123456789';
 const log = pino({ level: 'warn' });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** CPU seconds (user + system, every thread: the embedded engine runs inside the service) of a process. */
-function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s on Linux)
-}
-
-function peakRssMiB(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
-
-async function startService(dataDir: string) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts')], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('service did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  // The last CPU reading before exit, so the shutdown's work (flush, settle, hooks) is counted too.
-  let lastCpu = cpuSeconds(child.pid!);
-  const sampler = setInterval(() => {
-    try {
-      lastCpu = cpuSeconds(child.pid!);
-    } catch {
-      // exited
-    }
-  }, 100);
-  return {
-    url,
-    pid: child.pid!,
-    cpu: () => cpuSeconds(child.pid!),
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      clearInterval(sampler);
-      return lastCpu;
-    },
-  };
-}
 
 async function sendAll(url: string, project: string, batches: Batch[], encoding: 'protobuf' | 'json') {
   let next = 0;
@@ -161,7 +104,79 @@ async function rawInsert(batches: Batch[]) {
   const cpu = process.cpuUsage(cpuStarted);
   await ch.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { spans, seconds, rate: spans / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  return { spans, seconds, rate: spans / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, format: 'JSONEachRow, row objects serialized by the client' };
+}
+
+interface Api {
+  url: string;
+  project: string;
+}
+
+async function api<T>(a: Api, method: string, route: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${a.url}/api${route}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** Rows of `from` in the project as a user's query sees them (the analytics API), total and distinct by `distinct`. */
+async function countEvents(a: Api, from: string, distinct?: string): Promise<{ count: number; distinct: number }> {
+  const day = 86_400_000;
+  const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const measures: unknown[] = [{ as: 'n', agg: 'count' }];
+  if (distinct) measures.push({ as: 'd', agg: 'uniqExact', field: distinct });
+  const answer = await api<{ rows: { n: number | string; d?: number | string }[] }>(a, 'POST', `/projects/${a.project}/analytics/query`, {
+    from,
+    start: iso(Date.now() - day),
+    end_exclusive: iso(Date.now() + day),
+    measures,
+  });
+  const row = answer.rows[0] ?? { n: 0 };
+  return { count: Number(row.n), distinct: Number(row.d ?? row.n) };
+}
+
+/**
+ * Waits until a phase is settled: `expected` trace.processed rows in all, and the issue extraction
+ * (the hooks, which run after the row is written) done for the phase's last traces. Returns when.
+ */
+async function waitSettled(a: Api, expected: number, lastTraces: string[]): Promise<number> {
+  const deadline = Date.now() + 600_000;
+  while ((await countEvents(a, 'trace.processed')).count < expected) {
+    if (Date.now() > deadline) throw new Error('traces did not settle');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const processedAt = Date.now();
+  for (const otel of lastTraces) {
+    for (;;) {
+      const route = `/traces/${lookoutTraceId(a.project, otel)}?span_limit=1&include_attributes=false&include_events=false`;
+      const detail = await api<{ issue_extraction: { status: string } | null }>(a, 'GET', route);
+      if (detail.issue_extraction?.status === 'completed') break;
+      if (Date.now() > deadline) throw new Error('hooks did not finish');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return Math.max(processedAt, Date.now() - 25);
+}
+
+interface Phase {
+  name: string;
+  spans: number;
+  accepted: { seconds: number; rate: number; retries: number };
+  endToEndSeconds: number;
+  cpu: CpuSplit;
+}
+
+async function runPhase(a: Api, svc: { snapshot(): CpuSnapshot }, batches: Batch[], encoding: 'protobuf' | 'json', tracesBefore: number) {
+  const before = svc.snapshot();
+  const started = Date.now();
+  const accepted = await sendAll(a.url, a.project, batches, encoding);
+  const traces = batches.reduce((n, b) => n + b.traceIds.length, 0);
+  const last = batches.slice(-2).flatMap((b) => b.traceIds.slice(-3));
+  const settledAt = await waitSettled(a, tracesBefore + traces, last);
+  return { before, after: svc.snapshot(), spans: accepted.spans, traces, accepted, endToEndSeconds: (settledAt - started) / 1000 };
 }
 
 async function main() {
@@ -171,54 +186,83 @@ async function main() {
   const warmup = Array.from({ length: 4 }, () => syntheticBatch(BATCH_SPANS));
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
   process.stdout.write(
-    `batch size: protobuf ${mb(protoBatches[0].protobuf.length)} MiB, JSON ${mb(jsonBatches[0].json.length)} MiB\n`,
+    `batch size: protobuf ${mb(protoBatches[0].protobuf.length)} MiB, JSON ${mb(jsonBatches[0].json.length)} MiB; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
   );
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-ingest-'));
   fs.chmodSync(dataDir, 0o755);
-  const service = await startService(dataDir);
+  const service = await startService(root, dataDir, { LOOKOUT_BOOTSTRAP_KEY: KEY });
   try {
-    const created = await fetch(`${service.url}/api/projects`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench' }),
-    });
-    const project = ((await created.json()) as { id: string }).id;
-    await sendAll(service.url, project, warmup, 'protobuf');
-    const cpuBefore = service.cpu();
-    const proto = await sendAll(service.url, project, protoBatches, 'protobuf');
-    const cpuMid = service.cpu();
-    const json = await sendAll(service.url, project, jsonBatches, 'json');
-    const cpuSent = service.cpu();
-    const rss = peakRssMiB(service.pid);
+    const created = await api<{ id: string }>({ url: service.url, project: '' }, 'POST', '/projects', { name: 'bench' });
+    const a: Api = { url: service.url, project: created.id };
+    await sendAll(service.url, a.project, warmup, 'protobuf');
+    const warmTraces = warmup.reduce((n, b) => n + b.traceIds.length, 0);
+    await waitSettled(a, warmTraces, warmup.at(-1)!.traceIds.slice(-3));
+    const proto = await runPhase(a, service, protoBatches, 'protobuf', warmTraces);
+    const json = await runPhase(a, service, jsonBatches, 'json', warmTraces + proto.traces);
+    // What a user's query sees: every acknowledged span's events once, every trace processed once.
+    const all = [...warmup, ...protoBatches, ...jsonBatches];
+    const spansSent = all.reduce((n, b) => n + b.spans, 0);
+    const tracesSent = all.reduce((n, b) => n + b.traceIds.length, 0);
+    const generations = await countEvents(a, 'generation.completed', 'span_id');
+    const tools = await countEvents(a, 'tool.called', 'span_id');
+    const processed = await countEvents(a, 'trace.processed');
+    const rss = service.peakRssMiB();
     const stopStarted = Date.now();
-    const cpuEnd = await service.stop();
+    const { last, compute } = await service.stop();
     const shutdownMs = Date.now() - stopStarted;
 
     const raw = await rawInsert(protoBatches);
-    const perK = (cpu: number, spans: number) => ((cpu * 1e6) / spans).toFixed(1);
-    const row = (name: string, r: { spans: number; seconds: number; rate: number }) =>
-      `${name.padEnd(34)} ${String(r.spans).padStart(9)} spans ${r.seconds.toFixed(2).padStart(7)} s ${Math.round(r.rate).toLocaleString('en-US').padStart(9)} spans/s`;
-    process.stdout.write(
-      [
-        '',
-        `cpus: ${os.cpus().length}, memory: ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
-        `${BATCHES} batches x ${BATCH_SPANS} spans per encoding, ${CONCURRENCY} concurrent senders`,
-        row('POST /v1/traces protobuf', proto),
-        row('POST /v1/traces JSON', json),
-        row('raw @clickhouse/client insert', raw),
-        `ratio protobuf / raw: ${(proto.rate / raw.rate).toFixed(2)}   JSON / raw: ${(json.rate / raw.rate).toFixed(2)}`,
-        `retries after 429/503: protobuf ${proto.retries}, JSON ${json.retries}`,
-        // CPU per 1000 spans is steadier than wall time on a shared machine (it does not count waiting for a core).
-        `service CPU per 1000 spans: protobuf ${perK(cpuMid - cpuBefore, proto.spans)} ms, JSON ${perK(cpuSent - cpuMid, json.spans)} ms, ` +
-          `both including settling and hooks (to exit) ${perK(cpuEnd - cpuBefore, proto.spans + json.spans)} ms; ` +
-          `raw insert ${perK(raw.cpuSeconds, raw.spans)} ms`,
-        `service peak RSS: ${rss} MiB; graceful shutdown (flush + settle) took ${shutdownMs} ms`,
-        '',
-      ].join('\n'),
+    const split = (p: { before: CpuSnapshot; after: CpuSnapshot }) => cpuBetween(p.before, p.after, service.pid, compute.threadIds);
+    const phases: Phase[] = [
+      { name: 'protobuf', ...proto, cpu: split(proto) },
+      { name: 'JSON', ...json, cpu: split(json) },
+    ];
+    const shutdown = cpuBetween(json.after, last, service.pid, compute.threadIds);
+    const perK = (ms: number, spans: number) => `${((ms * 1000) / spans).toFixed(1)} ms`;
+    const rate = (n: number) => Math.round(n).toLocaleString('en-US');
+    const measuredSpans = proto.spans + json.spans;
+    const decodeMs = compute.msByTask['prepare-ingest'] ?? 0;
+    const summariesMs = compute.msByTask['settle-summaries'] ?? 0;
+    // The compute pool's totals cover the whole run: take out the warm-up's share (its spans, same work per span).
+    const measuredShare = measuredSpans / spansSent;
+    const lines = [
+      '',
+      `cpus: ${os.cpus().length}, memory: ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      `${BATCHES} batches x ${BATCH_SPANS} spans per encoding, ${CONCURRENCY} concurrent senders`,
+    ];
+    for (const p of phases) {
+      lines.push(
+        `${p.name.padEnd(8)} accepted ${rate(p.accepted.rate).padStart(7)} spans/s (${p.accepted.seconds.toFixed(2)} s), ` +
+          `end to end (to the last trace.processed and its hooks) ${rate(p.spans / p.endToEndSeconds).padStart(7)} spans/s (${p.endToEndSeconds.toFixed(2)} s), ` +
+          `retries after 429/503: ${p.accepted.retries}`,
+        `         CPU per 1000 spans: service ${perK(p.cpu.total, p.spans)} = event loop ${perK(p.cpu.eventLoop, p.spans)} + compute pool ${perK(p.cpu.compute, p.spans)} ` +
+          `+ ClickHouse engine and other threads ${perK(p.cpu.engine, p.spans)}; PostgreSQL server ${perK(p.cpu.postgres, p.spans)}`,
+      );
+    }
+    const both = { total: phases[0].cpu.total + phases[1].cpu.total, postgres: phases[0].cpu.postgres + phases[1].cpu.postgres };
+    lines.push(
+      `compute pool, both encodings: decode+validate+normalize+rows ${perK(decodeMs * measuredShare, measuredSpans)}, settle summaries ${perK(summariesMs * measuredShare, measuredSpans)} per 1000 spans`,
+      `raw @clickhouse/client insert: ${rate(raw.rate)} spans/s (${raw.seconds.toFixed(2)} s), CPU per 1000 spans ${perK(raw.cpuSeconds * 1000, raw.spans)} (${raw.format})`,
+      `ratio JSON / raw: ${(json.accepted.rate / raw.rate).toFixed(2)}`,
+      `query after the run: generation.completed ${generations.count} (distinct span ids ${generations.distinct}), tool.called ${tools.count} (distinct ${tools.distinct}), ` +
+        `trace.processed ${processed.count} of ${tracesSent} traces sent (${spansSent} spans)`,
+      `lost: ${Math.max(0, tracesSent - processed.count)} traces, doubled: ${Math.max(0, processed.count - tracesSent)} traces, ` +
+        `${generations.count - generations.distinct + (tools.count - tools.distinct)} repeated event rows`,
+      `service peak RSS: ${rss} MiB; graceful shutdown took ${shutdownMs} ms (CPU ${shutdown.total.toFixed(0)} ms, nothing left to settle)`,
+      `PostgreSQL server CPU per 1000 spans (outside the service process): ${perK(both.postgres, measuredSpans)}`,
+      '',
+      `accepted protobuf spans/s: ${rate(proto.accepted.rate)}`,
+      `ratio protobuf / raw: ${(proto.accepted.rate / raw.rate).toFixed(2)}`,
+      `service CPU per 1000 spans, settling and hooks included: ${((both.total * 1000) / measuredSpans).toFixed(1)} ms`,
+      '',
     );
+    process.stdout.write(lines.join('\n'));
   } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await service.kill();
+    // BENCH_KEEP_DATA=1: keep the service's data directory (system.query_log, system.part_log) for a look afterwards.
+    if (process.env.BENCH_KEEP_DATA === '1') process.stdout.write(`data kept in ${dataDir}\n`);
+    else fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

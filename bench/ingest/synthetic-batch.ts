@@ -89,6 +89,8 @@ export interface Batch {
   protobuf: Buffer;
   json: Buffer;
   spans: number;
+  /** OTLP trace ids (hex) of the batch's traces, in order. */
+  traceIds: string[];
 }
 
 let counter = 0;
@@ -146,5 +148,6 @@ export function syntheticBatch(spans: number, nowNs = BigInt(Date.now()) * 1_000
       },
     ],
   });
-  return { protobuf: Buffer.from(type.encode(message).finish()), json: Buffer.from(JSON.stringify(json)), spans: all.length };
+  const traceIds = [...new Set(all.map((s) => s.traceId))];
+  return { protobuf: Buffer.from(type.encode(message).finish()), json: Buffer.from(JSON.stringify(json)), spans: all.length, traceIds };
 }

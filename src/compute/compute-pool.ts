@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { defaultComputeThreads } from '../config.js';
 import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from './compute-tasks.js';
+import type { ComputeWorkerReply } from './compute-worker.js';
 
 /**
  * The worker pool for CPU-heavy work (DESIGN.md "Isolation and scale": the event loop only
@@ -20,6 +22,10 @@ import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type Compu
  *
  * `threads` 0 runs every task inline on the calling thread (for tools and tests that want no
  * threads); the default is one thread per core but one, at least one (COMPUTE_THREADS).
+ *
+ * Each worker reports the thread CPU a task took (thread-cpu.ts); the pool sums it per task name
+ * (`cpu`), and with COMPUTE_STATS_FILE writes the sums and its threads' ids there on close, so the
+ * ingest benchmark can split the service's CPU into decoding, settling and the rest.
  */
 
 /** The worker entry next to this module: compiled .js under dist/, or a tsx shim when running from source. */
@@ -29,10 +35,22 @@ function workerFile(): string {
   return here.endsWith('.ts') ? path.join(dir, 'compute-worker-tsx.mjs') : path.join(dir, 'compute-worker.js');
 }
 
+export interface ComputeCpu {
+  /** Thread CPU milliseconds per task name, summed over the pool's threads. */
+  msByTask: Record<string, number>;
+  /** OS thread ids of the pool's workers. */
+  threadIds: number[];
+}
+
 export class ComputePool {
   private readonly pool: Piscina | null;
+  private readonly cpuNs = new Map<string, number>();
+  private readonly tids = new Set<number>();
 
-  constructor(readonly threads: number = defaultComputeThreads()) {
+  constructor(
+    readonly threads: number = defaultComputeThreads(),
+    private readonly statsFile: string | null = null,
+  ) {
     this.pool =
       threads > 0
         ? new Piscina({
@@ -48,11 +66,19 @@ export class ComputePool {
   /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
   async run<N extends ComputeTaskName>(name: N, input: ComputeTaskInput<N>, transfer: ArrayBuffer[] = []): Promise<ComputeTaskOutput<N>> {
     if (!this.pool) return runComputeTask({ name, input });
-    return (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeTaskOutput<N>;
+    const reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
+    this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
+    if (reply.tid) this.tids.add(reply.tid);
+    return reply.out as ComputeTaskOutput<N>;
+  }
+
+  get cpu(): ComputeCpu {
+    return { msByTask: Object.fromEntries([...this.cpuNs].map(([name, ns]) => [name, ns / 1e6])), threadIds: [...this.tids] };
   }
 
   async close(): Promise<void> {
     await this.pool?.destroy();
+    if (this.statsFile) fs.writeFileSync(this.statsFile, JSON.stringify(this.cpu));
   }
 }
 
