@@ -161,8 +161,8 @@ export class TraceSettler {
     // Hooks run once per settle version: not for traces another settler took over meanwhile.
     const held = payloads.length > 0 ? await heldClaims(sql, token).catch(() => null) : new Set<string>();
     const mine = held ? payloads.filter((p) => held.has(traceKeyString(p))) : payloads;
-    const hooksDone = await Promise.all(mine.map((p) => this.hookRunner.enqueue(p)));
-    const finishing = Promise.all(hooksDone.map((h) => h.ran))
+    const hooksDone = await this.hookRunner.enqueue(mine);
+    const finishing = hooksDone.ran
       .then(() => finishClaims(sql, token, round.claims))
       .then((finished) => this.cache.finished(finished))
       .catch((error) => logger.error({ err: error }, 'finishing settle claims failed; they expire and settle again'))

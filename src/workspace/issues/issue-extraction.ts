@@ -96,6 +96,30 @@ async function recordWithoutFailures(sql: SqlHandle, trace: ProcessedTrace): Pro
   return { status: EXTRACTION.completed, ...row, completed_at: completedAt };
 }
 
+/**
+ * recordWithoutFailures for many traces in one statement (a settling round's traces without failed
+ * spans): the counts of each come from its stored occurrences, as for one trace.
+ */
+async function recordManyWithoutFailures(sql: SqlHandle, traces: ProcessedTrace[]): Promise<void> {
+  const unique = new Map<string, ProcessedTrace>();
+  // An upsert may not touch one row twice.
+  for (const t of traces) unique.set(`${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`, t);
+  const rows = [...unique.values()];
+  if (rows.length === 0) return;
+  const completedAt = new Date().toISOString();
+  await sql`
+    insert into trace_issue_extractions (tenant_id, project_id, trace_id, status, reason, issue_count, occurrence_count, completed_at)
+    select v.t, v.p, v.tr, ${EXTRACTION.completed},
+      case when count(o.id) > 0 then ${EXTRACTION.failuresAttached} else ${EXTRACTION.noFailures} end,
+      count(distinct o.issue_id)::int, count(o.id)::int, ${completedAt}::timestamptz
+    from unnest(${rows.map((t) => t.tenantId)}::uuid[], ${rows.map((t) => t.projectId)}::uuid[], ${rows.map((t) => t.traceId)}::uuid[]) as v(t, p, tr)
+    left join issue_occurrences o on o.tenant_id = v.t and o.project_id = v.p and o.trace_id = v.tr
+    group by v.t, v.p, v.tr
+    order by v.t, v.p, v.tr
+    on conflict (tenant_id, project_id, trace_id) do update set status = excluded.status, reason = excluded.reason,
+      issue_count = excluded.issue_count, occurrence_count = excluded.occurrence_count, completed_at = excluded.completed_at`;
+}
+
 async function saveExtraction(sql: SqlHandle, trace: Pick<ProcessedTrace, 'tenantId' | 'projectId' | 'traceId'>, e: IssueExtraction): Promise<void> {
   await sql`
     insert into trace_issue_extractions (tenant_id, project_id, trace_id, status, reason, issue_count, occurrence_count, completed_at)
@@ -122,6 +146,28 @@ export function extractionListener(sql: Sql, logger: Logger, afterCommit: () => 
       }).catch(() => undefined);
       throw error;
     }
+  };
+}
+
+/**
+ * The listener registered in traceHooks().onTracesProcessed: a group of processed traces. Traces
+ * without failures — nearly all at volume — are recorded by one statement for the group; each
+ * trace with failures goes through extractIssues in its own transaction, as extractionListener does.
+ * If the group statement fails, its traces fall back to one by one (each failure recorded on its trace).
+ */
+export function extractionGroupListener(sql: Sql, logger: Logger, afterCommit: () => void) {
+  const single = extractionListener(sql, logger, afterCommit);
+  return async (traces: ProcessedTrace[]): Promise<void> => {
+    const clean = traces.filter((t) => t.failures.length === 0);
+    let failed: unknown = null;
+    try {
+      await recordManyWithoutFailures(sql, clean);
+    } catch (error) {
+      logger.warn({ err: error, traces: clean.length }, 'recording extractions of a group failed; recording them one by one');
+      for (const t of clean) await single(t).catch((e: unknown) => (failed = e));
+    }
+    for (const t of traces) if (t.failures.length > 0) await single(t).catch((e: unknown) => (failed = e));
+    if (failed) throw failed;
   };
 }
 

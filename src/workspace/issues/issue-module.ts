@@ -7,7 +7,7 @@ import { webhookDeliverer } from '../../webhooks/webhook-access.js';
 import { ticketRoutes } from '../tickets/ticket-routes.js';
 import { trackerSettingsRoutes } from '../tickets/tracker-settings-routes.js';
 import { issueRelay, kickRelay } from './issue-access.js';
-import { extractionListener, readExtraction, readTraceOccurrences } from './issue-extraction.js';
+import { extractionGroupListener, readExtraction, readTraceOccurrences } from './issue-extraction.js';
 import { issueRoutes } from './issue-routes.js';
 import { issueSchemas } from './issue-schemas.js';
 import { tagRoutes } from './tag-routes.js';
@@ -29,7 +29,7 @@ export const issuesModule: LookoutModule = {
   init(deps: AppDeps) {
     deps.services.issueOutboxRelay = new OutboxRelay(deps.sql, deps.ch, deps.logger.child({ component: 'issue-outbox' }));
     const hooks = traceHooks(deps);
-    hooks.onTraceProcessed.push(extractionListener(deps.sql, deps.logger.child({ component: 'issue-extraction' }), () => kickRelay(deps)));
+    hooks.onTracesProcessed.push(extractionGroupListener(deps.sql, deps.logger.child({ component: 'issue-extraction' }), () => kickRelay(deps)));
     hooks.issueExtraction = (tenantId, projectId, traceId) => readExtraction(deps.sql, tenantId, projectId, traceId);
     hooks.traceOccurrences = (tenantId, projectId, traceId) => readTraceOccurrences(deps.sql, tenantId, projectId, traceId);
   },

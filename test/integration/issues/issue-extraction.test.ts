@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { traceHooks } from '../../../src/trace-hook-registry.js';
-import type { ProcessedTrace, TraceFailure } from '../../../src/trace-hooks.js';
+import { deliverProcessedTraces, type ProcessedTrace, type TraceFailure } from '../../../src/trace-hooks.js';
 import { extractIssues } from '../../../src/workspace/issues/issue-extraction.js';
 import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.js';
 import { settledIssueEvents } from './issue-test-helpers.js';
@@ -29,9 +29,9 @@ function trace(projectId: string, failures: TraceFailure[], traceId: string = cr
   };
 }
 
-/** The registered listener, exactly as ingestion calls it. */
+/** The registered listeners, exactly as ingestion calls them (a group of one). */
 async function processed(t: ProcessedTrace): Promise<void> {
-  for (const hook of traceHooks(svc.service.deps).onTraceProcessed) await hook(t);
+  await deliverProcessedTraces(traceHooks(svc.service.deps), [t]);
 }
 
 async function issuesOf(projectId: string) {
@@ -104,6 +104,27 @@ describe('issue extraction', () => {
       status: 'completed', reason: 'no_failures', issue_count: 0, occurrence_count: 0,
     });
     expect(await traceHooks(svc.service.deps).issueExtraction!(tenantId, projectA, crypto.randomUUID())).toBeNull();
+  });
+
+  it('records a group of traces as one by one: clean ones by one statement, failing ones with their issues, re-processed ones with their earlier occurrences', async () => {
+    const projectId = (await svc.newProject('group')).id;
+    const hooks = traceHooks(svc.service.deps);
+    // Processed earlier with a failure; re-processed now without one (e.g. the failing span was replaced): its occurrence stays counted.
+    const earlier = trace(projectId, [failure({ span_name: 'execute_tool refund', tool_name: 'refund', error_type: 'ValueError' })]);
+    await processed(earlier);
+    const cleanA = trace(projectId, []);
+    const cleanB = trace(projectId, []);
+    const failing = trace(projectId, [failure({ span_name: 'chat gpt-4o', error_type: 'RateLimitError' })]);
+    const again = trace(projectId, [], earlier.traceId);
+    // The same trace twice in a group (two settle versions delivered together) is recorded once.
+    await deliverProcessedTraces(hooks, [cleanA, failing, again, cleanB, cleanA]);
+    const extraction = (t: ProcessedTrace) => hooks.issueExtraction!(tenantId, projectId, t.traceId);
+    for (const t of [cleanA, cleanB]) {
+      expect(await extraction(t)).toMatchObject({ status: 'completed', reason: 'no_failures', issue_count: 0, occurrence_count: 0 });
+    }
+    expect(await extraction(failing)).toMatchObject({ status: 'completed', reason: 'failures_attached', issue_count: 1, occurrence_count: 1 });
+    expect(await extraction(again)).toMatchObject({ status: 'completed', reason: 'failures_attached', issue_count: 1, occurrence_count: 1 });
+    expect((await issuesOf(projectId)).map((i) => i.title).sort()).toEqual(['RateLimitError in chat gpt-4o', 'ValueError in tool refund']);
   });
 
   it('reopens a resolved issue when the failure recurs after the resolution; a dismissed issue only counts it', async () => {

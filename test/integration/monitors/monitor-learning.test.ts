@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { traceHooks } from '../../../src/trace-hook-registry.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import { deliverProcessedTraces, type ProcessedTrace } from '../../../src/trace-hooks.js';
 
 /**
  * Monitors learn from processed traces and then open an issue when a failing tool-call pattern
@@ -51,7 +51,7 @@ function processedTrace(tenantId: string, projectId: string, shape: TraceShape):
 }
 
 async function deliver(trace: ProcessedTrace): Promise<void> {
-  for (const listener of traceHooks(svc.service.deps).onTraceProcessed) await listener(trace);
+  await deliverProcessedTraces(traceHooks(svc.service.deps), [trace]);
 }
 
 async function monitorStatus(id: string): Promise<string> {
