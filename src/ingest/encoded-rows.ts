@@ -1,18 +1,25 @@
 import type { SpanEventRows } from './event-rows.js';
 
 /**
- * Rows serialized for the insert where they are built (the compute pool), so the event loop never
- * runs JSON.stringify over a flush: a group commit of 50,000 spans encoded on the main thread was
- * a stall of several hundred milliseconds. Each JSONEachRow line travels with the key of its span
- * (tenant, project, trace, span), which is all the writer needs to skip duplicates and apply the
- * per-trace span limit.
+ * Rows serialized for the insert where they are built (the compute pool), as the insert body
+ * itself: one JSONEachRow byte buffer per table, with the end offset of every line. The event
+ * loop never runs JSON.stringify over a flush (a group commit of 50,000 spans encoded on the main
+ * thread was a stall of several hundred milliseconds), and it no longer receives thousands of
+ * strings per request either: a byte buffer crosses from the worker as one copy, the writer hands
+ * it to the engine as it is (or the slices of the lines it keeps), and no string of the body is
+ * ever built on the main thread. This file is the one place that knows the row format.
+ *
+ * Each line travels with the key of its span (tenant, project, trace, span), which is all the
+ * writer needs to skip duplicates and apply the per-trace span limit.
  */
 
 export interface EncodedRows {
   /** spanKey of the span each line belongs to. */
   keys: string[];
-  /** One JSON object per row, without the newline. */
-  lines: string[];
+  /** The JSONEachRow body: one JSON object per line, each ending in '\n'. */
+  body: Uint8Array;
+  /** ends[i]: the byte offset just past line i's newline (line i starts at ends[i - 1], or 0). */
+  ends: Uint32Array;
 }
 
 export interface EncodedSpanEventRows {
@@ -31,6 +38,8 @@ export const traceKeyOfSpanKey = (key: string) => key.slice(0, key.lastIndexOf('
 /** The span id part of a spanKey. */
 export const spanIdOfSpanKey = (key: string) => key.slice(key.lastIndexOf('\u0000') + 1);
 
+const NEWLINE = 0x0a;
+
 function encode(rows: Keyed[]): EncodedRows {
   const keys = new Array<string>(rows.length);
   const lines = new Array<string>(rows.length);
@@ -38,16 +47,44 @@ function encode(rows: Keyed[]): EncodedRows {
     keys[i] = spanKey(rows[i]);
     lines[i] = JSON.stringify(rows[i]);
   }
-  return { keys, lines };
+  // One UTF-8 encoding of the whole body; JSON.stringify escapes newlines inside values, so every
+  // newline byte ends a line.
+  const text = rows.length > 0 ? `${lines.join('\n')}\n` : '';
+  const bytes = Buffer.from(text);
+  const ends = new Uint32Array(rows.length);
+  let line = 0;
+  for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) ends[line++] = at + 1;
+  // A plain Uint8Array: what a worker's answer arrives as, so inline and pooled runs give the same value.
+  return { keys, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), ends };
 }
 
 export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {
   return { spans: encode(rows.spans), generations: encode(rows.generations), tools: encode(rows.tools), errors: encode(rows.errors) };
 }
 
-export const emptyEncodedRows = (): EncodedSpanEventRows => ({
-  spans: { keys: [], lines: [] },
-  generations: { keys: [], lines: [] },
-  tools: { keys: [], lines: [] },
-  errors: { keys: [], lines: [] },
-});
+const empty = (): EncodedRows => ({ keys: [], body: new Uint8Array(0), ends: new Uint32Array(0) });
+
+export const emptyEncodedRows = (): EncodedSpanEventRows => ({ spans: empty(), generations: empty(), tools: empty(), errors: empty() });
+
+/** Line i of an encoded body (a view, newline included). */
+export function lineOf(rows: EncodedRows, i: number): Uint8Array {
+  return rows.body.subarray(i === 0 ? 0 : rows.ends[i - 1], rows.ends[i]);
+}
+
+/**
+ * The parts of the body whose lines pass `keep`, as few views as possible: the whole body when
+ * every line is kept (the common case: nothing to copy), else one view per run of kept lines.
+ */
+export function keptParts(rows: EncodedRows, keep: (i: number) => boolean): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let runStart = -1;
+  for (let i = 0; i <= rows.keys.length; i++) {
+    const kept = i < rows.keys.length && keep(i);
+    if (kept && runStart === -1) runStart = i;
+    if (!kept && runStart !== -1) {
+      parts.push(rows.body.subarray(runStart === 0 ? 0 : rows.ends[runStart - 1], rows.ends[i - 1]));
+      runStart = -1;
+    }
+  }
+  return parts;
+}

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
-import { spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import { keptParts, lineOf, spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../origin.js';
@@ -48,10 +48,10 @@ export interface TraceNote {
   spanRange: [number, number];
   /**
    * Set by the writer from spanRange, for the settler to summarize from memory (on the compute
-   * pool): the ids and `spans` rows (JSON) of the spans it stored.
+   * pool): the ids and `spans` rows (JSON lines, views into the request's insert body) of the spans it stored.
    */
   spanIds?: string[];
-  spanLines?: string[];
+  spanLines?: Uint8Array[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: ToolCalledRow[];
   /**
@@ -227,9 +227,9 @@ export class IngestWriter {
     return { present, counts, rooted };
   }
 
-  /** Inserts pre-serialized JSONEachRow lines (encoded on the compute pool) as one body, on the ingest lane. */
-  private async insert(table: string, lines: string[]): Promise<void> {
-    await this.options.ch.insertLines(this.options.ch.table(table), lines, 'ingest');
+  /** Inserts a JSONEachRow body (encoded on the compute pool; whole request bodies or slices of them) on the ingest lane. */
+  private async insert(table: string, parts: Uint8Array[]): Promise<void> {
+    await this.options.ch.insertBody(this.options.ch.table(table), parts, 'ingest');
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {
@@ -243,14 +243,19 @@ export class IngestWriter {
       const keep = new Set<string>();
       const results: WriteResult[] = [];
       const touchedTraces: TraceNote[] = [];
-      const spans: string[] = [];
+      const spans: Uint8Array[] = [];
+      /** Per request, the span keys it stores (its event rows go with them; a span sent twice in one flush is stored once). */
+      const stores: Set<string>[] = [];
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
         let rejected = 0;
         const overLimit = new Set<string>();
         const refused = new Set<string>();
-        const { keys, lines } = p.write.rows.spans;
+        const mine = new Set<string>();
+        stores.push(mine);
+        const rows = p.write.rows.spans;
+        const { keys } = rows;
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
           if (stored.has(key) || keep.has(key)) {
@@ -267,9 +272,10 @@ export class IngestWriter {
           }
           spanCounts.set(traceKey, count + 1);
           keep.add(key);
-          spans.push(lines[i]);
+          mine.add(key);
           written++;
         }
+        for (const part of written === keys.length ? [rows.body] : keptParts(rows, (i) => mine.has(keys[i]))) spans.push(part);
         let rejectMessage = '';
         if (rejected > 0) {
           const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId }))).map((t) => t.otelTraceId);
@@ -286,7 +292,7 @@ export class IngestWriter {
           for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) {
             if (refused.has(keys[i])) continue;
             t.spanIds.push(spanIdOfSpanKey(keys[i]));
-            t.spanLines.push(lines[i]);
+            t.spanLines.push(lineOf(rows, i));
           }
           if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(`${traceKey}\u0000${r.span_id}`));
           t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
@@ -294,10 +300,10 @@ export class IngestWriter {
           touchedTraces.push(t);
         }
       }
-      const fresh = (rows: EncodedRows) => rows.lines.filter((_, i) => keep.has(rows.keys[i]));
-      const generations = batch.flatMap((p) => fresh(p.write.rows.generations));
-      const tools = batch.flatMap((p) => fresh(p.write.rows.tools));
-      const errors = batch.flatMap((p) => fresh(p.write.rows.errors));
+      const fresh = (rows: EncodedRows, mine: Set<string>) => keptParts(rows, (i) => mine.has(rows.keys[i]));
+      const generations = batch.flatMap((p, i) => fresh(p.write.rows.generations, stores[i]));
+      const tools = batch.flatMap((p, i) => fresh(p.write.rows.tools, stores[i]));
+      const errors = batch.flatMap((p, i) => fresh(p.write.rows.errors, stores[i]));
       // Events first (concurrently), spans last: a span found in `spans` always has its events.
       await Promise.all([
         this.insert('event_generation_completed', generations),

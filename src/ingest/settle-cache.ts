@@ -15,8 +15,8 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *   does not hold appeared later (`storedBeforeCount` of every write ≤ spans held: every span held
  *   was durable before that write, so the stored spans are exactly the held ones).
  *
- * Spans are held as the `spans` rows this process wrote (JSON lines): the settler hands them to the
- * compute pool as they are (settle-summaries.ts). A trace past `maxSpansPerTrace` is read back
+ * Spans are held as the `spans` rows this process wrote (JSON lines, views into the insert bodies):
+ * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A trace past `maxSpansPerTrace` is read back
  * instead, so one copy to a worker stays short.
  *
  * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
@@ -29,16 +29,16 @@ interface CacheEntry {
   upserts: number;
   /** The seq of the last upsert counted (notes of one flush share one upsert). */
   lastSeq: string;
-  /** The trace's `spans` rows (JSON) by span id; null once the entry can no longer prove it holds the whole trace. */
-  spans: Map<string, string> | null;
+  /** The trace's `spans` rows (JSON lines) by span id; null once the entry can no longer prove it holds the whole trace. */
+  spans: Map<string, Uint8Array> | null;
   /** tool.called rows as written at ingest, by span id. */
   toolRows: Map<string, ToolCalledRow>;
   touchedAt: number;
 }
 
 export interface CachedTrace {
-  /** The trace's `spans` rows as JSON lines. */
-  rows: string[];
+  /** The trace's `spans` rows as JSON lines (each ending in a newline). */
+  rows: Uint8Array[];
   toolRows: Map<string, ToolCalledRow>;
 }
 

@@ -1,7 +1,7 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
-import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow, type StoredTraceSpans } from './stored-spans.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from './stored-spans.js';
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
 import type { TraceCost } from '../trace-pricing.js';
@@ -20,8 +20,8 @@ export interface SettleTraceInput {
   /** traceKeyString of the trace. */
   key: string;
   origin: Origin;
-  /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them. Absent: read back (`stored`). */
-  rows?: string[];
+  /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
+  rows?: Uint8Array;
   /** Memory path: the tool.called rows written at ingest, to rewrite only what the whole trace changes. */
   writtenTools?: ToolCalledRow[];
 }
@@ -59,8 +59,8 @@ export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
   const out: SettledTrace[] = [];
   for (const t of input.traces) {
     if (t.rows) {
-      if (t.rows.length === 0) continue;
-      const spans = t.rows.map((line) => spanFromStoredRow(JSON.parse(line) as StoredSpanRow));
+      if (t.rows.byteLength === 0) continue;
+      const spans = storedRowsFromBytes(t.rows).map(spanFromStoredRow);
       const { tree: _tree, ...summary } = summarizeTrace(spans, { origin: t.origin, processedAt: input.processedAt });
       const written = new Map((t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];

@@ -195,7 +195,7 @@ export class TraceSettler {
       groupSpans = 0;
     };
     for (const h of held) {
-      group.push({ key: h.key, origin: h.origin, rows: h.trace.rows, writtenTools: [...h.trace.toolRows.values()] });
+      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: [...h.trace.toolRows.values()] });
       groupSpans += h.trace.rows.length;
       if (groupSpans >= 2000) send();
     }

@@ -6,7 +6,7 @@ import { clusterInsertSettings } from './clickhouse-layout.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
 import type { ParamBinding } from './clickhouse-sql/compile.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
-import { StatementRunner, type Lane, type LaneClients, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
+import { StatementRunner, type Lane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions } from './clickhouse-sql/statement-runner.js';
 
 /**
  * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
@@ -25,6 +25,8 @@ export interface ClickHouseStore {
   insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
   /** Inserts rows already serialized as JSONEachRow lines (one per row) into a table named by `table()`. */
   insertLines(table: string, lines: readonly string[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  /** Inserts a JSONEachRow body given as byte parts of whole lines into a table named by `table()`. */
+  insertBody(table: string, parts: readonly Uint8Array[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
   ping(): Promise<boolean>;
   /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
   binding: ParamBinding;
@@ -68,6 +70,7 @@ export interface ClickHouseOptions {
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {
   const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
   let clients: LaneClients;
+  const rawInserts = new Map<ClickHouseClient, RawInsert>();
   if (options.url) {
     const client = createClient({
       url: options.url,
@@ -87,8 +90,13 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     const open = () => {
       // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
       // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
-      const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
-      return isolateSessionSettings(createClient({ connection }));
+      const chdb = createChdbConnection({ path: dir });
+      const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
+      const client = isolateSessionSettings(createClient({ connection }));
+      rawInserts.set(client, async (table, body) => {
+        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: 'JSONEachRow' });
+      });
+      return client;
     };
     clients = { system: [open()], ingest: [open(), open()], analytics: Array.from({ length: limits.maxConcurrency }, open) };
   }
@@ -102,6 +110,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const gate = new AnalyticsGate(limits);
   const runner = new StatementRunner({
     clients,
+    rawInserts,
     binding: options.paramBinding ?? (embedded ? 'literal' : 'server'),
     server: !embedded,
     gate,
@@ -115,6 +124,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
+    insertBody: (table, parts, lane) => runner.insertBody(table, parts, lane),
     ping: () => runner.ping(),
     binding: runner.binding,
     gate,
@@ -126,6 +136,13 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       for (const each of distinct) await each.close();
     },
   };
+}
+
+/** `db`.`name` (ClickHouseStore.table) as chdb's raw insert takes it: db.name, both plain identifiers. */
+function unquotedTable(table: string): string {
+  const match = /^`([A-Za-z0-9_]+)`\.`([A-Za-z0-9_]+)`$/.exec(table);
+  if (!match) throw new Error(`not a table name of ClickHouseStore.table: ${table}`);
+  return `${match[1]}.${match[2]}`;
 }
 
 /**

@@ -53,8 +53,17 @@ export interface LaneClients {
   analytics: ClickHouseClient[];
 }
 
+/**
+ * An insert of a JSONEachRow body straight into the engine, for a client on the embedded engine:
+ * chdb's raw insert takes the bytes without a copy and parses them on its own threads, where the
+ * driver's insert would first turn them into one string (twice: body, then statement + body).
+ */
+export type RawInsert = (table: string, body: Uint8Array) => Promise<void>;
+
 export interface RunnerOptions {
   clients: LaneClients;
+  /** Raw inserts of the clients that have them (the embedded engine's). */
+  rawInserts?: Map<ClickHouseClient, RawInsert>;
   binding: ParamBinding;
   /** True on a ClickHouse server: lane priority and workload settings apply. */
   server: boolean;
@@ -167,10 +176,27 @@ export class StatementRunner {
    */
   async insertLines(table: string, lines: readonly string[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
     if (lines.length === 0) return;
+    await this.insertBody(table, [Buffer.from(`${lines.join('\n')}\n`)], lane);
+  }
+
+  /**
+   * Inserts a JSONEachRow body given as byte parts, each holding whole lines (encoded on the compute
+   * pool: ingest-writer.ts), as one statement. On the embedded engine the bytes go to the engine
+   * as they are (RawInsert); on a server they stream as the request body.
+   */
+  async insertBody(table: string, parts: readonly Uint8Array[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
+    let bytes = 0;
+    for (const part of parts) bytes += part.byteLength;
+    if (bytes === 0) return;
     await this.onLane(lane, async (client) => {
+      const raw = this.options.rawInserts?.get(client);
+      if (raw) {
+        await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes));
+        return;
+      }
       const result = await client.exec({
         query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-        values: Readable.from([`${lines.join('\n')}\n`], { objectMode: false }),
+        values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))),
         ...this.requestSettings(lane),
       });
       // Nothing to read, but the answer must be consumed to release the connection.

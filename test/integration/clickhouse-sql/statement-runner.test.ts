@@ -72,4 +72,18 @@ describe('statement runner', () => {
     );
     expect(Number(n)).toBe(20_000);
   });
+
+  it('inserts a body given as byte parts of whole lines (the ingest writer\'s slices) as one statement, and refuses a bad line', async () => {
+    await store.command(raw(`CREATE TABLE ${store.table('parts')} (v String, n UInt32) ENGINE = MergeTree ORDER BY v`), 'system');
+    const line = (v: string, n: number) => Buffer.from(`${JSON.stringify({ v, n })}\n`);
+    const body = Buffer.concat([line('ü-1', 1), line('工具', 2), line('c\nd', 3)]);
+    await store.insertBody(store.table('parts'), [body.subarray(0, line('ü-1', 1).length), body.subarray(line('ü-1', 1).length), line('e', 4)], 'ingest');
+    await store.insertBody(store.table('parts'), [], 'ingest');
+    const stored = await store.read<{ v: string; n: number }>(sql`SELECT v, n FROM ${raw(store.table('parts'))} ORDER BY n`, { lane: 'ingest' });
+    expect(stored).toEqual([{ v: 'ü-1', n: 1 }, { v: '工具', n: 2 }, { v: 'c\nd', n: 3 }, { v: 'e', n: 4 }]);
+    // Nothing acknowledged that was not written: a malformed line fails the whole insert.
+    await expect(store.insertBody(store.table('parts'), [line('f', 5), Buffer.from('{"v": "g", "n": \n')], 'ingest')).rejects.toThrow();
+    const [{ c }] = await store.read<{ c: number }>(sql`SELECT count() AS c FROM ${raw(store.table('parts'))}`, { lane: 'ingest' });
+    expect(Number(c)).toBe(4);
+  });
 });

@@ -13,11 +13,11 @@ const origin = { actor: 'sdk', surface: 'otlp', user_id: '', api_key_id: 'k' };
 // The writer's note: the spans it stored as `spans` rows (JSON lines), and how many the trace had before.
 const note = (ids: string[], storedBefore: string[] = []): TraceNote => ({
   ...key, otelTraceId: 'o', hasRoot: true, origin, spanRange: [0, ids.length], toolRows: [],
-  spanIds: ids, spanLines: ids.map((id) => JSON.stringify({ span_id: id })), storedBeforeCount: storedBefore.length,
+  spanIds: ids, spanLines: ids.map((id) => Buffer.from(`${JSON.stringify({ span_id: id })}\n`)), storedBeforeCount: storedBefore.length,
 });
 const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: String(seq) });
 const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
-const held = (cache: SettleCache, c: Claim) => cache.take(c)?.rows.map((line) => (JSON.parse(line) as { span_id: string }).span_id).sort() ?? null;
+const held = (cache: SettleCache, c: Claim) => cache.take(c)?.rows.map((line) => (JSON.parse(Buffer.from(line).toString()) as { span_id: string }).span_id).sort() ?? null;
 
 describe('settle cache', () => {
   it('holds a trace whose every upsert was its own', () => {

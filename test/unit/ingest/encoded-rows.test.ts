@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { emptyEncodedRows, encodeSpanEventRows, keptParts, lineOf } from '../../../src/ingest/encoded-rows.js';
+import type { SpanEventRows, SpanRow } from '../../../src/ingest/event-rows.js';
+
+/**
+ * The insert body built on the compute pool: one JSONEachRow buffer per table with its line ends,
+ * so the writer can hand it to the engine whole, or only the lines it keeps, without building strings.
+ */
+
+const span = (id: string, name: string) => ({ tenant_id: 't', project_id: 'p', trace_id: 'tr', span_id: id, name }) as unknown as SpanRow;
+const rows = (spans: SpanRow[]): SpanEventRows => ({ spans, generations: [], tools: [], errors: [] });
+const text = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8');
+
+describe('encoded rows', () => {
+  // Multi-byte characters and a newline inside a value: line ends are byte offsets of the real line breaks.
+  const names = ['plain', 'línea\nwith an escaped newline', '工具 🔧', 'last'];
+  const encoded = encodeSpanEventRows(rows(names.map((n, i) => span(`s${i}`, n)))).spans;
+
+  it('is one JSONEachRow body with the end of every line', () => {
+    expect(encoded.keys).toEqual(names.map((_, i) => `t\u0000p\u0000tr\u0000s${i}`));
+    expect(encoded.ends).toHaveLength(names.length);
+    expect(encoded.ends.at(-1)).toBe(encoded.body.byteLength);
+    const lines = names.map((_, i) => Buffer.from(lineOf(encoded, i)).toString('utf8'));
+    expect(lines.map((l) => l.endsWith('\n'))).toEqual(names.map(() => true));
+    expect(lines.map((l) => JSON.parse(l).name)).toEqual(names);
+  });
+
+  it('keeps the whole body, runs of kept lines, or nothing', () => {
+    expect(keptParts(encoded, () => true)).toHaveLength(1);
+    expect(text(keptParts(encoded, () => true))).toBe(Buffer.from(encoded.body).toString('utf8'));
+    const parts = keptParts(encoded, (i) => i !== 1);
+    // Line 0, then lines 2–3 as one run.
+    expect(parts).toHaveLength(2);
+    expect(text(parts).split('\n').filter(Boolean).map((l) => JSON.parse(l).name)).toEqual(['plain', '工具 🔧', 'last']);
+    expect(keptParts(encoded, () => false)).toEqual([]);
+    expect(keptParts(emptyEncodedRows().spans, () => true)).toEqual([]);
+  });
+});
