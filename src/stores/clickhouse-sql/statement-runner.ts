@@ -196,7 +196,7 @@ export class StatementRunner {
       }
       const result = await client.exec({
         query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-        values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))),
+        values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), { objectMode: false }),
         ...this.requestSettings(lane),
       });
       // Nothing to read, but the answer must be consumed to release the connection.

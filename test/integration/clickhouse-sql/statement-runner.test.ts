@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { fromText, param, raw, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
+import { StatementRunner } from '../../../src/stores/clickhouse-sql/statement-runner.js';
 import { scopedTable, tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
@@ -85,5 +86,15 @@ describe('statement runner', () => {
     await expect(store.insertBody(store.table('parts'), [line('f', 5), Buffer.from('{"v": "g", "n": \n')], 'ingest')).rejects.toThrow();
     const [{ c }] = await store.read<{ c: number }>(sql`SELECT count() AS c FROM ${raw(store.table('parts'))}`, { lane: 'ingest' });
     expect(Number(c)).toBe(4);
+  });
+
+  it('streams the parts as the request body through the driver where no raw insert exists (a ClickHouse server)', async () => {
+    await store.command(raw(`CREATE TABLE ${store.table('streamed')} (v String, n UInt32) ENGINE = MergeTree ORDER BY v`), 'system');
+    const client = store.client;
+    const runner = new StatementRunner({ clients: { ingest: [client], system: [client], analytics: [client] }, binding: 'literal', server: false, gate: store.gate, queryTimeoutSeconds: 15 });
+    const line = (v: string, n: number) => Buffer.from(`${JSON.stringify({ v, n })}\n`);
+    await runner.insertBody(store.table('streamed'), [line('ä', 1), Buffer.concat([line('b', 2), line('工', 3)]).subarray(0, line('b', 2).length), line('工', 3)], 'ingest');
+    const stored = await store.read<{ v: string; n: number }>(sql`SELECT v, n FROM ${raw(store.table('streamed'))} ORDER BY n`, { lane: 'ingest' });
+    expect(stored).toEqual([{ v: 'ä', n: 1 }, { v: 'b', n: 2 }, { v: '工', n: 3 }]);
   });
 });
