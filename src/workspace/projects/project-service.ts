@@ -6,6 +6,7 @@ import {
   deleteProject,
   getDiagnostics,
   listProjects,
+  markMcpActivated,
   PROJECT_DELETED_TOPIC,
   reorderProjects,
   setDiagnostics,
@@ -62,6 +63,11 @@ export class ProjectService {
     await deleteProject(this.deps.sql, tenantId, projectId);
     // Every process drops the project from its caches (the ingest project cache).
     await publishEvent(this.deps.sql, PROJECT_DELETED_TOPIC, { tenant_id: tenantId, project_id: projectId });
+  }
+
+  /** The first MCP use of a project is recorded on it (SPEC Project.mcp_activated_at). */
+  async recordMcpUse(tenantId: string, project: Project): Promise<void> {
+    if (!project.mcp_activated_at) await markMcpActivated(this.deps.sql, tenantId, project.id);
   }
 
   // chat_connected says whether diagnostics can reach a chat channel; Lookout has no chat integration, so it is false.
