@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { Sql } from '../stores/postgres.js';
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { Sql } from '../../stores/postgres.js';
 import { eventIssueRow, type OutboxRow } from './issue-event-outbox.js';
 
 export interface OutboxRelayOptions {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { dateTime64 } from '../stores/clickhouse-time.js';
-import type { SqlHandle } from '../stores/postgres.js';
-import type { Origin } from '../origin.js';
+import { dateTime64 } from '../../stores/clickhouse-time.js';
+import type { SqlHandle } from '../../stores/postgres.js';
+import type { Origin } from '../../origin.js';
 
 /** The eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table event_issue. */
 export const ISSUE_EVENT_NAMES = [
