@@ -4,10 +4,10 @@
 --    per part: group-by and filters work on small integers). Measured on 2 M generation rows:
 --    the by-model query 62 → 43 ms merged, the model column 11 MiB → 1.3 MiB. Values read back
 --    unchanged. Key columns (tenant_id, project_id, trace_id, span_id) and free text stay String.
--- 2. Codecs where they measurably help (same 2 M rows, merged): timestamps are sorted inside each
---    part, DoubleDelta + ZSTD stores them in 19 KiB instead of 9.6 MiB; insert/processing times
---    Delta + ZSTD (80 → 28 KiB); trace and span ids ZSTD (10.8 → 2.7 MiB). The table shrank from
---    63 to 35 MiB and scans read less.
+-- 2. Codecs only where they help without slowing reads: trace and span ids ZSTD(1) (10.8 → 2.7 MiB
+--    on the same rows, no measurable change in query time). Timestamps are left alone: DoubleDelta
+--    would store them in 19 KiB instead of 9.6 MiB, but FINAL over unmerged parts decodes the whole
+--    key and ran 15–30 % slower with it (Delta + ZSTD 5–12 %; bench/README.md, issue 17).
 -- 3. trace.processed gets the counts the window view's coverage needs, filled at settling
 --    (docs/analytics.md "Coverage"), so the view reads them instead of passing over generation and
 --    tool rows: generations (model calls of the run), generations_with_provider (those that name
@@ -25,8 +25,6 @@ ALTER TABLE {db}.spans {on_cluster}
     MODIFY COLUMN tool_name LowCardinality(String),
     MODIFY COLUMN scope_name LowCardinality(String),
     MODIFY COLUMN scope_version LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN ingested_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
 
@@ -34,8 +32,6 @@ ALTER TABLE {db}.event_generation_completed {on_cluster}
     MODIFY COLUMN user_id LowCardinality(String),
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN model LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -44,8 +40,6 @@ ALTER TABLE {db}.event_tool_called {on_cluster}
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN tool LowCardinality(String),
     MODIFY COLUMN agent_name LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -53,8 +47,6 @@ ALTER TABLE {db}.event_span_errored {on_cluster}
     MODIFY COLUMN user_id LowCardinality(String),
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN span_name LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -64,23 +56,19 @@ ALTER TABLE {db}.event_trace_processed {on_cluster}
     MODIFY COLUMN agent_name LowCardinality(String),
     MODIFY COLUMN models Array(LowCardinality(String)),
     MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
-    MODIFY COLUMN processed_at CODEC(Delta, ZSTD(1)),
     ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
     ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
     ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
 
 ALTER TABLE {db}.event_issue {on_cluster}
     MODIFY COLUMN user_id LowCardinality(String),
-    MODIFY COLUMN api_key_id LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1));
+    MODIFY COLUMN api_key_id LowCardinality(String);
 
 ALTER TABLE {db}.traces {on_cluster}
     MODIFY COLUMN service_name LowCardinality(String),
     MODIFY COLUMN agent_name LowCardinality(String),
     MODIFY COLUMN release LowCardinality(String),
-    MODIFY COLUMN models_used Array(LowCardinality(String)),
-    MODIFY COLUMN processed_at CODEC(Delta, ZSTD(1));
+    MODIFY COLUMN models_used Array(LowCardinality(String));
 
 -- The backfill: each run that has generation or tool rows, written again with its counts, as the
 -- settler would have written them (a trace's spans, its events and its summary share a shard on a

@@ -223,8 +223,6 @@ ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN tool_name LowCardinality(String),
     MODIFY COLUMN scope_name LowCardinality(String),
     MODIFY COLUMN scope_version LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN ingested_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
 
@@ -235,8 +233,6 @@ ALTER TABLE `lookout`.`spans` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN tool_name LowCardinality(String),
     MODIFY COLUMN scope_name LowCardinality(String),
     MODIFY COLUMN scope_version LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN ingested_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
 
@@ -244,8 +240,6 @@ ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_clu
     MODIFY COLUMN user_id LowCardinality(String),
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN model LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -253,8 +247,6 @@ ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN user_id LowCardinality(String),
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN model LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -263,8 +255,6 @@ ALTER TABLE `lookout`.`event_tool_called_local` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN tool LowCardinality(String),
     MODIFY COLUMN agent_name LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -273,8 +263,6 @@ ALTER TABLE `lookout`.`event_tool_called` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN tool LowCardinality(String),
     MODIFY COLUMN agent_name LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -282,8 +270,6 @@ ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN user_id LowCardinality(String),
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN span_name LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -291,8 +277,6 @@ ALTER TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN user_id LowCardinality(String),
     MODIFY COLUMN api_key_id LowCardinality(String),
     MODIFY COLUMN span_name LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1)),
     MODIFY COLUMN trace_id CODEC(ZSTD(1)),
     MODIFY COLUMN span_id CODEC(ZSTD(1));
 
@@ -302,7 +286,6 @@ ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN agent_name LowCardinality(String),
     MODIFY COLUMN models Array(LowCardinality(String)),
     MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
-    MODIFY COLUMN processed_at CODEC(Delta, ZSTD(1)),
     ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
     ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
     ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
@@ -313,36 +296,29 @@ ALTER TABLE `lookout`.`event_trace_processed` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN agent_name LowCardinality(String),
     MODIFY COLUMN models Array(LowCardinality(String)),
     MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
-    MODIFY COLUMN processed_at CODEC(Delta, ZSTD(1)),
     ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
     ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
     ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
 
 ALTER TABLE `lookout`.`event_issue_local` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN user_id LowCardinality(String),
-    MODIFY COLUMN api_key_id LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1));
+    MODIFY COLUMN api_key_id LowCardinality(String);
 
 ALTER TABLE `lookout`.`event_issue` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN user_id LowCardinality(String),
-    MODIFY COLUMN api_key_id LowCardinality(String),
-    MODIFY COLUMN timestamp CODEC(DoubleDelta, ZSTD(1)),
-    MODIFY COLUMN inserted_at CODEC(Delta, ZSTD(1));
+    MODIFY COLUMN api_key_id LowCardinality(String);
 
 ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN service_name LowCardinality(String),
     MODIFY COLUMN agent_name LowCardinality(String),
     MODIFY COLUMN release LowCardinality(String),
-    MODIFY COLUMN models_used Array(LowCardinality(String)),
-    MODIFY COLUMN processed_at CODEC(Delta, ZSTD(1));
+    MODIFY COLUMN models_used Array(LowCardinality(String));
 
 ALTER TABLE `lookout`.`traces` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN service_name LowCardinality(String),
     MODIFY COLUMN agent_name LowCardinality(String),
     MODIFY COLUMN release LowCardinality(String),
-    MODIFY COLUMN models_used Array(LowCardinality(String)),
-    MODIFY COLUMN processed_at CODEC(Delta, ZSTD(1));
+    MODIFY COLUMN models_used Array(LowCardinality(String));
 
 INSERT INTO `lookout`.`event_trace_processed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, trace_id, agent_name, root_status_code,
      has_root, root_duration_ms, error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens,
