@@ -14,12 +14,12 @@
  *
  *   npx tsx bench/ingest/ingest-bench.ts [--batches 300] [--concurrency 8] [--batch-size 1000]
  *
- * The service runs as its own process (service-process.ts); the senders and the raw insert run here.
+ * The service runs as its own process (bench/service-process.ts); the senders (bench/otlp-senders.ts)
+ * and the raw insert run here; cpu-split.ts reads where the service's CPU went.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { deriveRequestRows } from '../../src/ingest/ingest-prepare.js';
 import { otlpOrigin, type SpanEventRows } from '../../src/ingest/event-rows.js';
@@ -29,51 +29,15 @@ import { validateExport } from '../../src/ingest/span-validation.js';
 import { lookoutTraceId } from '../../src/ingest/trace-id.js';
 import { openClickHouse } from '../../src/stores/clickhouse.js';
 import { migrateClickHouse } from '../../src/stores/migrations.js';
-import { cpuBetween, startService, type CpuSnapshot, type CpuSplit } from './service-process.js';
+import { sendBatches } from '../otlp-senders.js';
+import { BENCH_KEY, memoryMiB, numberArg, root, startServiceProcess, type ServiceProcess } from '../service-process.js';
+import { cpuBetween, cpuSampler, cpuSnapshot, readComputeStats, type CpuSnapshot, type CpuSplit } from './cpu-split.js';
 import { syntheticBatch, type Batch } from './synthetic-batch.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const BATCHES = arg('batches', 300);
-const CONCURRENCY = arg('concurrency', 8);
-const BATCH_SPANS = arg('batch-size', 1000);
-const KEY = 'lk_bench_bootstrap_key_0123456789';
+const BATCHES = numberArg('batches', 300);
+const CONCURRENCY = numberArg('concurrency', 8);
+const BATCH_SPANS = numberArg('batch-size', 1000);
 const log = pino({ level: 'warn' });
-
-async function sendAll(url: string, project: string, batches: Batch[], encoding: 'protobuf' | 'json') {
-  let next = 0;
-  let spans = 0;
-  let retries = 0;
-  const sender = async () => {
-    for (let i = next++; i < batches.length; i = next++) {
-      for (;;) {
-        const res = await fetch(`${url}/v1/traces`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${KEY}`,
-            'x-lookout-project': project,
-            'content-type': encoding === 'protobuf' ? 'application/x-protobuf' : 'application/json',
-          },
-          body: new Uint8Array(encoding === 'protobuf' ? batches[i].protobuf : batches[i].json),
-        });
-        await res.arrayBuffer();
-        if (res.status === 200) break;
-        // 429/503 under overload: back off as an exporter would, and retry.
-        if (res.status !== 429 && res.status !== 503) throw new Error(`unexpected ${res.status}`);
-        retries++;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      spans += batches[i].spans;
-    }
-  };
-  const started = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: CONCURRENCY }, sender));
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { spans, seconds, rate: spans / seconds, retries };
-}
 
 async function rawInsert(batches: Batch[]) {
   // The same rows the service writes, derived outside the timed section.
@@ -115,7 +79,7 @@ interface Api {
 async function api<T>(a: Api, method: string, route: string, body?: unknown): Promise<T> {
   const res = await fetch(`${a.url}/api${route}`, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
@@ -169,14 +133,15 @@ interface Phase {
   cpu: CpuSplit;
 }
 
-async function runPhase(a: Api, svc: { snapshot(): CpuSnapshot }, batches: Batch[], encoding: 'protobuf' | 'json', tracesBefore: number) {
-  const before = svc.snapshot();
+async function runPhase(svc: ServiceProcess, batches: Batch[], encoding: 'protobuf' | 'json', tracesBefore: number) {
+  const a: Api = svc;
+  const before = cpuSnapshot(svc.pid);
   const started = Date.now();
-  const accepted = await sendAll(a.url, a.project, batches, encoding);
+  const accepted = await sendBatches(svc, batches, CONCURRENCY, encoding);
   const traces = batches.reduce((n, b) => n + b.traceIds.length, 0);
   const last = batches.slice(-2).flatMap((b) => b.traceIds.slice(-3));
   const settledAt = await waitSettled(a, tracesBefore + traces, last);
-  return { before, after: svc.snapshot(), spans: accepted.spans, traces, accepted, endToEndSeconds: (settledAt - started) / 1000 };
+  return { before, after: cpuSnapshot(svc.pid), spans: accepted.spans, traces, accepted, endToEndSeconds: (settledAt - started) / 1000 };
 }
 
 async function main() {
@@ -189,17 +154,18 @@ async function main() {
     `batch size: protobuf ${mb(protoBatches[0].protobuf.length)} MiB, JSON ${mb(jsonBatches[0].json.length)} MiB; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
   );
 
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-ingest-'));
-  fs.chmodSync(dataDir, 0o755);
-  const service = await startService(root, dataDir, { LOOKOUT_BOOTSTRAP_KEY: KEY });
+  // The compute pool writes its CPU per task here on close.
+  const statsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-compute-')), 'compute-stats.json');
+  const service = await startServiceProcess('ingest', { COMPUTE_STATS_FILE: statsFile });
+  const sampler = cpuSampler(service.pid);
+  let stopped = false;
   try {
-    const created = await api<{ id: string }>({ url: service.url, project: '' }, 'POST', '/projects', { name: 'bench' });
-    const a: Api = { url: service.url, project: created.id };
-    await sendAll(service.url, a.project, warmup, 'protobuf');
+    const a: Api = service;
+    await sendBatches(service, warmup, CONCURRENCY);
     const warmTraces = warmup.reduce((n, b) => n + b.traceIds.length, 0);
     await waitSettled(a, warmTraces, warmup.at(-1)!.traceIds.slice(-3));
-    const proto = await runPhase(a, service, protoBatches, 'protobuf', warmTraces);
-    const json = await runPhase(a, service, jsonBatches, 'json', warmTraces + proto.traces);
+    const proto = await runPhase(service, protoBatches, 'protobuf', warmTraces);
+    const json = await runPhase(service, jsonBatches, 'json', warmTraces + proto.traces);
     // What a user's query sees: every acknowledged span's events once, every trace processed once.
     const all = [...warmup, ...protoBatches, ...jsonBatches];
     const spansSent = all.reduce((n, b) => n + b.spans, 0);
@@ -207,10 +173,14 @@ async function main() {
     const generations = await countEvents(a, 'generation.completed', 'span_id');
     const tools = await countEvents(a, 'tool.called', 'span_id');
     const processed = await countEvents(a, 'trace.processed');
-    const rss = service.peakRssMiB();
+    const rss = memoryMiB(service.pid, 'VmHWM');
     const stopStarted = Date.now();
-    const { last, compute } = await service.stop();
+    await service.stop();
+    stopped = true;
+    sampler.stop();
     const shutdownMs = Date.now() - stopStarted;
+    const last = sampler.last();
+    const compute = readComputeStats(statsFile);
 
     const raw = await rawInsert(protoBatches);
     const split = (p: { before: CpuSnapshot; after: CpuSnapshot }) => cpuBetween(p.before, p.after, service.pid, compute.threadIds);
@@ -259,10 +229,9 @@ async function main() {
     );
     process.stdout.write(lines.join('\n'));
   } finally {
-    await service.kill();
-    // BENCH_KEEP_DATA=1: keep the service's data directory (system.query_log, system.part_log) for a look afterwards.
-    if (process.env.BENCH_KEEP_DATA === '1') process.stdout.write(`data kept in ${dataDir}\n`);
-    else fs.rmSync(dataDir, { recursive: true, force: true });
+    sampler.stop();
+    if (!stopped) await service.stop();
+    fs.rmSync(path.dirname(statsFile), { recursive: true, force: true });
   }
 }
 
