@@ -25,8 +25,10 @@ export interface Config {
     paramBinding: 'literal' | 'server' | null;
     /** The analytics lane's bounds (src/stores/clickhouse-sql/analytics-gate.ts). */
     analytics: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
+    /** The interactive lane's bounds: trace detail, trace lists, lookups by id (INTERACTIVE_MAX_*). */
+    interactive: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
     /** ClickHouse server `workload` per lane, when the server defines workloads. */
-    controls: { workloads: { analytics?: string; ingest?: string; system?: string } };
+    controls: { workloads: { analytics?: string; interactive?: string; ingest?: string; system?: string } };
   };
   /** LOOKOUT_MIGRATE: apply pending migrations at start (default), or only check that none are pending. */
   migrateOnStart: boolean;
@@ -141,9 +143,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         maxPerTenant: Math.max(1, int(env, 'ANALYTICS_MAX_PER_TENANT', 2)),
         maxQueue: int(env, 'ANALYTICS_MAX_QUEUE', 64),
       },
+      interactive: {
+        maxConcurrency: Math.max(1, int(env, 'INTERACTIVE_MAX_CONCURRENCY', 2)),
+        maxPerTenant: Math.max(1, int(env, 'INTERACTIVE_MAX_PER_TENANT', 2)),
+        maxQueue: int(env, 'INTERACTIVE_MAX_QUEUE', 64),
+      },
       controls: {
         workloads: {
           ...(str(env, 'CLICKHOUSE_WORKLOAD_ANALYTICS') ? { analytics: workload(env, 'CLICKHOUSE_WORKLOAD_ANALYTICS') } : {}),
+          ...(str(env, 'CLICKHOUSE_WORKLOAD_INTERACTIVE') ? { interactive: workload(env, 'CLICKHOUSE_WORKLOAD_INTERACTIVE') } : {}),
           ...(str(env, 'CLICKHOUSE_WORKLOAD_INGEST') ? { ingest: workload(env, 'CLICKHOUSE_WORKLOAD_INGEST') } : {}),
         },
       },
