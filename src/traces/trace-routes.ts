@@ -6,8 +6,9 @@ import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
 import { isoFromDateTime64, msToDateTime64 } from '../stores/clickhouse-time.js';
-import type { TraceDetailPage } from './trace-detail-build.js';
-import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceListRow } from './trace-store.js';
+import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';
+import { storedTraceDetailPage } from './trace-page.js';
+import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceListRow, type TraceScope } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
@@ -90,6 +91,12 @@ function listItem(row: TraceListRow) {
   };
 }
 
+/** Every stored span of the trace, parsed, summarized and paged on the compute pool (trace-detail-build.ts). */
+async function wholeTraceDetail(deps: AppDeps, scope: TraceScope, id: string, input: Omit<TraceDetailInput, 'rows'>): Promise<TraceDetailResult> {
+  const rows = await readTraceBytes(deps.ch, scope, id);
+  return deps.compute.run('trace-detail', { ...input, rows }, [rows.buffer as ArrayBuffer]);
+}
+
 export function traceRoutes(deps: AppDeps): Router {
   const router = Router();
   const Trace = deps.openapi.addSchema('Trace', traceSchema);
@@ -129,14 +136,16 @@ export function traceRoutes(deps: AppDeps): Router {
       if (context && (query.span_limit !== undefined || query.span_cursor !== undefined)) {
         throw new ValidationError('span_limit and span_cursor page the default form; the context bundle takes spans_limit and spans_offset');
       }
-      const rows = await readTraceBytes(deps.ch, { tenantId: principal.tenantId, projectId }, id);
+      const scope = { tenantId: principal.tenantId, projectId };
       const view = { includeAttributes: query.include_attributes ?? true, includeEvents: query.include_events ?? true };
       const limit = context ? (query.spans_limit ?? DEFAULT_SPANS_LIMIT) : (query.span_limit ?? DEFAULT_SPAN_PAGE);
       const page: TraceDetailPage = context
         ? { form: 'context', limit, offset: query.spans_offset ?? 0 }
         : { form: 'default', limit, cursor: query.span_cursor ?? null };
-      // Parsing, summarizing and serializing the spans runs on the compute pool (a deep trace is megabytes).
-      const built = await deps.compute.run('trace-detail', { rows, view, page }, [rows.buffer as ArrayBuffer]);
+      // A big settled trace: its stored summary and one page of spans (trace-page.ts). Otherwise the
+      // whole trace is parsed, summarized and serialized on the compute pool (it may be megabytes).
+      const stored = page.form === 'default' ? await storedTraceDetailPage(deps.ch, deps.compute, scope, id, { view, limit, cursor: page.cursor }) : null;
+      const built = stored ?? (await wholeTraceDetail(deps, scope, id, { view, page }));
       if (!built.found) throw new NotFoundError('Trace not found');
       if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
       const trace = built.trace;
