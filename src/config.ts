@@ -42,6 +42,8 @@ export interface Config {
   /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
   settleLeaseMs: number;
   ingestMaxInflightBytes: number;
+  /** Bytes of span rows the settler keeps for open traces (SETTLE_CACHE_MAX_BYTES); past it they are read back from ClickHouse. */
+  settleCacheMaxBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
   /** Worker threads of the compute pool (COMPUTE_THREADS); 0 runs that work on the event loop. */
@@ -109,6 +111,15 @@ function binding(env: NodeJS.ProcessEnv): 'literal' | 'server' | null {
   return raw;
 }
 
+/**
+ * The settle cache's default bound: twice the ingest budget, between 4 and 256 MiB. An operator who
+ * bounds ingest memory tightly gets a cache of the same order, not a fixed few hundred MiB beside it.
+ */
+export function defaultSettleCacheBytes(inflightBytes: number): number {
+  const MiB = 1024 * 1024;
+  return Math.min(256 * MiB, Math.max(4 * MiB, 2 * inflightBytes));
+}
+
 function workload(env: NodeJS.ProcessEnv, name: string): string {
   const raw = env[name] as string;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw)) throw new Error(`${name} must be a plain identifier`);
@@ -122,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
+  const inflightBytes = int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024);
   const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
   if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
@@ -165,7 +177,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
     settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
-    ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
+    ingestMaxInflightBytes: inflightBytes,
+    settleCacheMaxBytes: int(env, 'SETTLE_CACHE_MAX_BYTES', defaultSettleCacheBytes(inflightBytes)),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
     computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
