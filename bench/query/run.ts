@@ -6,6 +6,10 @@
  * @clickhouse/client. Prints p50/p95 of both and the overhead ratio.
  *
  *   npx tsx bench/query/run.ts [--runs 20] [--generations 10000000] [--traces 1000000] [--tools 1000000] [--no-optimize]
+ *                              [--scale 1] [--query-timeout 15]
+ *
+ * --scale multiplies the three sizes (--scale 10: the 100 M-generation run) and, unless
+ * --query-timeout is given, lets each query run up to 15 s × scale instead of the service's 15 s.
  *
  * Two passes: on the tables as inserted, then after OPTIMIZE ... FINAL (merged, as background merges
  * leave a settled table). Each pass also times the compiled SQL without FINAL, to show what reading
@@ -28,9 +32,11 @@ const flag = (name: string, fallback: number) => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const RUNS = flag('runs', 20);
-const GENERATIONS = flag('generations', 10_000_000);
-const TRACES = flag('traces', 1_000_000);
-const TOOLS = flag('tools', 1_000_000);
+const SCALE = flag('scale', 1);
+const GENERATIONS = Math.round(flag('generations', 10_000_000) * SCALE);
+const TRACES = Math.round(flag('traces', 1_000_000) * SCALE);
+const TOOLS = Math.round(flag('tools', 1_000_000) * SCALE);
+const QUERY_TIMEOUT = flag('query-timeout', Math.max(15, Math.round(15 * SCALE)));
 const OPTIMIZE = !args.includes('--no-optimize');
 const KEY = 'lk_bench_query_key_0123456789abcdef';
 const DAY = 86_400_000;
@@ -45,7 +51,7 @@ function percentile(sorted: number[], p: number): number {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-query-'));
   fs.chmodSync(dataDir, 0o755);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT) });
   const mounted = modules.some((m) => m.name === analyticsQueryModule.name) ? modules : [...modules, analyticsQueryModule];
   const service = await startService(config, { logger: pino({ level: 'silent' }), modules: mounted });
   try {

@@ -5,7 +5,12 @@
  * every statement of the view including the cost module's, JSON).
  *
  *   npx tsx bench/query/views.ts [--runs 20] [--traces 1000000] [--generations 10000000] [--tools 3000000]
- *                                [--unwritten-every 0] [--optimize] [--data-dir DIR] [--only TEXT]
+ *                                [--scale 1] [--query-timeout 15] [--unwritten-every 0] [--optimize]
+ *                                [--data-dir DIR] [--only TEXT]
+ *
+ * --scale multiplies the three sizes (--scale 10: 100 M generations, 10 M traces, 30 M tool calls,
+ * what a user should expect at 10× the target size) and, unless --query-timeout is given, lets
+ * each statement run up to 15 s × scale instead of the service's 15 s.
  *
  * Every trace is written with its cost (basis stored, 1 in 13 partial), the steady state when a
  * price catalog is loaded. --unwritten-every N writes every Nth trace without prices instead, so
@@ -29,9 +34,11 @@ const flag = (name: string, fallback: number) => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const RUNS = flag('runs', 20);
-const TRACES = flag('traces', 1_000_000);
-const GENERATIONS = flag('generations', 10_000_000);
-const TOOLS = flag('tools', 3_000_000);
+const SCALE = flag('scale', 1);
+const TRACES = Math.round(flag('traces', 1_000_000) * SCALE);
+const GENERATIONS = Math.round(flag('generations', 10_000_000) * SCALE);
+const TOOLS = Math.round(flag('tools', 3_000_000) * SCALE);
+const QUERY_TIMEOUT = flag('query-timeout', Math.max(15, Math.round(15 * SCALE)));
 const UNWRITTEN_EVERY = flag('unwritten-every', 0);
 const OPTIMIZE = args.includes('--optimize');
 const text = (name: string) => {
@@ -60,18 +67,25 @@ const MODELS = `['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022', 'claude-
 async function seed(ch: ClickHouseStore, params: Record<string, string>): Promise<void> {
   let t0 = performance.now();
   // Every --unwritten-every'th trace is written without prices (priced at query time from its generations).
+  // Each run's model calls (and those naming a provider) and tool calls, as settling counts them:
+  // generation `number` belongs to run intDiv(number, per) and has no provider when number % 11 = 0;
+  // tool call m to run intDiv(m * traces, tools). ceil(x / k) is intDiv(x + k - 1, k).
   await ch.client.command({
     query: `INSERT INTO ${ch.table('event_trace_processed')}
       (tenant_id, project_id, timestamp, actor, surface, trace_id, agent_name, root_status_code, has_root, root_duration_ms,
        error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens, estimated_cost_usd, estimated_cost_basis,
-       cost_priced_tokens, cost_unpriced_models, cost_priced_at, cost_model_costs, models)
+       cost_priced_tokens, cost_unpriced_models, cost_priced_at, cost_model_costs, models, generations, generations_with_provider, tool_calls)
       SELECT {t:String}, {p:String}, ${TRACE_TIME}, 'sdk', 'otlp', ${TRACE_ID}, concat('agent-', toString(n % 25)),
         if(n % 17 = 0, 'ERROR', 'UNSET'), if(n % 50 = 0, 0, 1), if(n % 50 = 0, NULL, toFloat64(cityHash64(n, 1) % 60000)),
         if(n % 17 = 0, 2, if(n % 9 = 0, 1, 0)), if(n % 9 = 0, 1, 0), 8000, 1500, 9500,
         if(u, NULL, 0.0125), if(u, 'unavailable', if(n % 13 = 0, 'partial', 'stored')),
         if(u, 0, 8000), if(n % 13 = 0 AND NOT u, ['in-house-model'], []), now64(3),
-        map('gpt-4o', 0.01, 'claude-3-5-sonnet-20241022', 0.0025), ['gpt-4o', 'claude-3-5-sonnet-20241022']
-      FROM (SELECT number AS n, {unwritten:UInt64} > 0 AND number % greatest({unwritten:UInt64}, 1) = 0 AS u FROM numbers({traces:UInt64}))`,
+        map('gpt-4o', 0.01, 'claude-3-5-sonnet-20241022', 0.0025), ['gpt-4o', 'claude-3-5-sonnet-20241022'],
+        g_to - g_from, (g_to - g_from) - (intDiv(g_to + 10, 11) - intDiv(g_from + 10, 11)),
+        intDiv((n + 1) * ${TOOLS} + {traces:UInt64} - 1, {traces:UInt64}) - intDiv(n * ${TOOLS} + {traces:UInt64} - 1, {traces:UInt64})
+      FROM (SELECT number AS n, {unwritten:UInt64} > 0 AND number % greatest({unwritten:UInt64}, 1) = 0 AS u,
+              least(n * {per:UInt64}, ${GENERATIONS}) AS g_from, least((n + 1) * {per:UInt64}, ${GENERATIONS}) AS g_to
+            FROM numbers({traces:UInt64}))`,
     query_params: params,
   });
   console.log(`seeded ${TRACES} traces (unwritten: ${UNWRITTEN_EVERY > 0 ? `1 in ${UNWRITTEN_EVERY}` : 'none'}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -105,7 +119,7 @@ async function main() {
   const dataDir = KEEP_DIR ? path.resolve(KEEP_DIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-views-'));
   fs.mkdirSync(dataDir, { recursive: true });
   fs.chmodSync(dataDir, 0o755);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT) });
   const service = await startService(config, { logger: pino({ level: 'silent' }) });
   try {
     const api = `${service.url}/api`;

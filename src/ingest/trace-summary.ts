@@ -56,6 +56,10 @@ export interface TraceProcessedRow extends Origin, TraceCost {
   output_tokens: number;
   total_tokens: number;
   models: string[];
+  /** Model calls of the run (its generation.completed rows) and those naming their provider; its tool spans (docs/analytics.md "Coverage"). */
+  generations: number;
+  generations_with_provider: number;
+  tool_calls: number;
   processed_at: string;
 }
 
@@ -149,6 +153,18 @@ function pickOutput(ordered: NormalizedSpan[]): string | null {
   const generations = ordered.filter((s) => s.spanClass === 'generation').sort((a, b) => byStart(b, a));
   for (const s of [...roots, ...agents, ...generations]) if (s.agentOutput !== null) return s.agentOutput;
   return null;
+}
+
+/** Generation spans are exactly the spans written as generation.completed rows (event-rows.ts). */
+function runCoverageCounts(spans: NormalizedSpan[]): { generations: number; generations_with_provider: number } {
+  let generations = 0;
+  let withProvider = 0;
+  for (const s of spans) {
+    if (s.spanClass !== 'generation') continue;
+    generations++;
+    if (s.provider !== '') withProvider++;
+  }
+  return { generations, generations_with_provider: withProvider };
 }
 
 export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOptions): TraceSummary {
@@ -254,6 +270,8 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
     total_tokens: inputTokens + outputTokens,
     ...cost,
     models,
+    ...runCoverageCounts(spans),
+    tool_calls: toolSpans.length,
     processed_at: processedAt,
   };
   const trace: TraceRow = {

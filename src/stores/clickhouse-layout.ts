@@ -59,10 +59,12 @@ function statements(text: string): string[] {
     .filter(Boolean);
 }
 
-// The two statement forms migrations use. Anything else is refused on a cluster, so a new form is
+// The three statement forms migrations use. Anything else is refused on a cluster, so a new form is
 // decided (and golden-tested) before it can run there.
 const CREATE = /^CREATE TABLE IF NOT EXISTS \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}\s*(\([\s\S]*)$/;
 const ALTER = /^ALTER TABLE \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}\s*([\s\S]*)$/;
+/** A backfill: INSERT … SELECT into a table, with its column list. */
+const INSERT_SELECT = /^INSERT INTO \{db\}\.([a-z_][a-z0-9_]*)\s*(\([^)]*\))\s*(SELECT\b[\s\S]*)$/;
 const ENGINE = /ENGINE = \{replicated\}(\w+MergeTree)(?:\(([^)]*)\))?/;
 
 /**
@@ -101,6 +103,16 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
       if (!SHARDING_KEYS[name]) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
       // The local table holds the data; the Distributed table's own column list must follow it.
       return [`ALTER TABLE ${db}.${quote(`${name}_local`)}${onCluster}\n    ${change}`, `ALTER TABLE ${db}.${quote(name)}${onCluster}\n    ${change}`];
+    }
+    const insert = INSERT_SELECT.exec(s);
+    if (insert) {
+      const [, name, columns, select] = insert;
+      if (!SHARDING_KEYS[name]) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+      // Through the Distributed table, which routes each row to its shard; answered only once the
+      // rows are there (as every insert on a cluster, clusterInsertSettings). The SELECT reads
+      // Distributed tables too: a join inside it must be GLOBAL.
+      const settings = Object.entries(clusterInsertSettings(null)).map(([k, v]) => `${k} = ${v}`).join(', ');
+      return [`INSERT INTO ${db}.${quote(name)} ${columns}\nSETTINGS ${settings}\n${select.replaceAll('{db}', db)}`];
     }
     throw new Error(`A ClickHouse migration statement this layout cannot place on a cluster: ${s.slice(0, 80)}`);
   });

@@ -75,7 +75,8 @@ export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> 
  * Both stores' migrations under one advisory lock, taken in a PostgreSQL transaction: PostgreSQL's
  * files commit with it, and the lock is released by PostgreSQL itself when a migrating process dies.
  * ClickHouse DDL cannot join the transaction; a run that fails half-way is safe to repeat because
- * every statement is IF NOT EXISTS and each file is recorded only after its last statement.
+ * every statement is idempotent (IF NOT EXISTS, MODIFY COLUMN to a type, a backfill that only
+ * touches rows still missing its values) and each file is recorded only after its last statement.
  */
 export async function migrateStores(sql: Sql, ch: ClickHouseStore, dirs: MigrationDirs): Promise<MigrationResult> {
   return sql.begin(async (tx) => {

@@ -5,8 +5,7 @@
  */
 import { WRITTEN } from '../cost/cost-sql.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
-import { guard, inWindow, selectRows, table, type ViewScope } from './view-sql.js';
-import type { ViewWindow } from './time-buckets.js';
+import { guard, selectRows, table, type ViewScope } from './view-sql.js';
 
 export const CAPABILITIES = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'provider', 'cost_basis', 'tools'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -25,14 +24,19 @@ export interface CoverageBlock {
 
 /**
  * Per-trace coverage counts, added to the window view's trace statement so they come out of the
- * same scan of trace.processed (its WITH TOTALS row holds the window's figures).
+ * same scan of trace.processed (its WITH TOTALS row holds the window's figures). The model-call
+ * and tool counts were stored on each run at settling (clickhouse/005): no pass over generation
+ * or tool rows.
  */
 export const TRACE_COVERAGE_COLUMNS = `countIf(has_root = 1) AS cov_root_status,
   countIf(isNotNull(root_duration_ms)) AS cov_root_duration,
   countIf(agent_name != '') AS cov_agents,
   countIf(total_tokens > 0) AS cov_tokens,
   countIf(notEmpty(models)) AS cov_model,
-  countIf(${WRITTEN}) AS cov_cost_basis`;
+  countIf(${WRITTEN}) AS cov_cost_basis,
+  sum(generations_with_provider) AS cov_provider,
+  sum(generations) AS cov_generations,
+  countIf(tool_calls > 0) AS cov_tools`;
 
 export interface TraceCoverageCounts {
   traces: number;
@@ -42,6 +46,9 @@ export interface TraceCoverageCounts {
   cov_tokens: number;
   cov_model: number;
   cov_cost_basis: number;
+  cov_provider: number;
+  cov_generations: number;
+  cov_tools: number;
 }
 
 interface CapabilityRow {
@@ -101,40 +108,14 @@ export async function projectSendsTools(scope: ViewScope): Promise<boolean> {
   return rows.length > 0;
 }
 
-interface EventCoverageRow {
-  provider_observed: number;
-  provider_eligible: number;
-}
-
-/** Provider coverage is counted in model calls (generation rows) of the window: see docs. */
-async function providerCounts(scope: ViewScope, window: ViewWindow): Promise<EventCoverageRow> {
-  const rows = await selectRows<EventCoverageRow>(
-    scope,
-    sql`SELECT countIf(provider != '') AS provider_observed, count() AS provider_eligible
-FROM ${table(scope, 'event_generation_completed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}`,
-  );
-  return rows[0] ?? { provider_observed: 0, provider_eligible: 0 };
-}
-
-/** Traces with at least one tool call whose span started in the window. */
-async function toolTraces(scope: ViewScope, window: ViewWindow): Promise<number> {
-  const rows = await selectRows<{ traces: number }>(
-    scope,
-    sql`SELECT uniqExact(trace_id) AS traces
-FROM ${table(scope, 'event_tool_called')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}`,
-  );
-  return Number(rows[0]?.traces ?? 0);
-}
-
 /**
  * The block. `windowCounts` resolves to the TRACE_COVERAGE_COLUMNS of the window's totals row
- * (undefined when the window has no trace); the event-table counts run meanwhile. A capability
- * the project never sent has a null window entry.
+ * (undefined when the window has no trace). A capability the project never sent has a null window
+ * entry.
  */
-export async function coverageBlock(scope: ViewScope, window: ViewWindow, windowCounts: Promise<TraceCoverageCounts | undefined>): Promise<CoverageBlock> {
-  const [traceCounts, provider, tools] = await Promise.all([windowCounts, providerCounts(scope, window), toolTraces(scope, window)]);
+export async function coverageBlock(scope: ViewScope, windowCounts: Promise<TraceCoverageCounts | undefined>): Promise<CoverageBlock> {
+  const traceCounts = await windowCounts;
+  const tools = Number(traceCounts?.cov_tools ?? 0);
   const traces = Number(traceCounts?.traces ?? 0);
   const entry = (observed: number, eligible: number, isLowerBound = false): CoverageEntry => ({
     observed: Math.min(observed, eligible),
@@ -147,13 +128,12 @@ export async function coverageBlock(scope: ViewScope, window: ViewWindow, window
     agents: entry(Number(traceCounts?.cov_agents ?? 0), traces),
     tokens: entry(Number(traceCounts?.cov_tokens ?? 0), traces),
     model: entry(Number(traceCounts?.cov_model ?? 0), traces),
-    provider: entry(Number(provider.provider_observed), Number(provider.provider_eligible)),
+    provider: entry(Number(traceCounts?.cov_provider ?? 0), Number(traceCounts?.cov_generations ?? 0)),
     cost_basis: entry(Number(traceCounts?.cov_cost_basis ?? 0), traces),
     // A trace without a tool span may still have used a tool its instrumentation did not record.
     tools: entry(tools, traces, true),
   };
-  // Raw observations (tool traces may belong to runs that started before the window).
-  const observed = Object.fromEntries(CAPABILITIES.map((c) => [c, c === 'tools' ? tools : counts[c].observed])) as Record<Capability, number>;
+  const observed = Object.fromEntries(CAPABILITIES.map((c) => [c, counts[c].observed])) as Record<Capability, number>;
   const capability = await capabilities(scope, observed);
   const windowEntries = Object.fromEntries(CAPABILITIES.map((c) => [c, capability[c] ? counts[c] : null])) as Record<Capability, CoverageEntry | null>;
   return { capability, window: windowEntries, window_traces: traces };

@@ -75,7 +75,7 @@ ORDER BY date`,
     ),
   );
   const totalsOf = (t: Awaited<typeof tracesQuery>) => (t.rows.length > 0 ? t.totals : undefined);
-  const [traces, coverage, cost] = await Promise.all([tracesQuery, coverageBlock(scope, window, tracesQuery.then(totalsOf)), costQuery]);
+  const [traces, coverage, cost] = await Promise.all([tracesQuery, coverageBlock(scope, tracesQuery.then(totalsOf)), costQuery]);
   const totals = totalsOf(traces);
   const known = Number(totals?.root_status_known ?? 0);
   const failed = Number(totals?.failed_runs ?? 0);

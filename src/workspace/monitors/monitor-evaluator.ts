@@ -1,5 +1,4 @@
 import type { AppDeps } from '../../app-deps.js';
-import type { SqlHandle } from '../../stores/postgres.js';
 import type { ProcessedTrace } from '../../trace-hooks.js';
 import { recordMonitorActivated } from './monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';

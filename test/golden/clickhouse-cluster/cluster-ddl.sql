@@ -215,3 +215,134 @@ ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_clu
 
 ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`
     ADD COLUMN IF NOT EXISTS cache_write_input_tokens UInt64 DEFAULT 0 AFTER cached_input_tokens;
+
+ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN tool_name LowCardinality(String),
+    MODIFY COLUMN scope_name LowCardinality(String),
+    MODIFY COLUMN scope_version LowCardinality(String),
+    MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`spans` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN tool_name LowCardinality(String),
+    MODIFY COLUMN scope_name LowCardinality(String),
+    MODIFY COLUMN scope_version LowCardinality(String),
+    MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_tool_called_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN tool LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_tool_called` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN tool LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN span_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN span_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN models Array(LowCardinality(String)),
+    MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
+    ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
+    ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
+    ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
+
+ALTER TABLE `lookout`.`event_trace_processed` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN models Array(LowCardinality(String)),
+    MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
+    ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
+    ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
+    ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
+
+ALTER TABLE `lookout`.`event_issue_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_issue` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN release LowCardinality(String),
+    MODIFY COLUMN models_used Array(LowCardinality(String));
+
+ALTER TABLE `lookout`.`traces` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN release LowCardinality(String),
+    MODIFY COLUMN models_used Array(LowCardinality(String));
+
+INSERT INTO `lookout`.`event_trace_processed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, trace_id, agent_name, root_status_code,
+     has_root, root_duration_ms, error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens,
+     estimated_cost_usd, estimated_cost_basis, cost_priced_tokens, cost_unpriced_models, cost_priced_at,
+     cost_model_costs, models, generations, generations_with_provider, tool_calls, processed_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT t.tenant_id, t.project_id, t.timestamp, t.actor, t.surface, t.user_id, t.api_key_id, t.trace_id, t.agent_name,
+    t.root_status_code, t.has_root, t.root_duration_ms, t.error_count, t.failing_tool_calls, t.input_tokens,
+    t.output_tokens, t.total_tokens, t.estimated_cost_usd, t.estimated_cost_basis, t.cost_priced_tokens,
+    t.cost_unpriced_models, t.cost_priced_at, t.cost_model_costs, t.models,
+    g.generations, g.generations_with_provider, c.tool_calls, t.processed_at
+FROM `lookout`.event_trace_processed AS t FINAL
+GLOBAL LEFT JOIN
+(
+    SELECT tenant_id, project_id, trace_id, toUInt32(count()) AS generations, toUInt32(countIf(provider != '')) AS generations_with_provider
+    FROM `lookout`.event_generation_completed FINAL
+    GROUP BY tenant_id, project_id, trace_id
+) AS g ON t.tenant_id = g.tenant_id AND t.project_id = g.project_id AND t.trace_id = g.trace_id
+GLOBAL LEFT JOIN
+(
+    SELECT tenant_id, project_id, trace_id, toUInt32(count()) AS tool_calls
+    FROM `lookout`.event_tool_called FINAL
+    GROUP BY tenant_id, project_id, trace_id
+) AS c ON t.tenant_id = c.tenant_id AND t.project_id = c.project_id AND t.trace_id = c.trace_id
+WHERE t.generations = 0 AND t.generations_with_provider = 0 AND t.tool_calls = 0
+    AND (g.generations > 0 OR c.tool_calls > 0)
+SETTINGS join_use_nulls = 0;

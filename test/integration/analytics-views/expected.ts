@@ -192,8 +192,7 @@ function outcomes(traces: TraceFacts[]) {
 
 export function expectedWindow(base: Date, w: Window, g: Granularity, pricingFetchedAt: string) {
   const traces = traceFacts(base).filter((t) => inWindow(w)(t.start));
-  const gens = generationFacts(base).filter((x) => inWindow(w)(x.at));
-  const tools = toolFacts(base).filter((x) => inWindow(w)(x.at));
+  const runGens = traces.flatMap((t) => t.run.generations);
   const durations = (ts: TraceFacts[]) => ts.flatMap((t) => (t.rootDuration === null ? [] : [t.rootDuration]));
   const { error_rate, ...counts } = outcomes(traces);
   const n = traces.length;
@@ -216,9 +215,10 @@ export function expectedWindow(base: Date, w: Window, g: Granularity, pricingFet
         agents: entry(traces.filter((t) => t.agent !== '').length, n),
         tokens: entry(traces.filter((t) => t.input + t.output > 0).length, n),
         model: entry(traces.filter((t) => t.models.length > 0).length, n),
-        provider: entry(gens.filter((x) => x.provider !== '').length, gens.length),
+        // Model and tool calls of the window's runs (docs/analytics.md "Coverage"), wherever they fall.
+        provider: entry(runGens.filter((g) => g.provider !== '').length, runGens.length),
         cost_basis: entry(n, n),
-        tools: entry(new Set(tools.map((t) => t.traceN)).size, n, true),
+        tools: entry(traces.filter((t) => t.run.tools.length > 0).length, n, true),
       },
       window_traces: n,
     },

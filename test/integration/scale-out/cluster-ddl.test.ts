@@ -41,11 +41,20 @@ describe('ClickHouse cluster DDL', () => {
     // Every version of a row lives on one shard: the key is a column of the table's sorting key.
     expect(SHARDING_KEYS.event_issue).toBe('cityHash64(event_id)');
     for (const table of tables.filter((t) => t !== 'event_issue')) expect(SHARDING_KEYS[table]).toBe('cityHash64(trace_id)');
-    // An ALTER reaches the data (local) and the Distributed table's column list.
-    expect(statements.filter((s) => s.startsWith('ALTER TABLE'))).toEqual([
-      expect.stringMatching(/^ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/),
-      expect.stringMatching(/^ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/),
-    ]);
+    // An ALTER reaches the data (local) and the Distributed table's column list, in that order.
+    const alters = statements.filter((s) => s.startsWith('ALTER TABLE'));
+    expect(alters[0]).toMatch(/^ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/);
+    expect(alters[1]).toMatch(/^ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/);
+    for (let i = 0; i < alters.length; i += 2) {
+      const [, table, change] = /^ALTER TABLE `lookout`.`(\w+)_local` ON CLUSTER `lookout_cluster`\n([\s\S]*)$/.exec(alters[i]) ?? [];
+      expect(alters[i + 1]).toBe(`ALTER TABLE \`lookout\`.\`${table}\` ON CLUSTER \`lookout_cluster\`\n${change}`);
+    }
+    // A backfill (issue 17) goes through the Distributed table, in the foreground, joining GLOBAL.
+    const inserts = statements.filter((s) => s.startsWith('INSERT'));
+    expect(inserts).toHaveLength(1);
+    expect(inserts[0]).toMatch(/^INSERT INTO `lookout`.`event_trace_processed` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
+    expect(inserts[0]).not.toMatch(/_local|\{db\}/);
+    expect(inserts[0].match(/GLOBAL LEFT JOIN/g)).toHaveLength(2);
   });
 
   it('leaves the single-node DDL as written', () => {

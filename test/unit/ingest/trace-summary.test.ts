@@ -67,6 +67,15 @@ describe('trace summary: GenAI agent run', () => {
     });
   });
 
+  it('counts the run\'s model calls, those naming a provider, and its tool calls (window coverage, issue 17)', () => {
+    const { processed } = summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000' });
+    // The agent span repeats its calls' usage but is not a model call; both chats name a provider;
+    // lookup_order and reply_to_user are the tools.
+    expect(processed).toMatchObject({ generations: GEN_AI_RUN.generations.length, generations_with_provider: 2, tool_calls: 2 });
+    const withoutProvider = spans.map((s) => (s.model === GEN_AI_RUN.generations[0].model ? { ...s, provider: '' } : s));
+    expect(summarizeTrace(withoutProvider, { origin, processedAt: '2026-11-22 00:00:00.000' }).processed).toMatchObject({ generations: 2, generations_with_provider: 1, tool_calls: 2 });
+  });
+
   it('fills the traces row: thread, agent, release, interaction, tool calls, stats', () => {
     const { trace } = summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000' });
     expect(trace).toMatchObject({
