@@ -91,7 +91,7 @@ describe('statement runner', () => {
   it('streams the parts as the request body through the driver where no raw insert exists (a ClickHouse server)', async () => {
     await store.command(raw(`CREATE TABLE ${store.table('streamed')} (v String, n UInt32) ENGINE = MergeTree ORDER BY v`), 'system');
     const client = store.client;
-    const runner = new StatementRunner({ clients: { ingest: [client], system: [client], analytics: [client] }, binding: 'literal', server: false, gate: store.gate, queryTimeoutSeconds: 15 });
+    const runner = new StatementRunner({ clients: { ingest: [client], system: [client], analytics: [client], interactive: [client] }, binding: 'literal', server: false, gates: store.gates, queryTimeoutSeconds: 15 });
     const line = (v: string, n: number) => Buffer.from(`${JSON.stringify({ v, n })}\n`);
     await runner.insertBody(store.table('streamed'), [line('ä', 1), Buffer.concat([line('b', 2), line('工', 3)]).subarray(0, line('b', 2).length), line('工', 3)], 'ingest');
     const stored = await store.read<{ v: string; n: number }>(sql`SELECT v, n FROM ${raw(store.table('streamed'))} ORDER BY n`, { lane: 'ingest' });
