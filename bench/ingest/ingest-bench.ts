@@ -8,12 +8,9 @@
  *
  * The service runs as its own process (as in production); the senders and the raw insert run here.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { deriveRequestRows } from '../../src/ingest/ingest-prepare.js';
 import { otlpOrigin, type SpanEventRows } from '../../src/ingest/event-rows.js';
@@ -22,115 +19,14 @@ import { decodeProtobufExport } from '../../src/ingest/otlp-decode-protobuf.js';
 import { validateExport } from '../../src/ingest/span-validation.js';
 import { openClickHouse } from '../../src/stores/clickhouse.js';
 import { migrateClickHouse } from '../../src/stores/migrations.js';
+import { sendBatches } from '../otlp-senders.js';
+import { memoryMiB, numberArg, root, startServiceProcess } from '../service-process.js';
 import { syntheticBatch, type Batch } from './synthetic-batch.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const BATCHES = arg('batches', 300);
-const CONCURRENCY = arg('concurrency', 8);
-const BATCH_SPANS = arg('batch-size', 1000);
-const KEY = 'lk_bench_bootstrap_key_0123456789';
+const BATCHES = numberArg('batches', 300);
+const CONCURRENCY = numberArg('concurrency', 8);
+const BATCH_SPANS = numberArg('batch-size', 1000);
 const log = pino({ level: 'warn' });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** CPU seconds (user + system, every thread: the embedded engine runs inside the service) of a process. */
-function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s on Linux)
-}
-
-function peakRssMiB(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
-
-async function startService(dataDir: string) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts')], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('service did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  // The last CPU reading before exit, so the shutdown's work (flush, settle, hooks) is counted too.
-  let lastCpu = cpuSeconds(child.pid!);
-  const sampler = setInterval(() => {
-    try {
-      lastCpu = cpuSeconds(child.pid!);
-    } catch {
-      // exited
-    }
-  }, 100);
-  return {
-    url,
-    pid: child.pid!,
-    cpu: () => cpuSeconds(child.pid!),
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      clearInterval(sampler);
-      return lastCpu;
-    },
-  };
-}
-
-async function sendAll(url: string, project: string, batches: Batch[], encoding: 'protobuf' | 'json') {
-  let next = 0;
-  let spans = 0;
-  let retries = 0;
-  const sender = async () => {
-    for (let i = next++; i < batches.length; i = next++) {
-      for (;;) {
-        const res = await fetch(`${url}/v1/traces`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${KEY}`,
-            'x-lookout-project': project,
-            'content-type': encoding === 'protobuf' ? 'application/x-protobuf' : 'application/json',
-          },
-          body: new Uint8Array(encoding === 'protobuf' ? batches[i].protobuf : batches[i].json),
-        });
-        await res.arrayBuffer();
-        if (res.status === 200) break;
-        // 429/503 under overload: back off as an exporter would, and retry.
-        if (res.status !== 429 && res.status !== 503) throw new Error(`unexpected ${res.status}`);
-        retries++;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      spans += batches[i].spans;
-    }
-  };
-  const started = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: CONCURRENCY }, sender));
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { spans, seconds, rate: spans / seconds, retries };
-}
 
 async function rawInsert(batches: Batch[]) {
   // The same rows the service writes, derived outside the timed section.
@@ -174,25 +70,19 @@ async function main() {
     `batch size: protobuf ${mb(protoBatches[0].protobuf.length)} MiB, JSON ${mb(jsonBatches[0].json.length)} MiB\n`,
   );
 
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-ingest-'));
-  fs.chmodSync(dataDir, 0o755);
-  const service = await startService(dataDir);
+  const service = await startServiceProcess('ingest');
+  let stopped = false;
   try {
-    const created = await fetch(`${service.url}/api/projects`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench' }),
-    });
-    const project = ((await created.json()) as { id: string }).id;
-    await sendAll(service.url, project, warmup, 'protobuf');
+    await sendBatches(service, warmup, CONCURRENCY);
     const cpuBefore = service.cpu();
-    const proto = await sendAll(service.url, project, protoBatches, 'protobuf');
+    const proto = await sendBatches(service, protoBatches, CONCURRENCY, 'protobuf');
     const cpuMid = service.cpu();
-    const json = await sendAll(service.url, project, jsonBatches, 'json');
+    const json = await sendBatches(service, jsonBatches, CONCURRENCY, 'json');
     const cpuSent = service.cpu();
-    const rss = peakRssMiB(service.pid);
+    const rss = memoryMiB(service.pid, 'VmHWM');
     const stopStarted = Date.now();
     const cpuEnd = await service.stop();
+    stopped = true;
     const shutdownMs = Date.now() - stopStarted;
 
     const raw = await rawInsert(protoBatches);
@@ -218,7 +108,7 @@ async function main() {
       ].join('\n'),
     );
   } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!stopped) await service.stop();
   }
 }
 

@@ -13,124 +13,25 @@
  * Each part runs against its own service process (peak RSS is a process's lifetime high-water
  * mark), started from source as in the other benchmarks; senders and probes run here.
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { syntheticBatch, type Batch } from '../ingest/synthetic-batch.js';
+import { syntheticBatch } from '../ingest/synthetic-batch.js';
+import { postTraces, sendBatches } from '../otlp-senders.js';
+import { BENCH_KEY, memoryMiB, numberArg, startServiceProcess } from '../service-process.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const SEED_BATCHES = arg('seed-batches', 300);
-const ANALYTICS = arg('analytics', 8);
-const SAMPLES = arg('samples', 20);
-const SENDERS = arg('senders', 32);
-const LOAD_BATCHES = arg('load-batches', 400);
-const OVERLOAD_SENDERS = arg('overload-senders', 64);
-const OVERLOAD_BATCHES = arg('overload-batches', 400);
-const BOMBS = arg('bombs', 48);
-const BOMB_ROUNDS = arg('bomb-rounds', 3);
-const KEY = 'lk_bench_bootstrap_key_0123456789';
+const SEED_BATCHES = numberArg('seed-batches', 300);
+const ANALYTICS = numberArg('analytics', 8);
+const SAMPLES = numberArg('samples', 20);
+const SENDERS = numberArg('senders', 32);
+const LOAD_BATCHES = numberArg('load-batches', 400);
+const OVERLOAD_SENDERS = numberArg('overload-senders', 64);
+const OVERLOAD_BATCHES = numberArg('overload-batches', 400);
+const BOMBS = numberArg('bombs', 48);
+const BOMB_ROUNDS = numberArg('bomb-rounds', 3);
 const MiB = 1024 * 1024;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-function memoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024);
-}
-
-interface Service {
-  url: string;
-  pid: number;
-  project: string;
-  stop(): Promise<void>;
-}
-
-async function startService(env: Record<string, string> = {}): Promise<Service> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-isolation-'));
-  fs.chmodSync(dataDir, 0o755);
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts')], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('service did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const created = await fetch(`${url}/api/projects`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-  });
-  const project = ((await created.json()) as { id: string }).id;
-  return {
-    url,
-    pid: child.pid!,
-    project,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-const auth = { authorization: `Bearer ${KEY}` };
-
-async function post(svc: Service, body: Uint8Array, headers: Record<string, string> = {}): Promise<number> {
-  const res = await fetch(`${svc.url}/v1/traces`, {
-    method: 'POST',
-    headers: { ...auth, 'x-lookout-project': svc.project, 'content-type': 'application/x-protobuf', ...headers },
-    body: new Uint8Array(body),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
-
-/** Sends every batch with `senders` concurrent senders; 429/503 back off 100 ms and retry, as an exporter does. */
-async function sendAll(svc: Service, batches: Batch[], senders: number): Promise<{ retries: number }> {
-  let next = 0;
-  let retries = 0;
-  const sender = async () => {
-    for (let i = next++; i < batches.length; i = next++) {
-      for (;;) {
-        const status = await post(svc, batches[i].protobuf);
-        if (status === 200) break;
-        if (status !== 429 && status !== 503) throw new Error(`unexpected ${status}`);
-        retries++;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: senders }, sender));
-  return { retries };
-}
+const startService = (env: Record<string, string> = {}) => startServiceProcess('isolation', env);
+const auth = { authorization: `Bearer ${BENCH_KEY}` };
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
@@ -184,7 +85,7 @@ async function latencyPart(): Promise<string[]> {
   const svc = await startService();
   try {
     process.stdout.write(`seeding ${SEED_BATCHES} batches of 1000 spans...\n`);
-    await sendAll(svc, Array.from({ length: SEED_BATCHES }, () => syntheticBatch(1000)), 8);
+    await sendBatches(svc, Array.from({ length: SEED_BATCHES }, () => syntheticBatch(1000)), 8);
     // A settled trace to read back.
     let traceId = '';
     for (let i = 0; i < 100 && traceId === ''; i++) {
@@ -194,7 +95,7 @@ async function latencyPart(): Promise<string[]> {
     }
     if (traceId === '') throw new Error('no settled trace to read');
     const smallIngest = () => timed(async () => {
-      if ((await post(svc, syntheticBatch(10).protobuf)) !== 200) throw new Error('small ingest failed');
+      if ((await postTraces(svc, syntheticBatch(10).protobuf)) !== 200) throw new Error('small ingest failed');
     });
     const traceRead = () => timed(async () => {
       const res = await fetch(`${svc.url}/api/traces/${traceId}`, { headers: auth });
@@ -237,7 +138,7 @@ async function latencyPart(): Promise<string[]> {
     const stopHealth = poll(`${svc.url}/healthz`, 20);
     const stopProjects = poll(`${svc.url}/api/projects`, 100, auth);
     const started = performance.now();
-    const { retries } = await sendAll(svc, loadBatches, SENDERS);
+    const { retries } = await sendBatches(svc, loadBatches, SENDERS);
     const seconds = (performance.now() - started) / 1000;
     const health = await stopHealth();
     const projects = await stopProjects();
@@ -259,7 +160,7 @@ async function overloadPart(): Promise<string> {
   try {
     const batches = Array.from({ length: OVERLOAD_BATCHES }, () => syntheticBatch(1000));
     const before = memoryMiB(svc.pid, 'VmRSS');
-    const { retries } = await sendAll(svc, batches, OVERLOAD_SENDERS);
+    const { retries } = await sendBatches(svc, batches, OVERLOAD_SENDERS);
     return `overload (INGEST_MAX_INFLIGHT_BYTES=8MiB, ${OVERLOAD_SENDERS} senders, ${OVERLOAD_BATCHES} batches, ${retries} retries): peak RSS ${memoryMiB(svc.pid, 'VmHWM')} MiB (${before} MiB before)`;
   } finally {
     await svc.stop();
@@ -275,12 +176,12 @@ async function gzipPart(): Promise<string> {
     inflated.write(head, 0);
     inflated.write(']}', inflated.length - 2);
     const bomb = gzipSync(inflated, { level: 9 });
-    await post(svc, syntheticBatch(10).protobuf); // warm the path before the baseline
+    await postTraces(svc, syntheticBatch(10).protobuf); // warm the path before the baseline
     const before = memoryMiB(svc.pid, 'VmRSS');
     const statuses = new Map<number, number>();
     for (let round = 0; round < BOMB_ROUNDS; round++) {
       const answers = await Promise.all(
-        Array.from({ length: BOMBS }, () => post(svc, bomb, { 'content-type': 'application/json', 'content-encoding': 'gzip' })),
+        Array.from({ length: BOMBS }, () => postTraces(svc, bomb, { 'content-type': 'application/json', 'content-encoding': 'gzip' })),
       );
       for (const s of answers) statuses.set(s, (statuses.get(s) ?? 0) + 1);
     }

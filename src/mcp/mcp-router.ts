@@ -9,7 +9,7 @@ import { HttpError } from '../http/errors.js';
 import { actorOf, projectForPrincipal } from '../http/route.js';
 import { compileBodySchema, describeValidationError } from '../http/validation.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import { markMcpActivated } from '../tenancy/project-store.js';
+import { ProjectService } from '../workspace/projects/project-service.js';
 import type { McpTool } from './mcp-tool.js';
 import { mcpTools } from './tools.js';
 import { VERSION } from '../version.js';
@@ -19,7 +19,7 @@ function toolError(detail: string, code: string): CallToolResult {
 }
 
 /** An MCP server bound to one authenticated caller: built per request, since the endpoint is stateless. */
-function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool; validate: ValidateFunction }[]): Server {
+function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool; validate: ValidateFunction }[], projects: ProjectService): Server {
   const server = new Server({ name: 'lookout', version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map(({ tool }) => ({
@@ -37,8 +37,7 @@ function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool
     if (!entry.validate(args)) return toolError(describeValidationError('body', entry.validate.errors).replace(/^body: /, 'arguments: '), 'validation_error');
     try {
       const project = await projectForPrincipal(deps, principal, String(args.project_id));
-      // The first MCP use of a project is recorded on it (SPEC Project.mcp_activated_at).
-      if (!project.mcp_activated_at) await markMcpActivated(deps.sql, principal.tenantId, project.id);
+      await projects.recordMcpUse(principal.tenantId, project);
       const payload = await entry.tool.run(args, { deps, principal, project, actor: actorOf(principal, 'mcp') });
       return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
     } catch (error) {
@@ -70,10 +69,11 @@ function shallowSchema(schema: Record<string, unknown>): Record<string, unknown>
 export function mcpRouter(deps: AppDeps): Router {
   const router = Router();
   const tools = mcpTools().map((tool) => ({ tool, validate: compileBodySchema(shallowSchema(tool.inputSchema), {}) }));
+  const projects = new ProjectService(deps);
   router.post('/mcp', express.json({ limit: deps.config.jsonBodyLimit }), async (req: Request, res: Response) => {
     const principal = await authenticate(deps.sql, req);
     requireScope(principal, 'read');
-    const server = buildServer(deps, principal, tools);
+    const server = buildServer(deps, principal, tools, projects);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

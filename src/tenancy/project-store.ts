@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { isUuid } from '../uuid.js';
 import type { SqlHandle } from '../stores/postgres.js';
 
 /** SPEC.md "Project": every field always present. */
@@ -20,12 +21,6 @@ interface ProjectRow {
   created_at: Date | null;
   updated_at: Date | null;
   mcp_activated_at: Date | null;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
 }
 
 function toProject(row: ProjectRow): Project {

@@ -6,9 +6,8 @@ import { NotFoundError, UnauthorizedError, ValidationError } from '../http/error
 import { bearerToken } from '../http/auth.js';
 import { errorResponse } from '../http/openapi.js';
 import { assertStorableStrings } from '../http/validation.js';
-import { findProject } from './project-store.js';
 import { SCOPES, type Scope } from './keys.js';
-import { createApiKey, createUser, listApiKeys, listUsers, provisionTenant, revokeApiKey, userExists } from './tenancy-store.js';
+import { TenancyService } from './tenancy-service.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = crypto.createHash('sha256').update(given).digest();
@@ -18,6 +17,7 @@ function sameSecret(given: string, expected: string): boolean {
 
 export function tenancyRoutes(deps: AppDeps): Router {
   const router = Router();
+  const tenancy = new TenancyService(deps);
   const User = deps.openapi.addSchema('User', {
     type: 'object', required: ['id', 'name', 'email', 'created_at'],
     properties: { id: { type: 'string' }, name: { type: 'string' }, email: { type: ['string', 'null'] }, created_at: { type: 'string' } },
@@ -39,21 +39,13 @@ export function tenancyRoutes(deps: AppDeps): Router {
       properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, email: { type: ['string', 'null'], format: 'email', maxLength: 320 } },
     },
     responses: { 201: { description: 'Created', schema: User } },
-    handler: async ({ tenantId, body }) => {
-      if (!body.name.trim()) throw new ValidationError('name: must not be blank');
-      try {
-        return { status: 201, body: await createUser(deps.sql, tenantId, body.name.trim(), body.email ?? null) };
-      } catch (error) {
-        if ((error as { code?: string }).code === '23505') throw new ValidationError('email: a user with this email exists');
-        throw error;
-      }
-    },
+    handler: async ({ tenantId, body }) => ({ status: 201, body: await tenancy.createUser(tenantId, body.name, body.email ?? null) }),
   });
 
   defineRoute(router, deps, {
     method: 'get', path: '/users', tag: 'tenancy', scope: 'admin', tenantWide: true, summary: 'List the users of the tenant',
     responses: { 200: { description: 'Users', schema: { type: 'object', properties: { users: { type: 'array', items: User } } } } },
-    handler: async ({ tenantId }) => ({ users: await listUsers(deps.sql, tenantId) }),
+    handler: async ({ tenantId }) => ({ users: await tenancy.listUsers(tenantId) }),
   });
 
   defineRoute<{ name: string; scope: Scope; project_id?: string | null; user_id?: string | null }>(router, deps, {
@@ -69,37 +61,22 @@ export function tenancyRoutes(deps: AppDeps): Router {
       },
     },
     responses: { 201: { description: 'Created (with the secret key)', schema: { allOf: [ApiKey, { type: 'object', properties: { key: { type: 'string' } } }] } } },
-    handler: async ({ tenantId, body, principal }) => {
-      const projectId = body.project_id ?? principal.projectId ?? null;
-      // A project-limited admin key can only mint keys for its own project.
-      if (principal.projectId && projectId !== principal.projectId) throw new ValidationError('project_id: outside this key');
-      if (projectId && !(await findProject(deps.sql, tenantId, projectId))) throw new ValidationError('project_id: unknown project');
-      const userId = body.user_id ?? principal.userId;
-      if (body.user_id && !(await userExists(deps.sql, tenantId, body.user_id).catch(() => false))) {
-        throw new ValidationError('user_id: unknown user');
-      }
-      const key = await createApiKey(deps.sql, tenantId, { name: body.name, scope: body.scope, projectId, userId });
-      const { last_used_at: _u, revoked_at: _r, ...shown } = key;
-      return { status: 201, body: shown };
-    },
+    handler: async ({ body, principal }) => ({ status: 201, body: await tenancy.createApiKey(principal, body) }),
   });
 
   defineRoute(router, deps, {
     method: 'get', path: '/api-keys', tag: 'tenancy', scope: 'admin',
     summary: 'List API keys (never their secrets); a project-limited key sees only the keys limited to its project',
     responses: { 200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: ApiKey } } } } },
-    // A key limited to one project must not learn about the tenant's other projects (DESIGN "Tenancy").
-    handler: async ({ tenantId, principal }) => ({ api_keys: await listApiKeys(deps.sql, tenantId, principal.projectId) }),
+    handler: async ({ principal }) => ({ api_keys: await tenancy.listApiKeys(principal) }),
   });
 
   defineRoute(router, deps, {
     method: 'delete', path: '/api-keys/{key_id}', tag: 'tenancy', scope: 'admin',
     summary: 'Revoke an API key (a project-limited key can revoke only keys limited to its project)',
     responses: { 204: { description: 'Revoked' } },
-    handler: async ({ tenantId, params, principal }) => {
-      // Outside a project-limited key, a key is not found: it must not revoke the tenant's admin key.
-      const revoked = /^[0-9a-f-]{36}$/i.test(params.key_id) && (await revokeApiKey(deps.sql, tenantId, params.key_id, principal.projectId));
-      if (!revoked) throw new NotFoundError('API key not found');
+    handler: async ({ params, principal }) => {
+      await tenancy.revokeApiKey(principal, params.key_id);
       return { status: 204 };
     },
   });
@@ -122,8 +99,7 @@ export function tenancyRoutes(deps: AppDeps): Router {
     if (extra) throw new ValidationError(`body: unknown key '${extra}'`);
     if (typeof body.name !== 'string' || !body.name.trim()) throw new ValidationError('name is required');
     assertStorableStrings(body, 'body');
-    const created = await provisionTenant(deps.sql, body.name.trim());
-    res.status(201).json({ tenant: created.tenant, admin_key: created.adminKey });
+    res.status(201).json(await tenancy.provisionTenant(body.name));
   });
 
   return router;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../stores/postgres.js';
 import type { SecretBox } from '../workspace/tickets/secret-box.js';
+import { WokenPollLoop } from '../woken-poll-loop.js';
 import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempt, releaseLeases, type DueAttempt } from './delivery-store.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { slackBody } from './slack-format.js';
@@ -51,10 +52,7 @@ export class WebhookDeliverer {
   private readonly perEndpoint = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private aborter = new AbortController();
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
-  private kicked = false;
+  private readonly loop: WokenPollLoop;
   private lastPrune = 0;
 
   constructor(
@@ -71,23 +69,26 @@ export class WebhookDeliverer {
     this.retainMs = options.retainMs ?? 30 * 24 * 3600 * 1000;
     this.clock = options.clock ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.loop = new WokenPollLoop({
+      pollMs: this.pollMs,
+      round: () => this.round(),
+      onError: (error) => this.logger.error({ err: error }, 'webhook delivery loop failed; will retry'),
+    });
   }
 
   get isRunning(): boolean {
-    return this.running;
+    return this.loop.isRunning;
   }
 
   /** Wakes the loop now: an outbox write committed, an attempt was queued, or a slot came free. */
   kick(): void {
-    this.kicked = true;
-    this.wake?.();
+    this.loop.kick();
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
+    if (this.loop.isRunning) return;
     this.aborter = new AbortController();
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /**
@@ -95,11 +96,8 @@ export class WebhookDeliverer {
    * next start) sends them at once. Queued attempts stay in PostgreSQL.
    */
   async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    this.loop = null;
+    if (!this.loop.isRunning) return;
+    await this.loop.stop();
     const unfinished = [...this.inFlight.keys()];
     this.aborter.abort();
     await Promise.allSettled([...this.inFlight.values()]);
@@ -216,36 +214,15 @@ export class WebhookDeliverer {
     });
   }
 
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      this.kicked = false;
-      let delay = this.pollMs;
-      try {
-        await this.fanOut();
-        while (this.running && (await this.claimAndSend()) > 0);
-        await this.prune();
-        const due = await nextDueAt(this.sql);
-        // Due already but not claimed: its endpoint is saturated here (a finishing attempt kicks us)
-        // or another process holds it; look again at the next poll.
-        if (due) delay = Math.max(0, Math.min(this.pollMs, due.getTime() - this.clock())) || this.pollMs;
-        failures = 0;
-      } catch (error) {
-        failures++;
-        this.logger.error({ err: error }, 'webhook delivery loop failed; will retry');
-        delay = Math.min(30_000, this.pollMs * 2 ** Math.min(failures, 6));
-      }
-      if (!this.running) break;
-      if (this.kicked) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
+  /** One round: fan out, send what is due and fits, prune; answers how long to sleep before the next. */
+  private async round(): Promise<number> {
+    await this.fanOut();
+    while (this.loop.isRunning && (await this.claimAndSend()) > 0);
+    await this.prune();
+    const due = await nextDueAt(this.sql);
+    // Due already but not claimed: its endpoint is saturated here (a finishing attempt kicks us)
+    // or another process holds it; look again at the next poll.
+    return due ? Math.max(0, Math.min(this.pollMs, due.getTime() - this.clock())) || this.pollMs : this.pollMs;
   }
 
   private async prune(): Promise<void> {

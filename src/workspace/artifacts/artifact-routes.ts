@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import { defineRoute } from '../../http/route.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
-import { findVersion, listVersions, writeVersion } from './artifact-store.js';
+import { ValidationError } from '../../http/errors.js';
+import { ArtifactService } from './artifact-service.js';
 
 /** A file may be large (a whole understanding document) but stays under the JSON body limit. */
 const FILE_MAX = 500_000;
@@ -47,6 +47,7 @@ function agentNameOf(raw: string): string {
 
 export function artifactRoutes(deps: AppDeps): Router {
   const router = Router();
+  const artifacts = new ArtifactService(deps);
   const Identity = deps.openapi.addSchema('AgentUnderstandingVersion', identitySchema);
   const Full = deps.openapi.addSchema('AgentUnderstandingVersionFiles', {
     allOf: [Identity, { type: 'object', required: ['understanding', 'expectations'], properties: { understanding: { type: 'string' }, expectations: { type: 'string' } } }],
@@ -60,28 +61,14 @@ export function artifactRoutes(deps: AppDeps): Router {
     responses: { 201: { description: 'The new version (identity only)', schema: Identity } },
     handler: async ({ tenantId, project, body, principal }) => {
       const agentName = agentNameOf(body.agent_name);
-      const outcome = await writeVersion(deps.sql, tenantId, project.id, {
+      const version = await artifacts.record(tenantId, project.id, {
         agentName,
         understanding: body.understanding,
         expectations: body.expectations,
         basedOnVersion: body.based_on_version,
         createdBy: principal.userId ?? principal.keyId,
       });
-      switch (outcome.kind) {
-        case 'created':
-          return { status: 201, body: outcome.version };
-        case 'first_needs_both':
-          throw new ValidationError(`The first version of agent '${agentName}' needs both files; missing: ${outcome.missing.join(', ')}`);
-        case 'conflict':
-          throw new ConflictError(
-            `based_on_version ${body.based_on_version} is not the latest version of agent '${agentName}' (latest: ${outcome.latest})`,
-            'version_conflict',
-          );
-        default: {
-          const never: never = outcome;
-          return never;
-        }
-      }
+      return { status: 201, body: version };
     },
   });
 
@@ -91,7 +78,7 @@ export function artifactRoutes(deps: AppDeps): Router {
     query: { type: 'object', additionalProperties: false, properties: { agent_name: { type: 'string', minLength: 1, maxLength: 200 } } },
     responses: { 200: { description: 'Versions', schema: { type: 'object', required: ['versions'], properties: { versions: { type: 'array', items: Identity } } } } },
     handler: async ({ tenantId, project, query }) => ({
-      versions: await listVersions(deps.sql, tenantId, project.id, query.agent_name === undefined ? null : agentNameOf(query.agent_name)),
+      versions: await artifacts.list(tenantId, project.id, query.agent_name === undefined ? null : agentNameOf(query.agent_name)),
     }),
   });
 
@@ -99,11 +86,7 @@ export function artifactRoutes(deps: AppDeps): Router {
     method: 'get', path: '/projects/{project_id}/artifacts/versions/{version_id}', tag: 'artifacts', scope: 'read', projectParam: true,
     summary: 'Read one agent understanding version with its two files',
     responses: { 200: { description: 'Version', schema: Full } },
-    handler: async ({ tenantId, project, params }) => {
-      const version = await findVersion(deps.sql, tenantId, project.id, params.version_id);
-      if (!version) throw new NotFoundError('Version not found');
-      return version;
-    },
+    handler: ({ tenantId, project, params }) => artifacts.get(tenantId, project.id, params.version_id),
   });
 
   return router;

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
-import { recordIssueEvent } from '../../outbox/issue-event-outbox.js';
+import { recordIssueEvent } from './issue-event-outbox.js';
 import type { Origin } from '../../origin.js';
 
 export interface ChatMessage {

@@ -3,7 +3,7 @@ import type { IssueExtraction, ProcessedTrace, TraceFailure, TraceIssueOccurrenc
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
 import { fingerprintOf, issueTitleFor } from './issue-fingerprint.js';
 import { openOrAttachIssue } from './issue-open.js';
-import { isUuid } from '../../tenancy/project-store.js';
+import { isUuid } from '../../uuid.js';
 
 /** issue_extraction.status / reason values (SPEC.md shows none; docs/issues.md lists these). */
 export const EXTRACTION = {

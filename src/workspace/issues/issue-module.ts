@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import type { LookoutModule } from '../../module.js';
-import { OutboxRelay } from '../../outbox/outbox-relay.js';
+import { OutboxRelay } from './outbox-relay.js';
 import { traceHooks } from '../../trace-hook-registry.js';
 import { webhookDeliverer } from '../../webhooks/webhook-access.js';
 import { ticketRoutes } from '../tickets/ticket-routes.js';

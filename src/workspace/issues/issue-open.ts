@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../stores/postgres.js';
-import { recordIssueEvent } from '../../outbox/issue-event-outbox.js';
+import { recordIssueEvent } from './issue-event-outbox.js';
 import { ISSUE_COLUMNS } from './issue-store.js';
 import type { IssueRow } from './issue-types.js';
 import { SYSTEM_ORIGIN } from '../../origin.js';

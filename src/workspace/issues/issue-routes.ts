@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import { defineRoute } from '../../http/route.js';
 import { ValidationError } from '../../http/errors.js';
-import { isUuid } from '../../tenancy/project-store.js';
+import { isUuid } from '../../uuid.js';
 import { issueSchemas } from './issue-schemas.js';
 import { issueService } from './issue-service.js';
 import type { TransitionName } from './issue-transitions.js';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { isUuid } from '../../tenancy/project-store.js';
+import { isUuid } from '../../uuid.js';
 import type { SqlHandle } from '../../stores/postgres.js';
-import { recordIssueEvent } from '../../outbox/issue-event-outbox.js';
+import { recordIssueEvent } from './issue-event-outbox.js';
 import { toIssue, type Issue, type IssueRow, type IssueStatus, type IssueTag } from './issue-types.js';
 import type { Origin } from '../../origin.js';
 

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '../../http/errors.js';
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
-import { recordIssueEvent, type IssueEventName } from '../../outbox/issue-event-outbox.js';
+import { recordIssueEvent, type IssueEventName } from './issue-event-outbox.js';
 import { findIssueRow, ISSUE_COLUMNS } from './issue-store.js';
 import { isTerminal, type IssueRow, type IssueStatus } from './issue-types.js';
 import type { Origin } from '../../origin.js';

@@ -1,11 +1,8 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import { defineRoute, projectForPrincipal } from '../../http/route.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { isUuid } from '../../tenancy/project-store.js';
-import { issueForPrincipal } from './issue-access.js';
-import { tagsOfIssues } from './issue-store.js';
-import { attachTag, createTag, detachTag, findTag, listTags } from './tag-store.js';
+import { ValidationError } from '../../http/errors.js';
+import { TagService } from './tag-service.js';
 
 /** A CSS-style hex colour (#rgb or #rrggbb) or a plain colour word such as `red`. */
 const color = { type: 'string', pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]{1,32})$' };
@@ -16,6 +13,7 @@ const color = { type: 'string', pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z
  */
 export function tagRoutes(router: Router, deps: AppDeps): void {
   const IssueTag = { $ref: '#/components/schemas/IssueTag' };
+  const tags = new TagService(deps);
   const TagsOfIssue = { type: 'object', required: ['issue_id', 'tags'], properties: { issue_id: { type: 'string' }, tags: { type: 'array', items: IssueTag } } };
 
   defineRoute<{ project_id: string; name: string; color: string }>(router, deps, {
@@ -29,7 +27,7 @@ export function tagRoutes(router: Router, deps: AppDeps): void {
     handler: async ({ principal, tenantId, body }) => {
       if (!body.name.trim()) throw new ValidationError('name: must not be blank');
       const project = await projectForPrincipal(deps, principal, body.project_id);
-      return { status: 201, body: await createTag(deps.sql, tenantId, project.id, body.name, body.color) };
+      return { status: 201, body: await tags.create(tenantId, project.id, body.name, body.color) };
     },
   });
 
@@ -42,7 +40,7 @@ export function tagRoutes(router: Router, deps: AppDeps): void {
       const projectId = query.project_id ?? principal.projectId;
       if (!projectId) throw new ValidationError('project_id is required');
       const project = await projectForPrincipal(deps, principal, projectId);
-      return { tags: await listTags(deps.sql, tenantId, project.id) };
+      return { tags: await tags.list(tenantId, project.id) };
     },
   });
 
@@ -51,14 +49,7 @@ export function tagRoutes(router: Router, deps: AppDeps): void {
       method, path: '/issues/{issue_id}/tags/{tag_id}', tag: 'issues', scope: 'admin',
       summary: method === 'put' ? 'Attach a tag of the issue\'s project (idempotent)' : 'Detach a tag (idempotent: detaching a tag that is not attached succeeds)',
       responses: { 200: { description: "The issue's tags after the call", schema: TagsOfIssue } },
-      handler: async ({ principal, tenantId, params }) => {
-        const issue = await issueForPrincipal(deps, principal, params.issue_id);
-        const tag = isUuid(params.tag_id) ? await findTag(deps.sql, tenantId, issue.project_id, params.tag_id) : null;
-        if (!tag) throw new NotFoundError('Tag not found in the issue\'s project');
-        if (method === 'put') await attachTag(deps.sql, tenantId, issue.id, tag.id);
-        else await detachTag(deps.sql, tenantId, issue.id, tag.id);
-        return { issue_id: issue.id, tags: (await tagsOfIssues(deps.sql, [issue.id])).get(issue.id) ?? [] };
-      },
+      handler: ({ principal, params }) => tags.setAttached(principal, params.issue_id, params.tag_id, method === 'put'),
     });
   attachOrDetach('put');
   attachOrDetach('delete');

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../stores/postgres.js';
-import { isUuid } from '../../tenancy/project-store.js';
+import { isUuid } from '../../uuid.js';
 import { PRESETS } from './metric-presets.js';
 
 export type MetricType = 'SYNTHETIC' | 'OBSERVED';

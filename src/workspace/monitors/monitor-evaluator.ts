@@ -1,7 +1,6 @@
 import type { AppDeps } from '../../app-deps.js';
-import type { SqlHandle } from '../../stores/postgres.js';
 import type { ProcessedTrace } from '../../trace-hooks.js';
-import { recordMonitorActivated } from '../../outbox/monitor-event-outbox.js';
+import { recordMonitorActivated } from './monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';
 import { openOrAttachIssue, type FingerprintOccurrence } from '../issues/issue-open.js';
 import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } from './monitor-baseline.js';

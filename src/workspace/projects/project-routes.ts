@@ -1,18 +1,8 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { publishEvent } from '../../stores/shared-events.js';
 import { defineRoute } from '../../http/route.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
-import {
-  createProject,
-  deleteProject,
-  getDiagnostics,
-  PROJECT_DELETED_TOPIC,
-  listProjects,
-  reorderProjects,
-  setDiagnostics,
-  updateProject,
-} from '../../tenancy/project-store.js';
+import { ValidationError } from '../../http/errors.js';
+import { ProjectService } from './project-service.js';
 
 const projectSchema = {
   type: 'object',
@@ -48,14 +38,9 @@ const reorderInput = {
   },
 };
 
-function cleanName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw new ValidationError('name: must not be blank');
-  return trimmed;
-}
-
 export function projectRoutes(deps: AppDeps): Router {
   const router = Router();
+  const projects = new ProjectService(deps);
   const Project = deps.openapi.addSchema('Project', projectSchema);
   const ProjectInput = deps.openapi.addSchema('ProjectInput', projectInput);
 
@@ -63,17 +48,14 @@ export function projectRoutes(deps: AppDeps): Router {
     method: 'get', path: '/projects', tag: 'projects', scope: 'read',
     summary: 'List the projects of the tenant (a project-limited key sees only its project)',
     responses: { 200: { description: 'Projects', schema: { type: 'object', properties: { projects: { type: 'array', items: Project } } } } },
-    handler: async ({ tenantId, principal }) => ({ projects: await listProjects(deps.sql, tenantId, principal.projectId) }),
+    handler: async ({ principal }) => ({ projects: await projects.list(principal) }),
   });
 
   defineRoute<{ name: string; description?: string | null }>(router, deps, {
     method: 'post', path: '/projects', tag: 'projects', scope: 'admin',
     summary: 'Create a project', body: ProjectInput,
     responses: { 201: { description: 'Created', schema: Project } },
-    handler: async ({ tenantId, body, principal }) => {
-      if (principal.projectId) throw new ValidationError('A project-limited key cannot create projects');
-      return { status: 201, body: await createProject(deps.sql, tenantId, cleanName(body.name), body.description ?? null) };
-    },
+    handler: async ({ body, principal }) => ({ status: 201, body: await projects.create(principal, body) }),
   });
 
   defineRoute<{ ordered_ids?: string[]; orderedIds?: string[] }>(router, deps, {
@@ -81,17 +63,13 @@ export function projectRoutes(deps: AppDeps): Router {
     summary: 'Reorder projects: listed ids first, the rest keep their relative order after them',
     body: reorderInput,
     responses: { 204: { description: 'Reordered' } },
-    handler: async ({ tenantId, body, principal }) => {
+    handler: async ({ body, principal }) => {
       const ids = body.ordered_ids ?? body.orderedIds;
       if (!ids) throw new ValidationError('ordered_ids is required');
       if (body.ordered_ids && body.orderedIds && JSON.stringify(body.ordered_ids) !== JSON.stringify(body.orderedIds)) {
         throw new ValidationError('ordered_ids and orderedIds disagree');
       }
-      const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
-      if (duplicate !== undefined) throw new ValidationError(`ordered_ids: duplicate id ${duplicate}`);
-      const outside = principal.projectId ? ids.filter((id) => id !== principal.projectId) : [];
-      const foreign = outside.length > 0 ? outside : await reorderProjects(deps.sql, tenantId, ids.map((id) => id.toLowerCase()));
-      if (foreign.length > 0) throw new ValidationError(`ordered_ids: unknown project id ${foreign[0]}`);
+      await projects.reorder(principal, ids);
       return { status: 204 };
     },
   });
@@ -106,20 +84,14 @@ export function projectRoutes(deps: AppDeps): Router {
     method: 'patch', path: '/projects/{project_id}', tag: 'projects', scope: 'admin', projectParam: true,
     summary: 'Update a project (name required)', body: ProjectInput,
     responses: { 200: { description: 'Project', schema: Project } },
-    handler: async ({ tenantId, project, body }) => {
-      const updated = await updateProject(deps.sql, tenantId, project.id, { name: cleanName(body.name), description: body.description });
-      if (!updated) throw new NotFoundError('Project not found');
-      return updated;
-    },
+    handler: ({ tenantId, project, body }) => projects.update(tenantId, project.id, body),
   });
 
   defineRoute(router, deps, {
     method: 'delete', path: '/projects/{project_id}', tag: 'projects', scope: 'admin', projectParam: true,
     summary: 'Delete a project and its workspace records', responses: { 204: { description: 'Deleted' } },
     handler: async ({ tenantId, project }) => {
-      await deleteProject(deps.sql, tenantId, project.id);
-      // Every process drops the project from its caches (the ingest project cache).
-      await publishEvent(deps.sql, PROJECT_DELETED_TOPIC, { tenant_id: tenantId, project_id: project.id });
+      await projects.delete(tenantId, project.id);
       return { status: 204 };
     },
   });
@@ -129,17 +101,10 @@ export function projectRoutes(deps: AppDeps): Router {
     properties: { enabled: { type: 'boolean' }, chat_connected: { type: 'boolean' } },
   });
 
-  // chat_connected says whether diagnostics can reach a chat channel; Lookout has no chat integration, so it is false.
-  const diagnosticsOf = async (tenantId: string, projectId: string) => {
-    const settings = await getDiagnostics(deps.sql, tenantId, projectId);
-    if (!settings) throw new NotFoundError('Project not found');
-    return { enabled: settings.enabled, chat_connected: false };
-  };
-
   defineRoute(router, deps, {
     method: 'get', path: '/projects/{project_id}/instrumentation-diagnostics', tag: 'projects', scope: 'read', projectParam: true,
     summary: 'Instrumentation diagnostics settings', responses: { 200: { description: 'Settings', schema: Diagnostics } },
-    handler: async ({ tenantId, project }) => diagnosticsOf(tenantId, project.id),
+    handler: ({ tenantId, project }) => projects.diagnostics(tenantId, project.id),
   });
 
   defineRoute<{ enabled: boolean }>(router, deps, {
@@ -147,10 +112,7 @@ export function projectRoutes(deps: AppDeps): Router {
     summary: 'Turn instrumentation diagnostics on or off',
     body: { type: 'object', additionalProperties: false, required: ['enabled'], properties: { enabled: { type: 'boolean' } } },
     responses: { 200: { description: 'Settings', schema: Diagnostics } },
-    handler: async ({ tenantId, project, body }) => {
-      await setDiagnostics(deps.sql, tenantId, project.id, body.enabled);
-      return diagnosticsOf(tenantId, project.id);
-    },
+    handler: ({ tenantId, project, body }) => projects.setDiagnostics(tenantId, project.id, body.enabled),
   });
 
   return router;

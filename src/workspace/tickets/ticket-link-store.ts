@@ -83,6 +83,30 @@ export async function lockPreview(sql: SqlHandle, tenantId: string, issueId: str
   return row ?? null;
 }
 
+export async function markPreviewUsed(sql: SqlHandle, preview: PreviewRow): Promise<void> {
+  await sql`update ticket_previews set used_at = now() where token_hash = ${preview.token_hash}`;
+}
+
+/** A failed tracker call with this preview: the next attempt must allow that the ticket may exist. */
+export async function countPreviewAttempt(sql: SqlHandle, preview: PreviewRow): Promise<void> {
+  await sql`update ticket_previews set attempts = attempts + 1 where token_hash = ${preview.token_hash}`;
+}
+
+/** Whether a ticket was previewed for an issue of the project (a local ticket's project). */
+export async function ticketPreviewedInProject(sql: SqlHandle, tenantId: string, ticketId: string, projectId: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from ticket_previews p join issues i on i.id = p.issue_id
+    where p.tenant_id = ${tenantId} and p.ticket_id = ${ticketId} and i.project_id = ${projectId}
+    limit 1`;
+  return rows.length > 0;
+}
+
+/** The issue's current assignee, read inside the linking transaction so the ticket gets the latest one. */
+export async function issueAssignee(sql: SqlHandle, issueId: string): Promise<string | null> {
+  const current = (await sql<{ assignee_user_id: string | null }[]>`select assignee_user_id from issues where id = ${issueId}`)[0];
+  return current?.assignee_user_id ?? null;
+}
+
 export async function findLink(sql: SqlHandle, tenantId: string, issueId: string, options: { forUpdate?: boolean } = {}): Promise<TicketLinkRow | null> {
   const [row] = await sql<TicketLinkRow[]>`
     select id, issue_id, provider, origin, sync_status, linked_at, last_successful_sync_at, last_error_code, last_error_message, last_error_at, ticket
@@ -95,6 +119,23 @@ export async function insertLink(sql: SqlHandle, tenantId: string, issueId: stri
   await sql`
     insert into issue_ticket_links (id, tenant_id, issue_id, provider, origin, sync_status, last_successful_sync_at, ticket)
     values (${crypto.randomUUID()}, ${tenantId}, ${issueId}, ${provider}, 'created', 'healthy', now(), ${sql.json(ticket as never)})`;
+}
+
+/** Removes the issue's link and answers what it linked (null when there was none). */
+export async function deleteLink(sql: SqlHandle, tenantId: string, issueId: string): Promise<{ provider: string; ticket: { id: string; identifier: string } } | null> {
+  const [removed] = await sql<{ provider: string; ticket: { id: string; identifier: string } }[]>`
+    delete from issue_ticket_links where tenant_id = ${tenantId} and issue_id = ${issueId} returning provider, ticket`;
+  return removed ?? null;
+}
+
+export async function markLinkSynced(sql: SqlHandle, linkId: string, ticket: Ticket): Promise<void> {
+  await sql`update issue_ticket_links set ticket = ${sql.json(ticket as never)}, sync_status = 'healthy', last_successful_sync_at = now()
+    where id = ${linkId}`;
+}
+
+export async function markLinkSyncFailed(sql: SqlHandle, linkId: string, code: string, message: string): Promise<void> {
+  await sql`update issue_ticket_links set sync_status = 'error', last_error_code = ${code},
+    last_error_message = ${message}, last_error_at = now() where id = ${linkId}`;
 }
 
 export async function listActivity(sql: SqlHandle, tenantId: string, issueId: string): Promise<TicketActivity[]> {

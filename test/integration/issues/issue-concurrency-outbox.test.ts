@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { eventIssueRow, type OutboxRow } from '../../../src/outbox/issue-event-outbox.js';
+import { eventIssueRow, type OutboxRow } from '../../../src/workspace/issues/issue-event-outbox.js';
 import { issueEvents, newIssue, pendingOutboxCount, relayOf, settledIssueEvents, userWithKey } from './issue-test-helpers.js';
 
 let svc: TestService;

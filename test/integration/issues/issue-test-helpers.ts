@@ -1,5 +1,5 @@
 import type { TestService } from '../../helpers/service.js';
-import type { OutboxRelay } from '../../../src/outbox/outbox-relay.js';
+import type { OutboxRelay } from '../../../src/workspace/issues/outbox-relay.js';
 
 export interface IssueEventRow {
   name: string;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OutboxRelay } from '../../../src/outbox/outbox-relay.js';
+import type { OutboxRelay } from '../../../src/workspace/issues/outbox-relay.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 import { createEndpoint, deliveries, eventually, json, sleep, verifies } from './harness.js';

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../stores/postgres.js';
-import { SYSTEM_ORIGIN } from '../origin.js';
+import type { SqlHandle } from '../../stores/postgres.js';
+import { SYSTEM_ORIGIN } from '../../origin.js';
 
 /**
  * Writes monitor.activated (a monitor left learning) into the outbox, in the transaction that

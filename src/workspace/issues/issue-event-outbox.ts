@@ -1,20 +1,14 @@
 import crypto from 'node:crypto';
-import { dateTime64 } from '../stores/clickhouse-time.js';
-import type { SqlHandle } from '../stores/postgres.js';
-import type { Origin } from '../origin.js';
+import type { ISSUE_EVENTS } from '../../analytics/catalog.js';
+import { dateTime64 } from '../../stores/clickhouse-time.js';
+import type { SqlHandle } from '../../stores/postgres.js';
+import type { Origin } from '../../origin.js';
 
-/** The eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table event_issue. */
-export const ISSUE_EVENT_NAMES = [
-  'issue.created',
-  'issue.resolved',
-  'issue.dismissed',
-  'issue.reopened',
-  'issue.review_started',
-  'issue.flagged',
-  'issue.unflagged',
-  'issue.chat_sent',
-] as const;
-export type IssueEventName = (typeof ISSUE_EVENT_NAMES)[number];
+/**
+ * One of the eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table
+ * event_issue, so the analytics catalog's list is the one list of them.
+ */
+export type IssueEventName = (typeof ISSUE_EVENTS)[number];
 
 export interface IssueEventInput {
   tenantId: string;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { Sql } from '../stores/postgres.js';
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { Sql } from '../../stores/postgres.js';
+import { WokenPollLoop } from '../../woken-poll-loop.js';
 import { eventIssueRow, type OutboxRow } from './issue-event-outbox.js';
 
 export interface OutboxRelayOptions {
@@ -23,13 +24,9 @@ export interface OutboxRelayOptions {
  * with FOR KEY SHARE, which this lock does not conflict with, so neither reader skips the other.
  */
 export class OutboxRelay {
-  private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly retainRelayedMs: number;
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
-  private kicked = false;
+  private readonly loop: WokenPollLoop;
   private lastPrune = 0;
 
   constructor(
@@ -38,13 +35,21 @@ export class OutboxRelay {
     private readonly logger: Logger,
     options: OutboxRelayOptions = {},
   ) {
-    this.pollMs = options.pollMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
     this.retainRelayedMs = options.retainRelayedMs ?? 7 * 24 * 3600 * 1000;
+    // Back off on repeated failures (a ClickHouse outage), up to 30 s between attempts.
+    this.loop = new WokenPollLoop({
+      pollMs: options.pollMs ?? 500,
+      round: async () => {
+        await this.drain();
+        await this.pruneRelayed();
+      },
+      onError: (error) => this.logger.error({ err: error }, 'issue event relay failed; will retry'),
+    });
   }
 
   get isRunning(): boolean {
-    return this.running;
+    return this.loop.isRunning;
   }
 
   /** Relays one batch; returns how many events it relayed. */
@@ -81,50 +86,16 @@ export class OutboxRelay {
 
   /** Wakes the loop now, e.g. right after a transaction that wrote events commits. */
   kick(): void {
-    this.kicked = true;
-    this.wake?.();
+    this.loop.kick();
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops the loop after its current batch. Unrelayed events stay in the outbox for the next start. */
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    this.loop = null;
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      this.kicked = false;
-      try {
-        await this.drain();
-        await this.pruneRelayed();
-        failures = 0;
-      } catch (error) {
-        failures++;
-        this.logger.error({ err: error }, 'issue event relay failed; will retry');
-      }
-      if (!this.running) break;
-      if (this.kicked) continue;
-      // Back off on repeated failures (a ClickHouse outage), up to 30 s between attempts.
-      const delay = failures > 0 ? Math.min(30_000, this.pollMs * 2 ** Math.min(failures, 6)) : this.pollMs;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private async pruneRelayed(): Promise<void> {

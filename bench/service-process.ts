@@ -1,0 +1,115 @@
+/**
+ * The Lookout service as its own process for the benchmarks that measure it from outside (ingest,
+ * isolation): started from source on a free port with a fresh data directory, ready once /readyz
+ * answers, with one project to send to; plus what the benchmarks read of a process (CPU seconds,
+ * peak and current RSS) and the common command-line flag.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The bootstrap admin key every benchmark service starts with. */
+export const BENCH_KEY = 'lk_bench_bootstrap_key_0123456789';
+const READY_TIMEOUT_MS = 120_000;
+
+/** `--name N` from the command line, else `fallback`. */
+export function numberArg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+export interface ServiceProcess {
+  url: string;
+  pid: number;
+  /** The project created at start ('bench'). */
+  project: string;
+  /** CPU seconds the process has used so far. */
+  cpu(): number;
+  /** SIGTERM, wait for the graceful exit, remove the data directory; answers the last CPU reading before exit. */
+  stop(): Promise<number>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** CPU seconds (user + system, every thread: the embedded engine runs inside the service) of a process. */
+export function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s on Linux)
+}
+
+/** A process's peak (VmHWM) or current (VmRSS) resident memory in MiB. */
+export function memoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024);
+}
+
+/** Starts the service with `env` over the defaults and waits until it is ready and has a project. */
+export async function startServiceProcess(name: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lookout-bench-${name}-`));
+  fs.chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts')], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      throw new Error('service did not start');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const created = await fetch(`${url}/api/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const project = ((await created.json()) as { id: string }).id;
+  const pid = child.pid!;
+  // The last CPU reading before exit, so the shutdown's work (flush, settle, hooks) is counted too.
+  let lastCpu = cpuSeconds(pid);
+  const sampler = setInterval(() => {
+    try {
+      lastCpu = cpuSeconds(pid);
+    } catch {
+      // exited
+    }
+  }, 100);
+  return {
+    url,
+    pid,
+    project,
+    cpu: () => cpuSeconds(pid),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      clearInterval(sampler);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      return lastCpu;
+    },
+  };
+}

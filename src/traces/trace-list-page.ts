@@ -1,0 +1,90 @@
+import { ValidationError } from '../http/errors.js';
+import { isoFromDateTime64, msToDateTime64 } from '../stores/clickhouse-time.js';
+import type { TraceListFilters, TraceListRow } from './trace-store.js';
+
+/**
+ * GET /projects/{project_id}/traces between the wire and trace-store: the request's ISO bounds and
+ * opaque keyset cursor become the store's filters (a 400 naming the parameter when they are not
+ * valid), and stored rows become the list items and the next cursor.
+ */
+
+/** The list's filters as the request gives them: ISO 8601 bounds and the opaque cursor. */
+export interface TraceListQuery {
+  agentName?: string;
+  hasError?: boolean;
+  threadId?: string;
+  start?: string;
+  end?: string;
+  cursor?: string;
+}
+
+export type TraceListItem = ReturnType<typeof listItem>;
+
+export interface TraceListPage {
+  traces: TraceListItem[];
+  next_cursor: string | null;
+}
+
+/** The store's filters for a page of `limit` rows (checked in the order start, end, cursor). */
+export function storeFilters(query: TraceListQuery, limit: number): TraceListFilters {
+  return {
+    agentName: query.agentName,
+    hasError: query.hasError,
+    threadId: query.threadId,
+    start: query.start !== undefined ? toDateTime64(query.start, 'start') : undefined,
+    end: query.end !== undefined ? toDateTime64(query.end, 'end') : undefined,
+    before: query.cursor !== undefined ? decodeCursor(query.cursor) : undefined,
+    limit,
+  };
+}
+
+/** The page answered for `rows`, read with one row beyond `limit` to tell whether another page follows. */
+export function listPage(rows: TraceListRow[], limit: number): TraceListPage {
+  const page = rows.slice(0, limit);
+  return { traces: page.map(listItem), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+}
+
+/** ISO 8601 → ClickHouse DateTime64 text (UTC), or a 400 naming the parameter. */
+function toDateTime64(value: string, name: string): string {
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw new ValidationError(`${name}: must be an ISO 8601 date-time`);
+  return msToDateTime64(ms);
+}
+
+function encodeCursor(row: TraceListRow): string {
+  return Buffer.from(JSON.stringify({ ts: row.ts, id: row.trace_id })).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { timestamp: string; traceId: string } {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { ts?: unknown; id?: unknown };
+    if (typeof parsed.ts === 'string' && /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/.test(parsed.ts) && typeof parsed.id === 'string') {
+      return { timestamp: parsed.ts, traceId: parsed.id };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ValidationError('cursor: invalid cursor');
+}
+
+function listItem(row: TraceListRow) {
+  return {
+    id: row.trace_id,
+    otel_trace_id: row.otel_trace_id,
+    project_id: row.project_id,
+    timestamp: isoFromDateTime64(row.ts),
+    service_name: row.service_name,
+    agent_name: row.agent_name,
+    thread_id: row.thread_id,
+    release: row.release,
+    agent_input_display: row.agent_input_display,
+    has_error: Number(row.has_error) === 1,
+    total_duration_ms: Number(row.total_duration_ms),
+    span_count: Number(row.span_count),
+    total_tokens: Number(row.total_tokens),
+    error_count: Number(row.error_count),
+    tool_call_count: (JSON.parse(row.tool_calls) as unknown[]).length,
+    models_used: row.models_used,
+    estimated_cost_usd: row.estimated_cost_usd === null ? null : Number(row.estimated_cost_usd),
+  };
+}

@@ -1,0 +1,82 @@
+import type { AppDeps } from '../app-deps.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { traceHooks } from '../trace-hook-registry.js';
+import { findProject } from '../tenancy/project-store.js';
+import type { TraceDetailInput, TraceDetailPage } from './trace-detail-build.js';
+import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
+import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount } from './trace-store.js';
+import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
+
+declare module '../app-deps.js' {
+  interface ServiceRegistry {
+    traces?: TraceService;
+  }
+}
+
+/** One trace as a route asks for it: the default payload (a page of spans) or the context bundle. */
+export interface TraceDetailRequest {
+  view: TraceDetailInput['view'];
+  page: TraceDetailPage;
+  /** The request named span_limit or span_cursor: the default payload says how it was paged even when one page holds every span. */
+  explicitPage: boolean;
+}
+
+/**
+ * The traces API as the routes see it: route → this service → trace-store (ClickHouse) and the
+ * project store (PostgreSQL). It owns what spans stores: reading a trace's spans, building the
+ * detail on the compute pool, and joining the project, the thread, the cost and the issue hooks.
+ */
+export class TraceService {
+  constructor(private readonly deps: AppDeps) {}
+
+  agentNames(tenantId: string, projectId: string | null): Promise<string[]> {
+    return agentNames(this.deps.ch, { tenantId, projectId });
+  }
+
+  /**
+   * The trace's JSON text, written by hand: the page of spans comes from the pool as JSON text (and
+   * the context bundle's nanosecond numbers must reach the client with every digit). A trace
+   * outside `projectId` (when set) or of another tenant is not found.
+   */
+  async detailJson(tenantId: string, projectId: string | null, traceId: string, request: TraceDetailRequest): Promise<string> {
+    const rows = await readTraceBytes(this.deps.ch, { tenantId, projectId }, traceId);
+    const { page, view } = request;
+    // Parsing, summarizing and serializing the spans runs on the compute pool (a deep trace is megabytes).
+    const built = await this.deps.compute.run('trace-detail', { rows, view, page }, [rows.buffer as ArrayBuffer]);
+    if (!built.found) throw new NotFoundError('Trace not found');
+    if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
+    const trace = built.trace;
+    const hooks = traceHooks(this.deps);
+    const context = page.form === 'context';
+    const [project, threadCount, extraction, occurrences, cost] = await Promise.all([
+      findProject(this.deps.sql, tenantId, trace.project_id),
+      threadTraceCount(this.deps.ch, tenantId, trace.project_id, trace.thread_id, trace.trace_id),
+      hooks.issueExtraction ? hooks.issueExtraction(tenantId, trace.project_id, trace.trace_id) : Promise.resolve(null),
+      context && hooks.traceOccurrences ? hooks.traceOccurrences(tenantId, trace.project_id, trace.trace_id) : Promise.resolve([]),
+      storedTraceCost(this.deps.ch, tenantId, trace.project_id, trace.trace_id),
+    ]);
+    if (!project) throw new NotFoundError('Trace not found');
+    const traceContext: TraceContext = {
+      projectName: project.name,
+      threadTraceCount: threadCount,
+      issueExtraction: extraction ?? PENDING_EXTRACTION,
+      occurrences,
+      cost,
+    };
+    if (page.form === 'context') {
+      return contextBundleJson(trace, built.spansJson, traceContext, { total: built.spansTotal, limit: page.limit, offset: page.offset });
+    }
+    const paged = request.explicitPage || built.spansTotal > page.limit;
+    return defaultPayloadJson(trace, built.spansJson, traceContext, paged ? { spans_total: built.spansTotal, next_span_cursor: built.nextCursor } : null);
+  }
+
+  /** A page of processed traces, newest first; one row beyond the page says whether another follows. */
+  async list(tenantId: string, projectId: string, query: TraceListQuery, limit: number): Promise<TraceListPage> {
+    const rows = await listTraces(this.deps.ch, tenantId, projectId, storeFilters(query, limit + 1));
+    return listPage(rows, limit);
+  }
+}
+
+export function traceService(deps: AppDeps): TraceService {
+  return (deps.services.traces ??= new TraceService(deps));
+}
