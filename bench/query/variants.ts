@@ -113,6 +113,9 @@ GROUP BY GROUPING SETS ((date), ())`,
       before: scoreGen(`${gen} FINAL`, finalWhere),
       'UUID distinct': scoreGen(`${gen} FINAL`, finalWhere, uuidTraces("model = ''")),
       'PREWHERE guard+window': scoreGen(`${gen} FINAL`, prewhere),
+      'without unnamed_traces (what it costs)': scoreGen(`${gen} FINAL`, finalWhere, '0'),
+      'without groupUniqArray(provider) (what it costs)': scoreGen(`${gen} FINAL`, finalWhere).replace('arraySort(groupUniqArray(provider))', '[]'),
+      '~unnamed_traces in its own statement': [scoreGen(`${gen} FINAL`, finalWhere, '0'), `SELECT uniqExact(trace_id) AS unnamed_traces FROM ${gen} FINAL ${finalWhere} AND model = ''`].join('\n;;\n'),
     },
     // The statements model_scorecard sends to trace.processed (runs per model, the cost module's
     // stored columns, stored dollars per model) against one scan answering all three. Labels
