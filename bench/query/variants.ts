@@ -77,6 +77,10 @@ FROM ${from} ${where} GROUP BY model`;
       'optimize_aggregation_in_order': `${daily(`${gen} FINAL`, finalWhere)} SETTINGS optimize_aggregation_in_order = 1`,
       'no FINAL (what FINAL costs)': daily(gen, finalWhere),
     },
+    'DSL traces per model (uniqExact trace_id)': {
+      before: `SELECT model AS g0, count() AS m0, uniqExact(trace_id) AS m1 FROM ${gen} FINAL ${finalWhere} GROUP BY g0 ORDER BY g0 LIMIT 50`,
+      'UUID distinct': `SELECT model AS g0, count() AS m0, ${uuidTraces()} AS m1 FROM ${gen} FINAL ${finalWhere} GROUP BY g0 ORDER BY g0 LIMIT 50`,
+    },
     'DSL hourly p50/p99 (two quantileExact vs quantilesExact)': {
       before: `SELECT formatDateTime(toStartOfHour(timestamp), '%Y-%m-%d %H:%i:%S') AS g0, model AS g1, quantileExactOrNull(0.5)(duration_ms) AS m0, quantileExactOrNull(0.99)(duration_ms) AS m1
 FROM ${gen} FINAL ${finalWhere} AND model IN ('gpt-4o', 'gpt-4o-mini', 'in-house-model') GROUP BY g0, g1 ORDER BY g0, g1 LIMIT 10000`,
