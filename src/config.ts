@@ -25,8 +25,10 @@ export interface Config {
     paramBinding: 'literal' | 'server' | null;
     /** The analytics lane's bounds (src/stores/clickhouse-sql/analytics-gate.ts). */
     analytics: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
+    /** The interactive lane's bounds: trace detail, trace lists, lookups by id (INTERACTIVE_MAX_*). */
+    interactive: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
     /** ClickHouse server `workload` per lane, when the server defines workloads. */
-    controls: { workloads: { analytics?: string; ingest?: string; system?: string } };
+    controls: { workloads: { analytics?: string; interactive?: string; ingest?: string; system?: string } };
   };
   /** LOOKOUT_MIGRATE: apply pending migrations at start (default), or only check that none are pending. */
   migrateOnStart: boolean;
@@ -40,6 +42,8 @@ export interface Config {
   /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
   settleLeaseMs: number;
   ingestMaxInflightBytes: number;
+  /** Bytes of span rows the settler keeps for open traces (SETTLE_CACHE_MAX_BYTES); past it they are read back from ClickHouse. */
+  settleCacheMaxBytes: number;
   ingestFlushMs: number;
   ingestBatchRows: number;
   /** Worker threads of the compute pool (COMPUTE_THREADS); 0 runs that work on the event loop. */
@@ -107,6 +111,15 @@ function binding(env: NodeJS.ProcessEnv): 'literal' | 'server' | null {
   return raw;
 }
 
+/**
+ * The settle cache's default bound: twice the ingest budget, between 4 and 256 MiB. An operator who
+ * bounds ingest memory tightly gets a cache of the same order, not a fixed few hundred MiB beside it.
+ */
+export function defaultSettleCacheBytes(inflightBytes: number): number {
+  const MiB = 1024 * 1024;
+  return Math.min(256 * MiB, Math.max(4 * MiB, 2 * inflightBytes));
+}
+
 function workload(env: NodeJS.ProcessEnv, name: string): string {
   const raw = env[name] as string;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw)) throw new Error(`${name} must be a plain identifier`);
@@ -120,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
+  const inflightBytes = int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024);
   const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
   if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
@@ -141,9 +155,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         maxPerTenant: Math.max(1, int(env, 'ANALYTICS_MAX_PER_TENANT', 2)),
         maxQueue: int(env, 'ANALYTICS_MAX_QUEUE', 64),
       },
+      interactive: {
+        maxConcurrency: Math.max(1, int(env, 'INTERACTIVE_MAX_CONCURRENCY', 2)),
+        maxPerTenant: Math.max(1, int(env, 'INTERACTIVE_MAX_PER_TENANT', 2)),
+        maxQueue: int(env, 'INTERACTIVE_MAX_QUEUE', 64),
+      },
       controls: {
         workloads: {
           ...(str(env, 'CLICKHOUSE_WORKLOAD_ANALYTICS') ? { analytics: workload(env, 'CLICKHOUSE_WORKLOAD_ANALYTICS') } : {}),
+          ...(str(env, 'CLICKHOUSE_WORKLOAD_INTERACTIVE') ? { interactive: workload(env, 'CLICKHOUSE_WORKLOAD_INTERACTIVE') } : {}),
           ...(str(env, 'CLICKHOUSE_WORKLOAD_INGEST') ? { ingest: workload(env, 'CLICKHOUSE_WORKLOAD_INGEST') } : {}),
         },
       },
@@ -157,7 +177,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
     settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
-    ingestMaxInflightBytes: int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024),
+    ingestMaxInflightBytes: inflightBytes,
+    settleCacheMaxBytes: int(env, 'SETTLE_CACHE_MAX_BYTES', defaultSettleCacheBytes(inflightBytes)),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
     computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),

@@ -1,6 +1,7 @@
 import { prepareIngest } from '../ingest/ingest-prepare.js';
 import { settleSummaries } from '../ingest/settle-summaries.js';
 import { buildTraceDetail } from '../traces/trace-detail-build.js';
+import { buildTracePage } from '../traces/trace-page-build.js';
 
 /**
  * The tasks the compute pool runs, by name. Each is a pure function of plain data, so it runs the
@@ -10,6 +11,7 @@ const tasks = {
   'prepare-ingest': prepareIngest,
   'settle-summaries': settleSummaries,
   'trace-detail': buildTraceDetail,
+  'trace-page': buildTracePage,
 };
 
 export type ComputeTaskName = keyof typeof tasks;

@@ -25,7 +25,7 @@ import type { PriceTrace } from '../trace-pricing.js';
 export interface IngestServiceDeps {
   config: Pick<
     Config,
-    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans'
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans'
   >;
   ch: ClickHouseStore;
   compute: ComputePool;
@@ -64,6 +64,7 @@ export class IngestService {
       leaseMs: config.settleLeaseMs,
       settleMs: config.traceSettleMs,
       maxWaitMs: config.traceMaxWaitMs,
+      maxCachedBytes: config.settleCacheMaxBytes,
       hooks: deps.hooks,
       priceTrace: deps.priceTrace,
     });

@@ -17,11 +17,19 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *
  * Spans are held as the `spans` rows this process wrote (JSON lines): the settler hands them to the
  * compute pool as they are (settle-summaries.ts). A trace past `maxSpansPerTrace` is read back
- * instead, so one copy to a worker stays short.
+ * instead, so one copy to a worker stays short. The cache is bounded by spans and by bytes
+ * (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000 cached spans held ~500 MiB of the
+ * service's heap, outside the ingest budget (issue 13, bench/isolation overload).
  *
  * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
  * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
  */
+
+/** Heap bytes of one held span beside its JSON text: the Map entry, the span id key, string headers. */
+const SPAN_ENTRY_OVERHEAD = 120;
+
+/** What one held span line costs against `maxBytes` (JSON lines are one byte per character in V8 when ASCII, two otherwise; charged as one plus the overhead). */
+const lineBytes = (id: string, line: string) => SPAN_ENTRY_OVERHEAD + id.length + line.length;
 
 interface CacheEntry {
   rowId: string;
@@ -46,12 +54,19 @@ export class SettleCache {
   private readonly entries = new Map<string, CacheEntry>();
   private readonly own = new Map<string, TraceKey>();
   private spanCount = 0;
+  private byteCount = 0;
 
   constructor(
     private readonly maxSpans: number,
     private readonly maxSpansPerTrace: number = 2000,
     private readonly now: () => number = Date.now,
+    private readonly maxBytes: number = Number.POSITIVE_INFINITY,
   ) {}
+
+  /** Bytes charged for the spans held now (lineBytes). */
+  get bytes(): number {
+    return this.byteCount;
+  }
 
   get size(): number {
     return this.entries.size;
@@ -87,9 +102,17 @@ export class SettleCache {
       if ((note.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
       if (entry.spans && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
       if (entry.spans && entry.spans.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
+      if (entry.spans) {
+        let adding = 0;
+        for (let i = 0; i < ids.length; i++) adding += lineBytes(ids[i], lines[i]);
+        if (this.byteCount + adding > this.maxBytes) this.forget(entry);
+      }
       if (!entry.spans) continue;
       for (let i = 0; i < ids.length; i++) {
-        if (!entry.spans.has(ids[i])) this.spanCount++;
+        const before = entry.spans.get(ids[i]);
+        if (before === undefined) this.spanCount++;
+        else this.byteCount -= lineBytes(ids[i], before);
+        this.byteCount += lineBytes(ids[i], lines[i]);
         entry.spans.set(ids[i], lines[i]);
       }
       for (const r of note.toolRows) entry.toolRows.set(r.span_id, r);
@@ -125,7 +148,10 @@ export class SettleCache {
   }
 
   private forget(entry: CacheEntry): void {
-    if (entry.spans) this.spanCount -= entry.spans.size;
+    if (entry.spans) {
+      this.spanCount -= entry.spans.size;
+      for (const [id, line] of entry.spans) this.byteCount -= lineBytes(id, line);
+    }
     entry.spans = null;
     entry.toolRows.clear();
   }

@@ -51,6 +51,8 @@ export interface TraceSettlerOptions {
   leaseMs?: number;
   /** Spans held in memory for open traces; past it, traces are read back from ClickHouse. */
   maxCachedSpans?: number;
+  /** Bytes of span rows held in memory for open traces (SETTLE_CACHE_MAX_BYTES); past it, traces are read back. */
+  maxCachedBytes?: number;
   /** Spans held in memory for one trace; past it, the trace is read back (its rows are copied to a worker at settling, a read-back is one string). */
   maxCachedSpansPerTrace?: number;
 }
@@ -67,7 +69,7 @@ export class TraceSettler {
 
   constructor(private readonly options: TraceSettlerOptions) {
     this.hookRunner = new HookRunner(options.hooks, options.logger);
-    this.cache = new SettleCache(options.maxCachedSpans ?? 200_000, options.maxCachedSpansPerTrace ?? 2000);
+    this.cache = new SettleCache(options.maxCachedSpans ?? 200_000, options.maxCachedSpansPerTrace ?? 2000, Date.now, options.maxCachedBytes);
     this.leaseMs = options.leaseMs ?? 60_000;
   }
 

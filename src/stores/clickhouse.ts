@@ -3,10 +3,10 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
-import { AnalyticsGate, DEFAULT_GATE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
+import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
 import type { ParamBinding } from './clickhouse-sql/compile.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
-import { StatementRunner, type Lane, type LaneClients, type LaneControls, type ReadOptions } from './clickhouse-sql/statement-runner.js';
+import { StatementRunner, type GatedLane, type LaneClients, type LaneControls, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
 
 /**
  * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
@@ -18,18 +18,20 @@ export interface ClickHouseStore {
   /** Runs a SELECT in a lane (statement-runner.ts). */
   read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
   /** Runs a statement without result rows (DDL, INSERT … SELECT, ALTER). */
-  command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  command(statement: Fragment, lane: WriteLane): Promise<void>;
   /** Runs a SELECT in a lane and returns its JSONEachRow answer as raw, unparsed bytes (for the compute pool). */
   readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer>;
   /** Inserts JSONEachRow rows into a table named by `table()`. */
-  insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void>;
   /** Inserts rows already serialized as JSONEachRow lines (one per row) into a table named by `table()`. */
-  insertLines(table: string, lines: readonly string[], lane: Exclude<Lane, 'analytics'>): Promise<void>;
+  insertLines(table: string, lines: readonly string[], lane: WriteLane): Promise<void>;
   ping(): Promise<boolean>;
   /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
   binding: ParamBinding;
-  /** The analytics lane's admission (analytics-gate.ts). */
+  /** The analytics lane's admission (analytics-gate.ts); the same as gates.analytics. */
   gate: AnalyticsGate;
+  /** Each gated lane's admission: analytics, and interactive (cheap trace reads). */
+  gates: Record<GatedLane, AnalyticsGate>;
   /** The database every Lookout table lives in; table names are always qualified with it. */
   database: string;
   /** Set when the store is a cluster: migrations add ON CLUSTER and Replicated engines. */
@@ -52,6 +54,8 @@ export interface ClickHouseOptions {
   /** Default: `literal` on the embedded engine, `server` on a server (CLICKHOUSE_PARAM_BINDING). */
   paramBinding?: ParamBinding | null;
   analytics?: GateLimits;
+  /** The interactive lane's bounds (INTERACTIVE_MAX_*). */
+  interactive?: GateLimits;
   queryTimeoutSeconds?: number;
   controls?: LaneControls;
 }
@@ -62,11 +66,12 @@ export interface ClickHouseOptions {
  * its database explicitly instead.
  *
  * On chdb each lane gets its own connections to the one data directory — system one, ingest two
- * (writes and settling reads), analytics one per slot (issue 13): a chdb connection runs one
- * statement at a time, connections run in parallel.
+ * (writes and settling reads), analytics and interactive one per slot (issue 13): a chdb connection
+ * runs one statement at a time, connections run in parallel.
  */
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {
   const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
+  const interactiveLimits = options.interactive ?? DEFAULT_INTERACTIVE_LIMITS;
   let clients: LaneClients;
   if (options.url) {
     const client = createClient({
@@ -80,7 +85,12 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     });
     // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
     const durable = options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client;
-    clients = { ingest: [durable], system: [durable], analytics: Array.from({ length: limits.maxConcurrency }, () => durable) };
+    clients = {
+      ingest: [durable],
+      system: [durable],
+      analytics: Array.from({ length: limits.maxConcurrency }, () => durable),
+      interactive: Array.from({ length: interactiveLimits.maxConcurrency }, () => durable),
+    };
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
@@ -90,21 +100,26 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       const connection = createChdbConnection({ path: dir }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
       return isolateSessionSettings(createClient({ connection }));
     };
-    clients = { system: [open()], ingest: [open(), open()], analytics: Array.from({ length: limits.maxConcurrency }, open) };
+    clients = {
+      system: [open()],
+      ingest: [open(), open()],
+      analytics: Array.from({ length: limits.maxConcurrency }, open),
+      interactive: Array.from({ length: interactiveLimits.maxConcurrency }, open),
+    };
   }
   const client = clients.system[0];
-  const distinct = [...new Set([...clients.system, ...clients.ingest, ...clients.analytics])];
+  const distinct = [...new Set(Object.values(clients).flat())];
   const database = options.database;
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
   });
   const embedded = !options.url;
-  const gate = new AnalyticsGate(limits);
+  const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads') };
   const runner = new StatementRunner({
     clients,
     binding: options.paramBinding ?? (embedded ? 'literal' : 'server'),
     server: !embedded,
-    gate,
+    gates,
     queryTimeoutSeconds: options.queryTimeoutSeconds ?? 15,
     controls: options.controls,
   });
@@ -117,7 +132,8 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
     ping: () => runner.ping(),
     binding: runner.binding,
-    gate,
+    gate: gates.analytics,
+    gates,
     database,
     cluster: options.cluster,
     embedded,

@@ -28,17 +28,18 @@ export type TraceDetailResult =
   | { found: true; trace: TraceRow; spansTotal: number; spansJson: string; nextCursor: string | null; invalidCursor?: false }
   | { found: true; invalidCursor: true };
 
-interface CursorKey {
+/** A span's place in the page order: start time, depth, span id (also what `span_cursor` encodes). */
+export interface SpanCursorKey {
   startNs: string;
   depth: number;
   spanId: string;
 }
 
-export function encodeSpanCursor(key: CursorKey): string {
+export function encodeSpanCursor(key: SpanCursorKey): string {
   return Buffer.from(JSON.stringify([key.startNs, key.depth, key.spanId])).toString('base64url');
 }
 
-export function decodeSpanCursor(cursor: string): CursorKey | null {
+export function decodeSpanCursor(cursor: string): SpanCursorKey | null {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     if (
@@ -53,7 +54,7 @@ export function decodeSpanCursor(cursor: string): CursorKey | null {
   return null;
 }
 
-const compareKeys = (a: CursorKey, b: CursorKey) =>
+export const compareSpanKeys = (a: SpanCursorKey, b: SpanCursorKey) =>
   compareNs(a.startNs, b.startNs) || a.depth - b.depth || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0);
 
 /** The spans of the requested trace; an OpenTelemetry id sent to several projects resolves to the one with the newest span. */
@@ -107,7 +108,7 @@ export function buildTraceDetail(input: TraceDetailInput): TraceDetailResult {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const s = ordered[mid];
-      if (compareKeys({ startNs: s.startNs, depth: summary.tree.depth(s), spanId: s.spanId }, after) <= 0) lo = mid + 1;
+      if (compareSpanKeys({ startNs: s.startNs, depth: summary.tree.depth(s), spanId: s.spanId }, after) <= 0) lo = mid + 1;
       else hi = mid;
     }
     from = lo;

@@ -2,9 +2,10 @@ import type { AppDeps } from '../app-deps.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
-import type { TraceDetailInput, TraceDetailPage } from './trace-detail-build.js';
+import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';
+import { storedTraceDetailPage } from './trace-page.js';
 import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
-import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount } from './trace-store.js';
+import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 
 declare module '../app-deps.js' {
@@ -39,10 +40,12 @@ export class TraceService {
    * outside `projectId` (when set) or of another tenant is not found.
    */
   async detailJson(tenantId: string, projectId: string | null, traceId: string, request: TraceDetailRequest): Promise<string> {
-    const rows = await readTraceBytes(this.deps.ch, { tenantId, projectId }, traceId);
     const { page, view } = request;
-    // Parsing, summarizing and serializing the spans runs on the compute pool (a deep trace is megabytes).
-    const built = await this.deps.compute.run('trace-detail', { rows, view, page }, [rows.buffer as ArrayBuffer]);
+    const scope = { tenantId, projectId };
+    // A big settled trace: its stored summary and one page of spans (trace-page.ts). Otherwise the
+    // whole trace is parsed, summarized and serialized on the compute pool (it may be megabytes).
+    const stored = page.form === 'default' ? await storedTraceDetailPage(this.deps.ch, this.deps.compute, scope, traceId, { view, limit: page.limit, cursor: page.cursor }) : null;
+    const built = stored ?? (await this.wholeTraceDetail(scope, traceId, { view, page }));
     if (!built.found) throw new NotFoundError('Trace not found');
     if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
     const trace = built.trace;
@@ -68,6 +71,12 @@ export class TraceService {
     }
     const paged = request.explicitPage || built.spansTotal > page.limit;
     return defaultPayloadJson(trace, built.spansJson, traceContext, paged ? { spans_total: built.spansTotal, next_span_cursor: built.nextCursor } : null);
+  }
+
+  /** Every stored span of the trace, parsed, summarized and paged on the compute pool (trace-detail-build.ts). */
+  private async wholeTraceDetail(scope: TraceScope, traceId: string, input: Omit<TraceDetailInput, 'rows'>): Promise<TraceDetailResult> {
+    const rows = await readTraceBytes(this.deps.ch, scope, traceId);
+    return this.deps.compute.run('trace-detail', { ...input, rows }, [rows.buffer as ArrayBuffer]);
   }
 
   /** A page of processed traces, newest first; one row beyond the page says whether another follows. */

@@ -5,8 +5,13 @@ import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-sp
 import { isOtelTraceId } from '../ingest/trace-id.js';
 
 /**
- * ClickHouse reads of the traces API, on the analytics lane: every statement carries the layer's
- * tenant guard (and the key's project when the key is project-limited); every value is bound.
+ * ClickHouse reads of the traces API: every statement carries the layer's tenant guard (and the
+ * key's project when the key is project-limited); every value is bound.
+ *
+ * Lanes, decided per read: lookups of one trace by id and the keyset-paged list (a LIMIT) run on
+ * the `interactive` lane, so a person opening a trace never queues behind heavy analytics of their
+ * own tenant; the agent-name list (DISTINCT over every trace of the tenant, no bound) stays on the
+ * `analytics` lane with the other aggregations.
  */
 
 export interface TraceScope {
@@ -17,7 +22,7 @@ export interface TraceScope {
 
 /**
  * The stored spans matching a Lookout trace UUID or a 32-hex OpenTelemetry trace id, as the
- * JSONEachRow bytes ClickHouse returns (analytics lane, the layer's tenant guard): the compute pool
+ * JSONEachRow bytes ClickHouse returns (interactive lane, the layer's tenant guard): the compute pool
  * parses them and picks the trace (trace-detail-build.ts), so a 100,000-span trace is never decoded
  * on the event loop.
  */
@@ -27,7 +32,7 @@ export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id:
     ch,
     sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${scopedTable(ch.table('spans'))} FINAL
             WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}`,
-    { lane: 'analytics', scope },
+    { lane: 'interactive', scope },
   );
 }
 
@@ -38,7 +43,7 @@ export async function threadTraceCount(ch: ClickHouseStore, tenantId: string, pr
   const [row] = await ch.read<{ others: number | string }>(
     sql`SELECT uniqExactIf(trace_id, trace_id != ${param('String', traceId)}) AS others FROM ${scopedTable(ch.table('traces'))}
             WHERE ${tenantGuard(scope)} AND thread_id = ${param('String', threadId)}`,
-    { lane: 'analytics', scope },
+    { lane: 'interactive', scope },
   );
   // The trace itself counts even before its summary row is written.
   return Number(row?.others ?? 0) + 1;
@@ -57,7 +62,7 @@ export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, pro
     sql`SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models FROM ${scopedTable(ch.table('event_trace_processed'))} FINAL
             WHERE ${tenantGuard(scope)} AND trace_id = ${param('String', traceId)}
             LIMIT 1`,
-    { lane: 'analytics', scope },
+    { lane: 'interactive', scope },
   );
   if (!row) return { estimated_cost_usd: null, estimated_cost_basis: 'pending', cost_unpriced_models: [] };
   const known = ['stored', 'partial', 'unpriced', 'unavailable'] as const;
@@ -135,6 +140,6 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
             WHERE ${join(where, ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC
             LIMIT ${param('UInt32', f.limit)}`,
-    { lane: 'analytics', scope },
+    { lane: 'interactive', scope },
   );
 }

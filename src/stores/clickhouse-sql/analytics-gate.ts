@@ -1,8 +1,10 @@
 /**
- * The analytics lane's admission (issue 13 "Workload lanes"): analytics statements — the query
- * DSL, preset views, MCP, dashboard and trace reads — run at most `maxConcurrency` at a time
- * process-wide and `maxPerTenant` per tenant; others wait in one FIFO queue of at most `maxQueue`.
- * Ingest writes and settling never pass through here, so they never wait behind analytics.
+ * A gated lane's admission (issue 13 "Workload lanes"). Two lanes have one each: `analytics` (the
+ * query DSL, preset views, MCP, dashboard) and `interactive` (cheap bounded reads: trace detail,
+ * trace lists, lookups by id), so a trace read never queues behind heavy analytics of its own
+ * tenant. Statements run at most `maxConcurrency` at a time process-wide and `maxPerTenant` per
+ * tenant; others wait in one FIFO queue of at most `maxQueue`. Ingest writes and settling never
+ * pass through a gate, so they never wait behind reads.
  *
  * Waiting counts inside the statement's time limit: a waiter whose deadline passes leaves the queue
  * with QueryTimeoutError (504), and the statement that does start gets only the time that is left.
@@ -17,6 +19,8 @@ export interface GateLimits {
 }
 
 export const DEFAULT_GATE_LIMITS: GateLimits = { maxConcurrency: 4, maxPerTenant: 2, maxQueue: 64 };
+/** The interactive lane: few slots suffice, each statement is small (INTERACTIVE_MAX_*). */
+export const DEFAULT_INTERACTIVE_LIMITS: GateLimits = { maxConcurrency: 2, maxPerTenant: 2, maxQueue: 64 };
 
 interface Waiter {
   tenantId: string;
@@ -28,8 +32,12 @@ export class AnalyticsGate {
   private readonly perTenant = new Map<string, number>();
   private readonly queue: Waiter[] = [];
 
-  constructor(private readonly limits: GateLimits = DEFAULT_GATE_LIMITS) {
-    if (limits.maxConcurrency < 1 || limits.maxPerTenant < 1) throw new Error('analytics concurrency limits must be at least 1');
+  /** `what` names the statements in the 429 detail ("analytics queries", "trace reads"). */
+  constructor(
+    private readonly limits: GateLimits = DEFAULT_GATE_LIMITS,
+    private readonly what = 'analytics queries',
+  ) {
+    if (limits.maxConcurrency < 1 || limits.maxPerTenant < 1) throw new Error(`concurrency limits of ${what} must be at least 1`);
   }
 
   /** Statements running and waiting now (for tests and the health of the lane). */
@@ -46,7 +54,7 @@ export class AnalyticsGate {
     // that fits now skips no one who could run: a busy tenant's queue never holds up other tenants.
     if (this.fits(tenantId)) return this.take(tenantId);
     if (this.queue.length >= this.limits.maxQueue) {
-      throw new RateLimitedError('Too many analytics queries are running or waiting; retry shortly', this.retryAfterSeconds());
+      throw new RateLimitedError(`Too many ${this.what} are running or waiting; retry shortly`, this.retryAfterSeconds());
     }
     return new Promise<() => void>((resolve, reject) => {
       const waiter: Waiter = {

@@ -3,16 +3,19 @@
  * statement arrives as a fragment (fragment.ts) in a workload lane and leaves compiled with its
  * values bound for the backend (compile.ts) and its settings in its own SETTINGS clause:
  *
- *  - `analytics` — the query DSL, preset views, MCP, dashboard, trace reads: must carry the tenant
- *    guard of its scope, passes the AnalyticsGate, runs read-only (readonly = 2) with
+ *  - `analytics` — the query DSL, preset views, MCP, dashboard: must carry the tenant guard of its
+ *    scope, passes its gate (analytics-gate.ts), runs read-only (readonly = 2) with
  *    max_execution_time = what is left of QUERY_TIMEOUT_SECONDS after waiting; a timeout is a 504.
+ *  - `interactive` — cheap bounded reads a person waits on (trace detail, trace lists, lookups by
+ *    id): the same rules as analytics, but its own gate and its own connections, so a trace read
+ *    never queues behind heavy analytics of the same tenant.
  *  - `ingest` — the ingest writer and trace settling: never gated, so never behind analytics.
  *  - `system` — migrations, backfills, start-up recovery, the outbox relay.
  *
  * Reads of every lane run read-only. On a ClickHouse server each lane also carries the server's
  * own controls: `priority` (ingest before analytics) and, when configured, a `workload`.
  *
- * On the embedded engine each lane has its own chdb connection, and the analytics lane one per
+ * On the embedded engine each lane has its own chdb connection, and each gated lane one per
  * slot: one chdb connection runs one statement at a time, while connections to the same data
  * directory run in parallel (and literal binding keeps them off chdb's process-wide chain for
  * parameterized statements). On a server one HTTP client serves every lane.
@@ -26,13 +29,17 @@ import { isEngineError } from './engine-errors.js';
 import type { Fragment } from './fragment.js';
 import { countGuards, type TenantScope } from './tenant-guard.js';
 
-export type Lane = 'analytics' | 'ingest' | 'system';
+export type Lane = 'analytics' | 'interactive' | 'ingest' | 'system';
+/** The lanes a read waits for a slot in (a gate each); the others are never gated. */
+export type GatedLane = 'analytics' | 'interactive';
+/** Lanes that may write (commands, inserts). */
+export type WriteLane = Exclude<Lane, GatedLane>;
 
 export interface ReadOptions {
   lane: Lane;
-  /** Required on the analytics lane: the tenant whose guard the statement must carry, and whose share of the gate it uses. */
+  /** Required on a gated lane: the tenant whose guard the statement must carry, and whose share of the gate it uses. */
   scope?: TenantScope;
-  /** The statement's time limit in seconds; defaults to QUERY_TIMEOUT_SECONDS on the analytics lane, none elsewhere. */
+  /** The statement's time limit in seconds; defaults to QUERY_TIMEOUT_SECONDS on a gated lane, none elsewhere. */
   timeoutSeconds?: number;
   /** Further per-statement settings (e.g. output_format_json_quote_64bit_integers, join_use_nulls). */
   settings?: StatementSettings;
@@ -44,13 +51,14 @@ export interface LaneControls {
 }
 
 /**
- * The drivers per lane (on a server, the same client repeated). `analytics` holds one per analytics
- * slot; `ingest` more than one, so an insert does not wait behind a settling read of a big trace.
+ * The drivers per lane (on a server, the same client repeated). A gated lane holds one per slot;
+ * `ingest` more than one, so an insert does not wait behind a settling read of a big trace.
  */
 export interface LaneClients {
   ingest: ClickHouseClient[];
   system: ClickHouseClient[];
   analytics: ClickHouseClient[];
+  interactive: ClickHouseClient[];
 }
 
 export interface RunnerOptions {
@@ -58,7 +66,7 @@ export interface RunnerOptions {
   binding: ParamBinding;
   /** True on a ClickHouse server: lane priority and workload settings apply. */
   server: boolean;
-  gate: AnalyticsGate;
+  gates: Record<GatedLane, AnalyticsGate>;
   queryTimeoutSeconds: number;
   controls?: LaneControls;
 }
@@ -76,22 +84,24 @@ function querySize(text: string): { clickhouse_settings?: Record<string, number>
   return bytes < DEFAULT_MAX_QUERY_SIZE - 1024 ? {} : { clickhouse_settings: { max_query_size: 2 * bytes } };
 }
 
-/** Server `priority`: lower runs first; 0 would mean "no priority". Ingest before system before analytics. */
-const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, analytics: 3 };
+/** Server `priority`: lower runs first; 0 would mean "no priority". Ingest, then system and interactive reads, then analytics. */
+const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, interactive: 2, analytics: 3 };
+
+const isGated = (lane: Lane): lane is GatedLane => lane === 'analytics' || lane === 'interactive';
 
 export class StatementRunner {
-  /** Analytics clients not running a statement now; the gate admits at most as many statements as there are clients. */
-  private readonly idleAnalytics: ClickHouseClient[];
+  /** Clients of each gated lane not running a statement now; its gate admits at most as many statements as there are clients. */
+  private readonly idle: Record<GatedLane, ClickHouseClient[]>;
   /** Statements in flight per client of the ungated lanes. */
   private readonly busy = new Map<ClickHouseClient, number>();
 
   constructor(private readonly options: RunnerOptions) {
     if (Object.values(options.clients).some((list) => list.length === 0)) throw new Error('every lane needs a client');
-    this.idleAnalytics = [...options.clients.analytics];
+    this.idle = { analytics: [...options.clients.analytics], interactive: [...options.clients.interactive] };
   }
 
   /** Runs `work` on the least busy client of an ungated lane. */
-  private async onLane<T>(lane: Exclude<Lane, 'analytics'>, work: (client: ClickHouseClient) => Promise<T>): Promise<T> {
+  private async onLane<T>(lane: WriteLane, work: (client: ClickHouseClient) => Promise<T>): Promise<T> {
     const client = this.options.clients[lane].reduce((best, c) => ((this.busy.get(c) ?? 0) < (this.busy.get(best) ?? 0) ? c : best));
     this.busy.set(client, (this.busy.get(client) ?? 0) + 1);
     try {
@@ -119,29 +129,30 @@ export class StatementRunner {
     return this.run(statement, options, (client, settings) => this.selectBytes(client, statement, settings));
   }
 
-  /** A read's lane: ungated lanes on their least busy client, the analytics lane through the gate with its time limit. */
+  /** A read's lane: ungated lanes on their least busy client, a gated lane through its gate with its time limit. */
   private async run<T>(statement: Fragment, options: ReadOptions, select: (client: ClickHouseClient, settings: StatementSettings) => Promise<T>): Promise<T> {
     if (options.scope) this.checkGuards(statement, options.scope);
-    if (options.lane !== 'analytics') {
+    const lane = options.lane;
+    if (!isGated(lane)) {
       const timeout = options.timeoutSeconds;
       const limit: StatementSettings = timeout !== undefined ? { max_execution_time: Math.max(1, Math.ceil(timeout)) } : {};
-      const settings = { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(options.lane) };
-      return this.onLane(options.lane, (client) => select(client, settings));
+      const settings = { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(lane) };
+      return this.onLane(lane, (client) => select(client, settings));
     }
-    if (!options.scope) throw new Error('an analytics read needs the scope of its tenant');
+    if (!options.scope) throw new Error(`a read on the ${lane} lane needs the scope of its tenant`);
     const timeoutSeconds = options.timeoutSeconds ?? this.options.queryTimeoutSeconds;
     const deadline = Date.now() + timeoutSeconds * 1000;
-    const release = await this.options.gate.acquire(options.scope.tenantId, deadline, timeoutSeconds);
-    const client = this.idleAnalytics.pop() ?? this.options.clients.analytics[0];
+    const release = await this.options.gates[lane].acquire(options.scope.tenantId, deadline, timeoutSeconds);
+    const client = this.idle[lane].pop() ?? this.options.clients[lane][0];
     try {
       // What the wait left of the limit, to the millisecond (ClickHouse takes fractional seconds).
       const left = Math.max(0.001, Math.round(deadline - Date.now()) / 1000);
-      return await select(client, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings('analytics') });
+      return await select(client, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings(lane) });
     } catch (error) {
       if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
       throw error;
     } finally {
-      this.idleAnalytics.push(client);
+      this.idle[lane].push(client);
       release();
     }
   }
@@ -150,13 +161,13 @@ export class StatementRunner {
    * Runs a statement without a result: DDL, INSERT … SELECT, ALTER. No SETTINGS clause is added
    * (on CREATE TABLE it would mean table settings); a server gets the lane's controls per request.
    */
-  async command(statement: Fragment, lane: Exclude<Lane, 'analytics'>): Promise<void> {
+  async command(statement: Fragment, lane: WriteLane): Promise<void> {
     const compiled = compile(statement, this.options.binding);
     await this.onLane(lane, (client) => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) }));
   }
 
   /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
-  async insert(table: string, rows: readonly object[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
+  async insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void> {
     if (rows.length === 0) return;
     await this.onLane(lane, (client) => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) }));
   }
@@ -165,7 +176,7 @@ export class StatementRunner {
    * Inserts rows already serialized as JSONEachRow lines (on the compute pool, or in slices) as one
    * body: the driver's own insert would JSON.stringify every row on the event loop in one go.
    */
-  async insertLines(table: string, lines: readonly string[], lane: Exclude<Lane, 'analytics'>): Promise<void> {
+  async insertLines(table: string, lines: readonly string[], lane: WriteLane): Promise<void> {
     if (lines.length === 0) return;
     await this.onLane(lane, async (client) => {
       const result = await client.exec({

@@ -76,3 +76,21 @@ describe('settle cache', () => {
     expect(held(cache, claim('1', 2))).toBeNull();
   });
 });
+
+describe('settle cache byte bound (SETTLE_CACHE_MAX_BYTES)', () => {
+  it('gives up a trace whose spans would take it past its bytes, and counts what it holds', () => {
+    const line = (id: string) => JSON.stringify({ span_id: id, attributes: 'x'.repeat(1000) });
+    const big = (ids: string[], storedBefore: string[] = []): TraceNote => ({ ...note(ids, storedBefore), spanLines: ids.map(line) });
+    const cache = new SettleCache(1000, 2000, Date.now, 3000);
+    cache.add([big(['a', 'b'])], [row('1', 1)]);
+    expect(held(cache, claim('1', 1))).toEqual(['a', 'b']);
+    expect(cache.bytes).toBeGreaterThan(2000);
+    expect(cache.bytes).toBeLessThanOrEqual(3000);
+    cache.add([big(['c'], ['a', 'b'])], [row('1', 2)]);
+    expect(held(cache, claim('1', 2))).toBeNull();
+    // Forgetting the trace gave its bytes back: another trace fits again.
+    expect(cache.bytes).toBe(0);
+    cache.add([{ ...big(['z']), traceId: 'other' }], [{ ...row('2', 1), traceId: 'other' }]);
+    expect(cache.take({ ...claim('2', 1), traceId: 'other' })?.rows).toHaveLength(1);
+  });
+});
