@@ -144,7 +144,8 @@ const QUANTILE_LEVEL = { p50: 0.5, p95: 0.95, p99: 0.99 } as const;
  * The quantile levels asked of each (field, filter) among a select's measures. Two or more levels
  * over the same values are computed by one quantilesExact — one copy and one sort of the values
  * instead of one per level — and each measure takes its element; the answers are the same
- * (quantilesExact and quantileExact pick the same element at each level, measured in issue 17).
+ * (quantilesExact and quantileExact pick the same element at each level; the tests compare both
+ * with independently computed quantiles, and the null over no values).
  */
 type QuantileLevels = Map<string, number[]>;
 
