@@ -1,5 +1,9 @@
 import type { Logger } from 'pino';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
+import { approximateBytes } from './approximate-bytes.js';
+
+/** Bytes of hook payloads the queue may hold (payloads carry span attributes, tool input and output). */
+export const HOOK_QUEUE_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * Runs the onTraceProcessed listeners (issue extraction, monitors) off the settling loop, a few
@@ -9,7 +13,8 @@ import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
  * Listeners must be idempotent (src/trace-hooks.ts); a failing one is logged and the others still run.
  */
 export class HookRunner {
-  private readonly queue: { trace: ProcessedTrace; done: () => void }[] = [];
+  private readonly queue: { trace: ProcessedTrace; bytes: number; done: () => void }[] = [];
+  private queuedBytes = 0;
   private active = 0;
   private idle: (() => void)[] = [];
   private space: (() => void)[] = [];
@@ -19,7 +24,13 @@ export class HookRunner {
     private readonly logger: Logger,
     private readonly concurrency = 4,
     private readonly maxQueued = 5000,
+    private readonly maxQueuedBytes = HOOK_QUEUE_MAX_BYTES,
   ) {}
+
+  /** Bytes (estimated) of the payloads waiting for a listener slot. */
+  get queuedPayloadBytes(): number {
+    return this.queuedBytes;
+  }
 
   get pending(): number {
     return this.queue.length + this.active;
@@ -29,12 +40,19 @@ export class HookRunner {
    * Queues a trace once there is room; the returned promise (wrapped, so awaiting the call does not
    * wait for it) resolves when every listener has run for it — the settler finishes its claim then.
    */
-  async enqueue(trace: ProcessedTrace): Promise<{ ran: Promise<void> }> {
+  /**
+   * `bytes`: the payload's estimated size (approximate-bytes.ts); the settler has it from the
+   * compute pool, so a big trace is not walked on the event loop.
+   */
+  async enqueue(trace: ProcessedTrace, bytes = approximateBytes(trace)): Promise<{ ran: Promise<void> }> {
     if (this.hooks.onTraceProcessed.length === 0) return { ran: Promise.resolve() };
-    while (this.queue.length >= this.maxQueued) await new Promise<void>((resolve) => this.space.push(resolve));
+    while (this.queue.length >= this.maxQueued || (this.queue.length > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
+      await new Promise<void>((resolve) => this.space.push(resolve));
+    }
     let done!: () => void;
     const ran = new Promise<void>((resolve) => (done = resolve));
-    this.queue.push({ trace, done });
+    this.queue.push({ trace, bytes, done });
+    this.queuedBytes += bytes;
     this.pump();
     return { ran };
   }
@@ -45,8 +63,10 @@ export class HookRunner {
 
   private pump(): void {
     while (this.active < this.concurrency && this.queue.length > 0) {
-      const { trace, done } = this.queue.shift()!;
-      this.space.shift()?.();
+      const { trace, bytes, done } = this.queue.shift()!;
+      this.queuedBytes -= bytes;
+      // Every waiter re-checks: one freed big payload may make room for several small ones.
+      for (const wake of this.space.splice(0)) wake();
       this.active++;
       void this.run(trace).finally(() => {
         this.active--;
