@@ -48,6 +48,8 @@ export interface Config {
   ingestBatchRows: number;
   /** Worker threads of the compute pool (COMPUTE_THREADS); 0 runs that work on the event loop. */
   computeThreads: number;
+  /** Old-generation heap cap of each compute worker in MB (COMPUTE_HEAP_MB); 0 leaves V8's default. */
+  computeHeapMb: number;
   /** Spans stored per trace at most (TRACE_MAX_SPANS); later spans are rejected through partial_success. */
   traceMaxSpans: number;
   /** How far past the server clock a span may start; later starts are rejected (partial success). */
@@ -182,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
     computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
+    computeHeapMb: int(env, 'COMPUTE_HEAP_MB', 0),
     traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
     ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),

@@ -77,7 +77,7 @@ export async function openStores(
     await pg.close();
     throw error;
   }
-  const compute = new ComputePool(config.computeThreads);
+  const compute = new ComputePool(config.computeThreads, config.computeHeapMb);
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
   return {
     deps,
