@@ -36,7 +36,7 @@ export interface RefNode {
   readonly source: 'p' | 'j' | null;
 }
 
-export type ScalarFn = 'toStartOfMinute' | 'toStartOfHour' | 'toDate' | 'toStartOfWeek' | 'toStartOfMonth' | 'formatDateTime';
+export type ScalarFn = 'toStartOfMinute' | 'toStartOfHour' | 'toDate' | 'toStartOfWeek' | 'toStartOfMonth' | 'formatDateTime' | 'arrayElementOrNull';
 
 export interface CallNode {
   readonly kind: 'Call';
@@ -45,13 +45,13 @@ export interface CallNode {
 }
 
 /** Aggregate functions the DSL can reach. The `OrNull` forms answer null, not 0, over no rows. */
-export type AggregateFn = 'count' | 'uniqExact' | 'sum' | 'avgOrNull' | 'minOrNull' | 'maxOrNull' | 'quantileExactOrNull';
+export type AggregateFn = 'count' | 'uniqExact' | 'sum' | 'avgOrNull' | 'minOrNull' | 'maxOrNull' | 'quantileExactOrNull' | 'quantilesExactOrNull';
 
 export interface AggregateNode {
   readonly kind: 'Aggregate';
   readonly fn: AggregateFn;
-  /** quantileExact's level (0.5, 0.95, 0.99): a compiler constant. */
-  readonly level: number | null;
+  /** quantileExact's level (0.5, 0.95, 0.99), or quantilesExact's levels: compiler constants. */
+  readonly levels: readonly number[] | null;
   readonly arg: Expr | null;
   /** A measure's own filter, printed through the -If combinator (SPEC: the measure alone sees it). */
   readonly condition: Expr | null;
@@ -160,8 +160,8 @@ export const literal = (v: LiteralNode['value']): LiteralNode => freeze({ kind: 
 export const column = (name: string): ColumnNode => freeze({ kind: 'Column', column: name });
 export const ref = (alias: string, source: RefNode['source'] = null): RefNode => freeze({ kind: 'Ref', alias, source });
 export const call = (fn: ScalarFn, ...args: Expr[]): CallNode => freeze({ kind: 'Call', fn, args: Object.freeze(args) });
-export const aggregate = (fn: AggregateFn, arg: Expr | null, condition: Expr | null, level: number | null = null): AggregateNode =>
-  freeze({ kind: 'Aggregate', fn, arg, condition, level });
+export const aggregate = (fn: AggregateFn, arg: Expr | null, condition: Expr | null, levels: readonly number[] | null = null): AggregateNode =>
+  freeze({ kind: 'Aggregate', fn, arg, condition, levels: levels && Object.freeze([...levels]) });
 export const compare = (op: CompareOp, left: Expr, right: Expr): CompareNode => freeze({ kind: 'Compare', op, left, right });
 export const inList = (expr: Expr, values: ValueNode[]): InNode => freeze({ kind: 'In', expr, values: Object.freeze(values) });
 export const nullCheck = (expr: Expr, negated: boolean): NullCheckNode => freeze({ kind: 'NullCheck', expr, negated });

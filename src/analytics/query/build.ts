@@ -140,7 +140,32 @@ export function bucketExpr(bucket: Bucket): Expr {
 
 const QUANTILE_LEVEL = { p50: 0.5, p95: 0.95, p99: 0.99 } as const;
 
-function measureExpr(measure: AggregateMeasure): { expr: Expr; kind: OutputKind } {
+/**
+ * The quantile levels asked of each (field, filter) among a select's measures. Two or more levels
+ * over the same values are computed by one quantilesExact — one copy and one sort of the values
+ * instead of one per level — and each measure takes its element; the answers are the same
+ * (quantilesExact and quantileExact pick the same element at each level; the tests compare both
+ * with independently computed quantiles, and the null over no values).
+ */
+type QuantileLevels = Map<string, number[]>;
+
+function quantileKey(measure: AggregateMeasure): string {
+  return JSON.stringify([measure.field?.column ?? null, measure.filter ? [measure.filter.field.column, measure.filter.op, measure.filter.values] : null]);
+}
+
+function quantileLevels(measures: readonly AggregateMeasure[]): QuantileLevels {
+  const levels: QuantileLevels = new Map();
+  for (const m of measures) {
+    if (m.agg !== 'p50' && m.agg !== 'p95' && m.agg !== 'p99') continue;
+    const list = levels.get(quantileKey(m)) ?? [];
+    if (!list.includes(QUANTILE_LEVEL[m.agg])) list.push(QUANTILE_LEVEL[m.agg]);
+    levels.set(quantileKey(m), list);
+  }
+  for (const list of levels.values()) list.sort((a, b) => a - b);
+  return levels;
+}
+
+function measureExpr(measure: AggregateMeasure, quantiles: QuantileLevels): { expr: Expr; kind: OutputKind } {
   const condition = measure.filter ? filterExpr(measure.filter) : null;
   const arg = measure.field ? column(measure.field.column) : null;
   const storage: OutputKind = measure.field?.type === 'number' ? measure.field.storage : 'string';
@@ -161,7 +186,15 @@ function measureExpr(measure: AggregateMeasure): { expr: Expr; kind: OutputKind 
     case 'p50':
     case 'p95':
     case 'p99':
-      return { expr: aggregate('quantileExactOrNull', arg, condition, QUANTILE_LEVEL[measure.agg]), kind: storage };
+    {
+      const level = QUANTILE_LEVEL[measure.agg];
+      const levels = quantiles.get(quantileKey(measure)) ?? [level];
+      if (levels.length === 1) return { expr: aggregate('quantileExactOrNull', arg, condition, [level]), kind: storage };
+      // The same aggregate text in every measure of the key: ClickHouse computes it once. The
+      // OrNull element keeps quantileExactOrNull's answer over no values (null; the array is empty).
+      const shared = aggregate('quantilesExactOrNull', arg, condition, levels);
+      return { expr: call('arrayElementOrNull', shared, literal(levels.indexOf(level) + 1)), kind: storage };
+    }
     default: {
       const never: never = measure.agg;
       throw new Error(`unhandled agg ${String(never)}`);
@@ -195,8 +228,9 @@ export function buildQuery(query: ValidQuery, options: BuildOptions): CompiledQu
     groups.push({ alias: group.alias, expr });
     columns.push({ key, alias: group.alias, kind: group.kind === 'bucket' ? 'string' : fieldKind(group.field) });
   });
+  const primaryQuantiles = quantileLevels(query.measures);
   const measureItems = query.measures.map((measure, i) => {
-    const { expr, kind } = measureExpr(measure);
+    const { expr, kind } = measureExpr(measure, primaryQuantiles);
     columns.push({ key: `m${i}`, alias: measure.alias, kind });
     return selectItem(expr, `m${i}`);
   });
@@ -243,8 +277,9 @@ export function buildQuery(query: ValidQuery, options: BuildOptions): CompiledQu
 
   const join = query.join;
   const onKey = keyOf.get(join.on)!;
+  const joinQuantiles = quantileLevels(join.measures);
   const joinedItems = join.measures.map((measure, i) => {
-    const { expr, kind } = measureExpr(measure);
+    const { expr, kind } = measureExpr(measure, joinQuantiles);
     columns.push({ key: `j${i}`, alias: measure.alias, kind });
     return selectItem(expr, `j${i}`);
   });

@@ -159,7 +159,7 @@ export class Printer {
   }
 
   private aggregate(node: AggregateNode): string {
-    const level = node.level === null ? '' : `(${this.number(node.level)})`;
+    const level = node.levels === null ? '' : `(${node.levels.map((l) => this.number(l)).join(', ')})`;
     const args = node.arg ? [this.expr(node.arg)] : [];
     if (node.condition) args.push(this.expr(node.condition));
     // The -If combinator goes last: `quantileExactOrNullIf(0.95)(x, cond)`; count's is countIf(cond).

@@ -13,6 +13,16 @@ import { guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, typ
 /** Comparison rows answered at most (busiest tools); the volume totals still count every tool. */
 export const MAX_TOOLS = 1000;
 
+/**
+ * uniqExact(trace_id) without hashing 36-character strings (measured ~20 % of this statement on
+ * 600 k calls, issue 17): ids whose text is the canonical form of a UUID (lowercase, dashed — what
+ * ingestion stores) are counted as 16-byte UUIDs, a one-to-one mapping on exactly those strings;
+ * every other string is counted as itself. The two sets cannot share an id, so the sum is exact for
+ * any trace_id text.
+ */
+const DISTINCT_TRACES = `uniqExactIf(toUUIDOrZero(trace_id), toString(toUUIDOrZero(trace_id)) = trace_id)
+    + uniqExactIf(trace_id, toString(toUUIDOrZero(trace_id)) != trace_id)`;
+
 export interface ToolRow {
   tool: string;
   calls: number;
@@ -72,7 +82,7 @@ export async function toolAggregatesView(deps: ViewDeps, tenantId: string, proje
   count() AS calls,
   sum(error) AS errors,
   quantilesExact(0.5, 0.95)(duration_ms) AS duration_q,
-  uniqExact(trace_id) AS traces,
+  ${raw(DISTINCT_TRACES)} AS traces,
   sum(output_tokens) AS output_tokens,
   sumMap([${raw(bucketSql(granularity))}], [toUInt64(1)], [toUInt64(error)]) AS by_date
 FROM ${tools} FINAL

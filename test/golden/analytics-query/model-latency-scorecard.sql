@@ -1,4 +1,4 @@
-SELECT `model` AS `g0`, count() AS `m0`, quantileExactOrNull(0.5)(`duration_ms`) AS `m1`, quantileExactOrNull(0.95)(`duration_ms`) AS `m2`, quantileExactOrNull(0.99)(`duration_ms`) AS `m3`, sum(`input_tokens`) AS `m4`, avgOrNull(`tps`) AS `m5`, uniqExact(`trace_id`) AS `m6`
+SELECT `model` AS `g0`, count() AS `m0`, arrayElementOrNull(quantilesExactOrNull(0.5, 0.95, 0.99)(`duration_ms`), 1) AS `m1`, arrayElementOrNull(quantilesExactOrNull(0.5, 0.95, 0.99)(`duration_ms`), 2) AS `m2`, arrayElementOrNull(quantilesExactOrNull(0.5, 0.95, 0.99)(`duration_ms`), 3) AS `m3`, sum(`input_tokens`) AS `m4`, avgOrNull(`tps`) AS `m5`, uniqExact(`trace_id`) AS `m6`
 FROM `lookout`.`event_generation_completed` FINAL
 WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')}
 GROUP BY `g0`

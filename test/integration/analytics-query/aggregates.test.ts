@@ -90,6 +90,21 @@ describe('measures', () => {
     expect(result.rows).toEqual([{ calls: seeded.live.generations.length, none_min: null, none_count: 0 }]);
   });
 
+  test('several quantiles over the same values (one quantilesExact) answer null over no values', async () => {
+    const none = { field: 'model', op: 'eq', value: 'no-such-model' };
+    const result = await run({
+      from: 'generation.completed',
+      measures: [
+        { as: 'none_p50', agg: 'p50', field: 'duration_ms', filter: none },
+        { as: 'none_p99', agg: 'p99', field: 'duration_ms', filter: none },
+        { as: 'p99_out', agg: 'p99', field: 'output_tokens' },
+        { as: 'p50_out', agg: 'p50', field: 'output_tokens' },
+      ],
+    });
+    const out = seeded.live.generations.map((r) => r.output_tokens);
+    expect(result.rows).toEqual([{ none_p50: null, none_p99: null, p99_out: quantileExact(out, 0.99), p50_out: quantileExact(out, 0.5) }]);
+  });
+
   test('an empty window still answers one row without groups, and no rows with groups', async () => {
     const empty = { start: isoSecond(END + 30 * 86_400_000), end_exclusive: isoSecond(END + 31 * 86_400_000) };
     const one = await run({ from: 'tool.called', ...empty, measures: [{ as: 'calls', agg: 'count' }, { as: 'p95', agg: 'p95', field: 'duration_ms' }] });

@@ -1,0 +1,204 @@
+/**
+ * SQL variants of the heavy analytics statements, timed interleaved on one seeded data directory
+ * (issue 17): each case is the statement the service runs today ("before") beside candidate
+ * rewrites, every variant's answer compared with the before's (rows sorted, numbers as text) so a
+ * faster variant that changes a single figure is reported as WRONG, not as a win.
+ *
+ *   npx tsx bench/query/views.ts --data-dir DIR --traces 200000 --generations 2000000 --tools 600000 --runs 1
+ *   npx tsx bench/query/variants.ts --data-dir DIR [--runs 15] [--only TEXT]
+ *
+ * The first seeds DIR (views.ts keeps it); this one opens it, so the two cannot run at once.
+ * Statements are written out here with the values inlined (the service binds them): this is a
+ * measuring tool, the views' own files stay the source of what runs.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { startService } from '../../src/service.js';
+
+const args = process.argv.slice(2);
+const text = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : null;
+};
+const RUNS = Number(text('runs') ?? 15);
+const DATA_DIR = text('data-dir');
+const ONLY = text('only');
+const KEY = 'lk_bench_views_key_0123456789abcdef';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
+}
+
+type Cases = Record<string, Record<string, string>>;
+
+function cases(db: string, t: string, p: string, start: string, end: string): Cases {
+  const gen = `\`${db}\`.event_generation_completed`;
+  const tools = `\`${db}\`.event_tool_called`;
+  const traces = `\`${db}\`.event_trace_processed`;
+  const g = `tenant_id = '${t}' AND project_id = '${p}'`;
+  const w = `timestamp >= toDateTime64('${start}', 3, 'UTC') AND timestamp < toDateTime64('${end}', 3, 'UTC')`;
+  // Exact distinct ids without hashing strings: canonical UUID text ↔ UUID is one-to-one, every other string counted as itself.
+  const uuidTraces = (cond = '1') =>
+    `uniqExactIf(toUUIDOrZero(trace_id), ${cond} AND toString(toUUIDOrZero(trace_id)) = trace_id) + uniqExactIf(trace_id, ${cond} AND toString(toUUIDOrZero(trace_id)) != trace_id)`;
+  const models = (from: string, where: string) => `SELECT model AS g0, count() AS m0, quantileExactOrNull(0.95)(duration_ms) AS m1, sum(input_tokens) AS m2, sum(output_tokens) AS m3
+FROM ${from} ${where} GROUP BY g0 ORDER BY m0 DESC, g0 ASC LIMIT 50`;
+  const daily = (from: string, where: string) => `SELECT toDate(timestamp) AS g0, count() AS m0, countIf(error = 1) AS m1, avgOrNull(tps) AS m2
+FROM ${from} ${where} GROUP BY g0 ORDER BY g0 ASC LIMIT 1000`;
+  const general = (from: string, where: string, q = 'quantilesExact(0.5, 0.95, 0.99)(tps)') => `SELECT toStartOfHour(timestamp) AS date, model, grouping(date) = 0 AS by_date, grouping(model) = 0 AS by_model,
+  count() AS requests, sum(error) AS errors, avg(tps) AS speed, count(tps) AS speed_known, ${q} AS speed_q,
+  sum(input_tokens) AS prompt_tokens, sum(output_tokens) AS completion_tokens
+FROM ${from} ${where} GROUP BY GROUPING SETS ((date), (model), ())`;
+  const toolAgg = (from: string, where: string, distinct = 'uniqExact(trace_id)') => `SELECT tool, count() AS calls, sum(error) AS errors, quantilesExact(0.5, 0.95)(duration_ms) AS duration_q,
+  ${distinct} AS traces, sum(output_tokens) AS output_tokens,
+  sumMap([toDate(timestamp)], [toUInt64(1)], [toUInt64(error)]) AS by_date
+FROM ${from} ${where} GROUP BY tool ORDER BY calls DESC, tool ASC`;
+  const scoreGen = (from: string, where: string, distinct = "uniqExactIf(trace_id, model = '')") => `SELECT model, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, avg(tps) AS avg_speed,
+  arraySort(groupUniqArray(provider)) AS providers, ${distinct} AS unnamed_traces
+FROM ${from} ${where} GROUP BY model`;
+  const scoreTraces = (from: string, where: string) => `SELECT arrayJoin(models) AS model, count() AS traces FROM ${from} ${where} GROUP BY model`;
+  const finalWhere = `WHERE ${g} AND ${w}`;
+  const written = "estimated_cost_basis IN ('stored', 'partial', 'unpriced')";
+  const priced = "estimated_cost_basis IN ('stored', 'partial')";
+  const prewhere = `PREWHERE ${g} AND ${w}`;
+  return {
+    'DSL models by model, 30 d': {
+      before: models(`${gen} FINAL`, finalWhere),
+      'PREWHERE guard+window': models(`${gen} FINAL`, prewhere),
+      'max_threads=2': `${models(`${gen} FINAL`, finalWhere)} SETTINGS max_threads = 2`,
+      'max_threads=1': `${models(`${gen} FINAL`, finalWhere)} SETTINGS max_threads = 1`,
+      'no FINAL (what FINAL costs)': models(gen, finalWhere),
+    },
+    'DSL generations per day with errors, 30 d': {
+      before: daily(`${gen} FINAL`, finalWhere),
+      'PREWHERE guard+window': daily(`${gen} FINAL`, prewhere),
+      'max_threads=2': `${daily(`${gen} FINAL`, finalWhere)} SETTINGS max_threads = 2`,
+      'optimize_aggregation_in_order': `${daily(`${gen} FINAL`, finalWhere)} SETTINGS optimize_aggregation_in_order = 1`,
+      'no FINAL (what FINAL costs)': daily(gen, finalWhere),
+    },
+    'DSL traces per model (uniqExact trace_id)': {
+      before: `SELECT model AS g0, count() AS m0, uniqExact(trace_id) AS m1 FROM ${gen} FINAL ${finalWhere} GROUP BY g0 ORDER BY g0 LIMIT 50`,
+      'UUID distinct': `SELECT model AS g0, count() AS m0, ${uuidTraces()} AS m1 FROM ${gen} FINAL ${finalWhere} GROUP BY g0 ORDER BY g0 LIMIT 50`,
+    },
+    'DSL hourly p50/p99 (two quantileExact vs quantilesExact)': {
+      before: `SELECT formatDateTime(toStartOfHour(timestamp), '%Y-%m-%d %H:%i:%S') AS g0, model AS g1, quantileExactOrNull(0.5)(duration_ms) AS m0, quantileExactOrNull(0.99)(duration_ms) AS m1
+FROM ${gen} FINAL ${finalWhere} AND model IN ('gpt-4o', 'gpt-4o-mini', 'in-house-model') GROUP BY g0, g1 ORDER BY g0, g1 LIMIT 10000`,
+      quantilesExact: `SELECT g0, g1, q[1] AS m0, q[2] AS m1 FROM (SELECT formatDateTime(toStartOfHour(timestamp), '%Y-%m-%d %H:%i:%S') AS g0, model AS g1, quantilesExactOrNull(0.5, 0.99)(duration_ms) AS q
+FROM ${gen} FINAL ${finalWhere} AND model IN ('gpt-4o', 'gpt-4o-mini', 'in-house-model') GROUP BY g0, g1) ORDER BY g0, g1 LIMIT 10000`,
+    },
+    'view general hours=720': {
+      before: general(`${gen} FINAL`, finalWhere),
+      'no quantiles (what they cost)': general(`${gen} FINAL`, finalWhere, '[0]'),
+      'no FINAL (what FINAL costs)': general(gen, finalWhere),
+      'two levels: (date, model) states, then sets': `SELECT date, model, grouping(date) = 0 AS by_date, grouping(model) = 0 AS by_model,
+  sum(c) AS requests, sum(e) AS errors, avgMerge(a) AS speed, sum(k) AS speed_known, quantilesExactMerge(0.5, 0.95, 0.99)(q) AS speed_q,
+  sum(i) AS prompt_tokens, sum(o) AS completion_tokens
+FROM (SELECT toStartOfHour(timestamp) AS date, model, count() AS c, sum(error) AS e, avgState(tps) AS a, count(tps) AS k,
+  quantilesExactState(0.5, 0.95, 0.99)(tps) AS q, sum(input_tokens) AS i, sum(output_tokens) AS o
+  FROM ${gen} FINAL ${finalWhere} GROUP BY date, model)
+GROUP BY GROUPING SETS ((date), (model), ())`,
+      '~by date, models as sumMap, total merged': `SELECT date, grouping(date) = 0 AS by_date, sum(c) AS requests, sum(e) AS errors, avgMerge(a) AS speed, sum(k) AS speed_known,
+  quantilesExactMerge(0.5, 0.95, 0.99)(q) AS speed_q, sum(i) AS prompt_tokens, sum(o) AS completion_tokens, sumMap(m) AS models
+FROM (SELECT toStartOfHour(timestamp) AS date, count() AS c, sum(error) AS e, avgState(tps) AS a, count(tps) AS k,
+  quantilesExactState(0.5, 0.95, 0.99)(tps) AS q, sum(input_tokens) AS i, sum(output_tokens) AS o, sumMap(map(model, toUInt64(1))) AS m
+  FROM ${gen} FINAL ${finalWhere} GROUP BY date)
+GROUP BY GROUPING SETS ((date), ())`,
+      'PREWHERE guard+window': general(`${gen} FINAL`, prewhere),
+      'max_threads=2': `${general(`${gen} FINAL`, finalWhere)} SETTINGS max_threads = 2`,
+    },
+    'view tool_aggregates 30 d': {
+      before: toolAgg(`${tools} FINAL`, finalWhere),
+      'UUID distinct': toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()),
+      'UUID distinct + PREWHERE': toolAgg(`${tools} FINAL`, prewhere, uuidTraces()),
+      'PREWHERE guard+window': toolAgg(`${tools} FINAL`, prewhere),
+    },
+    'view model_scorecard 30 d: generations': {
+      before: scoreGen(`${gen} FINAL`, finalWhere),
+      'UUID distinct': scoreGen(`${gen} FINAL`, finalWhere, uuidTraces("model = ''")),
+      'PREWHERE guard+window': scoreGen(`${gen} FINAL`, prewhere),
+      'without unnamed_traces (what it costs)': scoreGen(`${gen} FINAL`, finalWhere, '0'),
+      'without groupUniqArray(provider) (what it costs)': scoreGen(`${gen} FINAL`, finalWhere).replace('arraySort(groupUniqArray(provider))', '[]'),
+      '~unnamed_traces in its own statement': [scoreGen(`${gen} FINAL`, finalWhere, '0'), `SELECT uniqExact(trace_id) AS unnamed_traces FROM ${gen} FINAL ${finalWhere} AND model = ''`].join('\n;;\n'),
+    },
+    // The statements model_scorecard sends to trace.processed (runs per model, the cost module's
+    // stored columns, stored dollars per model) against one scan answering all three. Labels
+    // starting with ~ answer in another shape: timed, not compared (the view's tests check them).
+    'view model_scorecard 30 d: trace.processed statements': {
+      before: [
+        scoreTraces(`${traces} FINAL`, finalWhere),
+        `SELECT count() AS traces, countIf(${written}) AS stored_traces, countIf(estimated_cost_basis IN ('partial', 'unpriced')) AS stored_unpriced,
+  sumIf(ifNull(estimated_cost_usd, 0), ${priced}) AS stored_cost, sumIf(cost_priced_tokens, ${written}) AS stored_priced_tokens, sum(total_tokens) AS window_tokens,
+  minIf(cost_priced_at, ${written}) AS stored_priced_at, groupUniqArrayArrayIf(51)(cost_unpriced_models, ${written}) AS stored_unpriced_models
+FROM ${traces} FINAL ${finalWhere}`,
+        `SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost FROM (SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
+  FROM ${traces} FINAL ${finalWhere} AND ${priced}) GROUP BY model`,
+      ].join('\n;;\n'),
+      '~one scan': `SELECT count() AS traces, countIf(${written}) AS stored_traces, countIf(estimated_cost_basis IN ('partial', 'unpriced')) AS stored_unpriced,
+  sumIf(ifNull(estimated_cost_usd, 0), ${priced}) AS stored_cost, sumIf(cost_priced_tokens, ${written}) AS stored_priced_tokens, sum(total_tokens) AS window_tokens,
+  minIf(cost_priced_at, ${written}) AS stored_priced_at, groupUniqArrayArrayIf(51)(cost_unpriced_models, ${written}) AS stored_unpriced_models,
+  sumMap(models, arrayWithConstant(length(models), toUInt64(1))) AS runs_by_model, sumMapIf(cost_model_costs, ${priced}) AS cost_by_model
+FROM ${traces} FINAL ${finalWhere}`,
+    },
+    'view model_scorecard 30 d: runs per model (trace.processed)': {
+      before: scoreTraces(`${traces} FINAL`, finalWhere),
+      // Exact only if no run's timestamp differs between its versions (a late root can move it): checked, see README.
+      'PREWHERE window (not exact in general)': scoreTraces(`${traces} FINAL`, prewhere),
+    },
+  };
+}
+
+async function main() {
+  if (!DATA_DIR) throw new Error('--data-dir DIR (seeded by views.ts --data-dir DIR) is required');
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.resolve(DATA_DIR), LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: '60' });
+  const service = await startService(config, { logger: pino({ level: 'silent' }) });
+  try {
+    const ch = service.deps.ch;
+    const run = async (statements: string): Promise<string[]> => {
+      const list = statements.split('\n;;\n');
+      if (list.length > 1) return (await Promise.all(list.map((one) => run(one)))).flat();
+      const query = list[0];
+      const r = await ch.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+      // Float sums in a different order differ in the last bits (and do so between runs of the same
+      // statement): compared at 12 significant digits.
+      const round = (_: string, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(12)) : v);
+      return (await r.json<Record<string, unknown>>()).map((row) => JSON.stringify(row, round)).sort();
+    };
+    const [scope] = (await run(`SELECT tenant_id, project_id, toString(min(timestamp) - INTERVAL 1 DAY) AS s, toString(max(timestamp) + INTERVAL 1 DAY) AS e FROM ${ch.table('event_generation_completed')} GROUP BY tenant_id, project_id`)).map((r) => JSON.parse(r));
+    const all = cases(ch.database, scope.tenant_id, scope.project_id, scope.s, scope.e);
+    const parts = await run(`SELECT table, count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = '${ch.database}' AND active AND table LIKE 'event_%' GROUP BY table`);
+    console.log(`parts: ${parts.join(' ')}\nload before: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    for (const [name, variants] of Object.entries(all)) {
+      if (ONLY && !name.includes(ONLY)) continue;
+      const expected = await run(variants.before);
+      const ok: Record<string, string> = {};
+      for (const [label, query] of Object.entries(variants)) {
+        const got = await run(query);
+        if (label.startsWith('~')) ok[label] = 'other shape';
+        else ok[label] = JSON.stringify(got) === JSON.stringify(expected) ? 'same' : `WRONG (${got.length} rows vs ${expected.length})`;
+      }
+      const times = new Map(Object.keys(variants).map((label) => [label, [] as number[]]));
+      // Interleaved: every round runs every variant once, so each sees the same machine state.
+      for (let i = 0; i < RUNS; i++) {
+        for (const [label, query] of Object.entries(variants)) {
+          const s = performance.now();
+          await run(query);
+          times.get(label)!.push(performance.now() - s);
+        }
+      }
+      console.log(`\n${name}  (${expected.length} rows; load ${os.loadavg()[0].toFixed(1)})`);
+      for (const [label, list] of times) {
+        list.sort((a, b) => a - b);
+        console.log(`  ${label.padEnd(44)} p50 ${percentile(list, 0.5).toFixed(0).padStart(6)}  p95 ${percentile(list, 0.95).toFixed(0).padStart(6)}  ${ok[label]}`);
+      }
+    }
+    console.log(`\nload after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  } finally {
+    await service.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
