@@ -77,7 +77,7 @@ export async function openStores(
     await pg.close();
     throw error;
   }
-  const compute = new ComputePool(config.computeThreads, config.computeStatsFile);
+  const compute = new ComputePool(config.computeThreads, config.computeStatsFile, config.computeHeapMb);
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
   return {
     deps,

@@ -9,6 +9,7 @@
  *
  *   npm run bench:isolation -- [--seed-batches 300] [--analytics 8] [--samples 20] [--senders 32]
  *     [--load-batches 400] [--overload-senders 64] [--overload-batches 400] [--bombs 48] [--bomb-rounds 3]
+ *     [--parts latency,overload,gzip]
  *
  * Each part runs against its own service process (peak RSS is a process's lifetime high-water
  * mark), started from source as in the other benchmarks; senders and probes run here.
@@ -29,6 +30,8 @@ const OVERLOAD_BATCHES = numberArg('overload-batches', 400);
 const BOMBS = numberArg('bombs', 48);
 const BOMB_ROUNDS = numberArg('bomb-rounds', 3);
 const MiB = 1024 * 1024;
+/** `--parts latency,overload,gzip` runs only those parts (each starts its own service). */
+const PARTS = (process.argv.includes('--parts') ? process.argv[process.argv.indexOf('--parts') + 1] : 'latency,overload,gzip').split(',');
 
 const startService = (env: Record<string, string> = {}) => startServiceProcess('isolation', env);
 const auth = { authorization: `Bearer ${BENCH_KEY}` };
@@ -196,9 +199,9 @@ async function gzipPart(): Promise<string> {
 async function main() {
   const lines = [
     `cpus: ${os.cpus().length}, memory: ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
-    ...(await latencyPart()),
-    await overloadPart(),
-    await gzipPart(),
+    ...(PARTS.includes('latency') ? await latencyPart() : []),
+    ...(PARTS.includes('overload') ? [await overloadPart()] : []),
+    ...(PARTS.includes('gzip') ? [await gzipPart()] : []),
   ];
   process.stdout.write(`\n${lines.join('\n')}\n`);
 }

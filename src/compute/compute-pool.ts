@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { defaultComputeThreads } from '../config.js';
+import { HttpError } from '../http/errors.js';
 import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from './compute-tasks.js';
 import type { ComputeWorkerReply } from './compute-worker.js';
 
@@ -42,14 +43,29 @@ export interface ComputeCpu {
   threadIds: number[];
 }
 
+/**
+ * A task whose worker ran out of its heap cap: the worker is gone (Piscina starts a new one), the
+ * task's caller gets this instead of a crash; over HTTP a 503 `overloaded` with Retry-After.
+ */
+export class ComputeOutOfMemoryError extends HttpError {
+  constructor(readonly task: string) {
+    super(503, 'overloaded', `The server ran out of memory for this ${task} task; retry later`, { 'Retry-After': '5' });
+  }
+}
+
 export class ComputePool {
   private readonly pool: Piscina | null;
   private readonly cpuNs = new Map<string, number>();
   private readonly tids = new Set<number>();
 
+  /**
+   * `heapMb` caps each worker's old generation (0: V8's default). A capped worker that runs out
+   * dies alone; its task fails with ComputeOutOfMemoryError and the pool replaces it.
+   */
   constructor(
     readonly threads: number = defaultComputeThreads(),
     private readonly statsFile: string | null = null,
+    readonly heapMb = 0,
   ) {
     this.pool =
       threads > 0
@@ -59,14 +75,25 @@ export class ComputePool {
             maxThreads: threads,
             // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
             idleTimeout: Infinity,
+            ...(heapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {}),
           })
         : null;
+    // A worker lost with no task of ours running is replaced by the pool; nothing to answer, only to note.
+    this.pool?.on('error', (error: unknown) => {
+      process.emitWarning(`compute worker failed outside a task: ${error instanceof Error ? error.message : String(error)}`);
+    });
   }
 
   /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
   async run<N extends ComputeTaskName>(name: N, input: ComputeTaskInput<N>, transfer: ArrayBuffer[] = []): Promise<ComputeTaskOutput<N>> {
     if (!this.pool) return runComputeTask({ name, input });
-    const reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
+    let reply: ComputeWorkerReply;
+    try {
+      reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new ComputeOutOfMemoryError(name);
+      throw error;
+    }
     this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
     if (reply.tid) this.tids.add(reply.tid);
     return reply.out as ComputeTaskOutput<N>;

@@ -1,5 +1,9 @@
 import type { Logger } from 'pino';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
+import { approximateBytes } from './approximate-bytes.js';
+
+/** Bytes of hook payloads the queue may hold (payloads carry span attributes, tool input and output). */
+export const HOOK_QUEUE_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * Runs the trace listeners (issue extraction, monitors) off the settling loop, so their database
@@ -7,13 +11,15 @@ import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
  * to `groupSize`: each group goes once to the group listeners (onTracesProcessed: one statement for
  * many traces — one statement per trace was most of PostgreSQL's work at volume), then trace by
  * trace to the per-trace listeners; up to `concurrency` groups run at a time. Bounded: when
- * `maxQueued` traces wait, `enqueue` waits too (the settler slows down instead of memory growing).
+ * `maxQueued` traces or `maxQueuedBytes` of payload wait, `enqueue` waits too (the settler slows
+ * down instead of memory growing); a group bigger than the byte bound still enters an empty queue.
  * `drain()` waits for everything queued — graceful shutdown calls it before the stores close.
  * Listeners must be idempotent (src/trace-hooks.ts); a failing one is logged and the others still run.
  */
 export class HookRunner {
-  private readonly queue: { traces: ProcessedTrace[]; done: () => void }[] = [];
+  private readonly queue: { traces: ProcessedTrace[]; bytes: number; done: () => void }[] = [];
   private queued = 0;
+  private queuedBytes = 0;
   private active = 0;
   private idle: (() => void)[] = [];
   private space: (() => void)[] = [];
@@ -24,7 +30,13 @@ export class HookRunner {
     private readonly concurrency = 4,
     private readonly maxQueued = 5000,
     private readonly groupSize = 100,
+    private readonly maxQueuedBytes = HOOK_QUEUE_MAX_BYTES,
   ) {}
+
+  /** Bytes (estimated) of the payloads waiting for a listener slot. */
+  get queuedPayloadBytes(): number {
+    return this.queuedBytes;
+  }
 
   get pending(): number {
     return this.queued + this.active;
@@ -34,16 +46,22 @@ export class HookRunner {
    * Queues traces once there is room; the returned promise (wrapped, so awaiting the call does not
    * wait for it) resolves when every listener has run for all of them — the settler finishes its claims then.
    */
-  async enqueue(traces: ProcessedTrace[]): Promise<{ ran: Promise<void> }> {
+  async enqueue(traces: ProcessedTrace[], bytes?: readonly number[]): Promise<{ ran: Promise<void> }> {
     if (traces.length === 0 || (this.hooks.onTraceProcessed.length === 0 && this.hooks.onTracesProcessed.length === 0)) {
       return { ran: Promise.resolve() };
     }
     const groups: Promise<void>[] = [];
     for (let i = 0; i < traces.length; i += this.groupSize) {
       const group = traces.slice(i, i + this.groupSize);
-      while (this.queued > 0 && this.queued + group.length > this.maxQueued) await new Promise<void>((resolve) => this.space.push(resolve));
-      groups.push(new Promise<void>((done) => this.queue.push({ traces: group, done })));
+      // `bytes` comes from the compute pool, so a big trace is not walked on the event loop here.
+      let groupBytes = 0;
+      for (let j = 0; j < group.length; j++) groupBytes += bytes?.[i + j] ?? approximateBytes(group[j]);
+      while (this.queued > 0 && (this.queued + group.length > this.maxQueued || this.queuedBytes + groupBytes > this.maxQueuedBytes)) {
+        await new Promise<void>((resolve) => this.space.push(resolve));
+      }
+      groups.push(new Promise<void>((done) => this.queue.push({ traces: group, bytes: groupBytes, done })));
       this.queued += group.length;
+      this.queuedBytes += groupBytes;
       this.pump();
     }
     return { ran: Promise.all(groups).then(() => undefined) };
@@ -55,9 +73,11 @@ export class HookRunner {
 
   private pump(): void {
     while (this.active < this.concurrency && this.queue.length > 0) {
-      const { traces, done } = this.queue.shift()!;
+      const { traces, bytes, done } = this.queue.shift()!;
       this.queued -= traces.length;
-      for (const resolve of this.space.splice(0)) resolve();
+      this.queuedBytes -= bytes;
+      // Every waiter re-checks: one freed big group may make room for several small ones.
+      for (const wake of this.space.splice(0)) wake();
       this.active++;
       void this.run(traces).finally(() => {
         this.active--;

@@ -1,4 +1,5 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
+import { approximateBytes } from './approximate-bytes.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from './stored-spans.js';
@@ -40,6 +41,8 @@ export interface SettledTrace {
   summary: SettledSummary;
   toolRewrites: ToolCalledRow[];
   hook: ProcessedTrace;
+  /** approximateBytes(hook), measured here on the pool rather than on the event loop. */
+  hookBytes: number;
 }
 
 export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
@@ -72,14 +75,16 @@ export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
           toolRewrites.push({ ...row, actor: before.actor, surface: before.surface, user_id: before.user_id, api_key_id: before.api_key_id });
         }
       }
-      out.push({ key: t.key, summary, toolRewrites, hook: processedTrace(summary, spans) });
+      const hook = processedTrace(summary, spans);
+      out.push({ key: t.key, summary, toolRewrites, hook, hookBytes: approximateBytes(hook) });
       continue;
     }
     const entry = stored.get(t.key);
     if (!entry || entry.spans.length === 0) continue;
     const full = summarizeTrace(entry.spans, { origin: t.origin, processedAt: input.processedAt });
     const { tree: _tree, ...summary } = full;
-    out.push({ key: t.key, summary, toolRewrites: toolRowsToRewrite(full, entry.ingestAgentNames), hook: processedTrace(summary, entry.spans) });
+    const hook = processedTrace(summary, entry.spans);
+    out.push({ key: t.key, summary, toolRewrites: toolRowsToRewrite(full, entry.ingestAgentNames), hook, hookBytes: approximateBytes(hook) });
   }
   return out;
 }

@@ -152,7 +152,7 @@ export class TraceSettler {
       extendLease(sql, token, this.leaseMs).catch((error) => logger.warn({ err: error }, 'settle lease renewal failed'));
     }, Math.max(50, Math.floor(this.leaseMs / 3)));
     heartbeat.unref();
-    let payloads: ProcessedTrace[];
+    let payloads: { hook: ProcessedTrace; bytes: number }[];
     try {
       payloads = await this.settleRound(round);
     } catch (error) {
@@ -162,8 +162,11 @@ export class TraceSettler {
     }
     // Hooks run once per settle version: not for traces another settler took over meanwhile.
     const held = payloads.length > 0 ? await heldClaims(sql, token).catch(() => null) : new Set<string>();
-    const mine = held ? payloads.filter((p) => held.has(traceKeyString(p))) : payloads;
-    const hooksDone = await this.hookRunner.enqueue(mine);
+    const mine = held ? payloads.filter((p) => held.has(traceKeyString(p.hook))) : payloads;
+    const hooksDone = await this.hookRunner.enqueue(
+      mine.map((p) => p.hook),
+      mine.map((p) => p.bytes),
+    );
     const finishing = hooksDone.ran
       .then(() => finishClaims(sql, token, round.claims))
       .then((finished) => this.cache.finished(finished))
@@ -207,7 +210,7 @@ export class TraceSettler {
   }
 
   /** Writes one round's rows, versioned by the claim; returns the hook payloads. */
-  private async settleRound(round: ClaimRound): Promise<ProcessedTrace[]> {
+  private async settleRound(round: ClaimRound): Promise<{ hook: ProcessedTrace; bytes: number }[]> {
     const { ch } = this.options;
     const processedAt = msToDateTime64(round.versionMs);
     const held: { key: string; origin: Origin; trace: CachedTrace }[] = [];
@@ -234,6 +237,6 @@ export class TraceSettler {
     await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
     await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
     await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
-    return settled.map((s) => s.hook);
+    return settled.map((s) => ({ hook: s.hook, bytes: s.hookBytes }));
   }
 }

@@ -45,6 +45,8 @@ export async function startTestService(
     ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
     // The vitest project "server-params" runs the injection suites with server-side parameters on chdb too.
     ...(process.env.CLICKHOUSE_PARAM_BINDING ? { CLICKHOUSE_PARAM_BINDING: process.env.CLICKHOUSE_PARAM_BINDING } : {}),
+    // COMPUTE_HEAP_MB=N runs a suite with capped compute workers (what a deployment with the cap serves).
+    ...(process.env.COMPUTE_HEAP_MB ? { COMPUTE_HEAP_MB: process.env.COMPUTE_HEAP_MB } : {}),
     ...env,
   });
   const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse });
