@@ -5,17 +5,21 @@
  *    queries in flight;
  * 2. /healthz p50/p95/max and GET /api/projects p95 while 32 senders post 1000-span batches;
  * 3. the service's peak RSS under overload (INGEST_MAX_INFLIGHT_BYTES=8MiB, 64 senders);
- * 4. the service's peak RSS over a series of 48 concurrent 20 KB gzip bodies that inflate to ~20 MiB.
+ * 4. the service's peak RSS over a series of 48 concurrent 20 KB gzip bodies that inflate to ~20 MiB;
+ * 5. the longest /healthz wait while a 20,000-span parent chain (one request) and a 100,000-span one
+ *    (10 requests) are ingested, settled and read in two 10,000-span pages (target: < 500 ms).
  *
  *   npm run bench:isolation -- [--seed-batches 300] [--analytics 8] [--samples 20] [--senders 32]
  *     [--load-batches 400] [--overload-senders 64] [--overload-batches 400] [--bombs 48] [--bomb-rounds 3]
- *     [--parts latency,overload,gzip]
+ *     [--parts latency,overload,gzip,deep]
  *
  * Each part runs against its own service process (peak RSS is a process's lifetime high-water
  * mark), started from source as in the other benchmarks; senders and probes run here.
  */
 import os from 'node:os';
 import { gzipSync } from 'node:zlib';
+import { probeHealthz } from '../../test/helpers/loop-probe.js';
+import { chainRequests } from '../../test/helpers/span-chain.js';
 import { syntheticBatch } from '../ingest/synthetic-batch.js';
 import { postTraces, sendBatches } from '../otlp-senders.js';
 import { BENCH_KEY, memoryMiB, numberArg, startServiceProcess } from '../service-process.js';
@@ -30,8 +34,8 @@ const OVERLOAD_BATCHES = numberArg('overload-batches', 400);
 const BOMBS = numberArg('bombs', 48);
 const BOMB_ROUNDS = numberArg('bomb-rounds', 3);
 const MiB = 1024 * 1024;
-/** `--parts latency,overload,gzip` runs only those parts (each starts its own service). */
-const PARTS = (process.argv.includes('--parts') ? process.argv[process.argv.indexOf('--parts') + 1] : 'latency,overload,gzip').split(',');
+/** `--parts latency,overload,gzip,deep` runs only those parts (each starts its own service). */
+const PARTS = (process.argv.includes('--parts') ? process.argv[process.argv.indexOf('--parts') + 1] : 'latency,overload,gzip,deep').split(',');
 
 const startService = (env: Record<string, string> = {}) => startServiceProcess('isolation', env);
 const auth = { authorization: `Bearer ${BENCH_KEY}` };
@@ -196,12 +200,57 @@ async function gzipPart(): Promise<string> {
   }
 }
 
+/** Ingests one parent chain, waits until it is settled whole, reads two 10,000-span pages; returns the longest /healthz wait. */
+async function deepChain(svc: Awaited<ReturnType<typeof startService>>, length: number, requests: number): Promise<string> {
+  const { traceId, bodies } = chainRequests({ length, requests, usageEvery: 1000 });
+  const texts = bodies.map((b) => Buffer.from(JSON.stringify(b)));
+  const probe = probeHealthz(svc.url);
+  const started = performance.now();
+  try {
+    for (const text of texts) {
+      const status = await postTraces(svc, text, { 'content-type': 'application/json' });
+      if (status !== 200) throw new Error(`chain part answered ${status}`);
+    }
+    for (;;) {
+      const res = await fetch(`${svc.url}/api/projects/${svc.project}/traces?agent_name=chain-agent&limit=50`, { headers: auth });
+      const rows = ((await res.json()) as { traces: { otel_trace_id: string; span_count: number }[] }).traces;
+      if (rows.find((t) => t.otel_trace_id === traceId)?.span_count === length) break;
+      if (performance.now() - started > 300_000) throw new Error(`the ${length}-span chain did not settle in 300 s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    let cursor: string | null = null;
+    for (let page = 0; page < 2; page++) {
+      const query: string = cursor ? `?span_limit=10000&span_cursor=${cursor}` : '?span_limit=10000';
+      const res = await fetch(`${svc.url}/api/traces/${traceId}${query}`, { headers: auth });
+      if (res.status !== 200) throw new Error(`trace page answered ${res.status}`);
+      cursor = ((await res.json()) as { next_span_cursor: string | null }).next_span_cursor;
+    }
+  } catch (error) {
+    await probe.stop();
+    throw error;
+  }
+  const stall = await probe.stop();
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  return `${length.toLocaleString('en-US')}-span chain in ${requests} request(s), ingested + settled + 2 pages read in ${seconds} s: ` +
+      `/healthz max ${ms(stall.maxMs)}, p95 ${ms(stall.p95Ms)} (${stall.count} probes)`;
+}
+
+async function deepPart(): Promise<string[]> {
+  const svc = await startService();
+  try {
+    return [await deepChain(svc, 20_000, 1), await deepChain(svc, 100_000, 10)];
+  } finally {
+    await svc.stop();
+  }
+}
+
 async function main() {
   const lines = [
     `cpus: ${os.cpus().length}, memory: ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
     ...(PARTS.includes('latency') ? await latencyPart() : []),
     ...(PARTS.includes('overload') ? [await overloadPart()] : []),
     ...(PARTS.includes('gzip') ? [await gzipPart()] : []),
+    ...(PARTS.includes('deep') ? await deepPart() : []),
   ];
   process.stdout.write(`\n${lines.join('\n')}\n`);
 }
