@@ -1,7 +1,7 @@
 import { resolveModel } from './model-match.js';
 import { priceUsage, type TokenUsage } from './price-calc.js';
 import type { PriceCatalog } from './price-catalog.js';
-import type { CostBasis, TraceCost } from '../../trace-pricing.js';
+import { UNPRICED, type CostBasis, type TraceCost } from '../../trace-pricing.js';
 import { dateTime64 } from '../../stores/clickhouse-time.js';
 
 /**
@@ -45,16 +45,8 @@ export function roundUsd(value: number): number {
  * Generations without tokens cost nothing whatever their model and are not named as unpriced.
  */
 export function computeStoredTraceCost(generations: readonly GenerationForCost[], catalog: PriceCatalog | null, now: Date = new Date()): TraceCost {
-  if (!catalog) {
-    return {
-      estimated_cost_usd: null,
-      estimated_cost_basis: 'unavailable',
-      cost_priced_tokens: 0,
-      cost_unpriced_models: [],
-      cost_priced_at: null,
-      cost_model_costs: {},
-    };
-  }
+  // Fresh containers: the caller owns what it gets back.
+  if (!catalog) return { ...UNPRICED, cost_unpriced_models: [], cost_model_costs: {} };
   let total = 0;
   let pricedTokens = 0;
   let pricedCount = 0;
