@@ -19,8 +19,11 @@ import type { SpanViewOptions } from './trace-view.js';
  * Both paths order spans alike (start time, depth, span id), so their cursors are interchangeable.
  */
 
+/** Spans per page of the default form: every span of a normal trace, a bounded answer for a huge one. */
+export const DEFAULT_SPAN_PAGE = 2000;
+
 /** Up to this many spans the whole trace is read and summarized (the default page holds them all). */
-export const SMALL_TRACE_SPANS = 2000;
+export const SMALL_TRACE_SPANS = DEFAULT_SPAN_PAGE;
 
 export interface TracePageRequest {
   view: SpanViewOptions;

@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from '../http/errors.js';
 import { defineRoute, projectForPrincipal } from '../http/route.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
+import { DEFAULT_SPAN_PAGE } from './trace-page.js';
 import { traceService } from './trace-service.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
@@ -37,8 +38,6 @@ interface ListQuery {
 }
 
 const DEFAULT_SPANS_LIMIT = 100;
-/** Spans per page of the default form: every span of a normal trace, a bounded answer for a huge one. */
-export const DEFAULT_SPAN_PAGE = 2000;
 const DEFAULT_LIST_LIMIT = 50;
 
 export function traceRoutes(deps: AppDeps): Router {
@@ -78,7 +77,8 @@ export function traceRoutes(deps: AppDeps): Router {
         await projectForPrincipal(deps, principal, query.project_id!);
         projectId = query.project_id!;
       }
-      if (context && (query.span_limit !== undefined || query.span_cursor !== undefined)) {
+      const explicitPage = query.span_limit !== undefined || query.span_cursor !== undefined;
+      if (context && explicitPage) {
         throw new ValidationError('span_limit and span_cursor page the default form; the context bundle takes spans_limit and spans_offset');
       }
       const view = { includeAttributes: query.include_attributes ?? true, includeEvents: query.include_events ?? true };
@@ -86,7 +86,6 @@ export function traceRoutes(deps: AppDeps): Router {
       const page: TraceDetailPage = context
         ? { form: 'context', limit, offset: query.spans_offset ?? 0 }
         : { form: 'default', limit, cursor: query.span_cursor ?? null };
-      const explicitPage = query.span_limit !== undefined || query.span_cursor !== undefined;
       const body = await traces.detailJson(principal.tenantId, projectId, id, { view, page, explicitPage });
       res.status(200).type('application/json').send(body);
       return undefined;

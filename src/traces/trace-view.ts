@@ -58,7 +58,7 @@ export function orderSpans(spans: NormalizedSpan[], tree: SpanTree): NormalizedS
   );
 }
 
-export function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: boolean): Record<string, unknown> {
+function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: boolean): Record<string, unknown> {
   const ns = (value: string) => (exactNumbers ? new ExactInteger(value) : value);
   const view: Record<string, unknown> = {
     otel_span_id: span.spanId,
@@ -135,12 +135,17 @@ export interface SpanPage {
 }
 
 /**
- * The default payload as JSON text. `spansJson` (built on the compute pool) is spliced in as is:
- * the envelope carries a random token in its place, replaced after stringify.
+ * `spansJson` (built on the compute pool) spliced into an envelope as is: the envelope carries a
+ * random token in its place, replaced after stringify, so the spans are never parsed again here.
  */
-export function defaultPayloadJson(t: TraceRow, spansJson: string, context: TraceContext, page: SpanPage | null): string {
+function withSplicedSpans(spansJson: string, envelope: (token: string) => object): string {
   const token = `@spans-${randomBytes(12).toString('hex')}`;
-  const payload = {
+  return JSON.stringify(envelope(token)).replace(`"${token}"`, () => spansJson);
+}
+
+/** The default payload as JSON text, its page of spans spliced in (withSplicedSpans). */
+export function defaultPayloadJson(t: TraceRow, spansJson: string, context: TraceContext, page: SpanPage | null): string {
+  return withSplicedSpans(spansJson, (token) => ({
     id: t.trace_id,
     project_id: t.project_id,
     project_name: context.projectName,
@@ -149,19 +154,17 @@ export function defaultPayloadJson(t: TraceRow, spansJson: string, context: Trac
     ...(page ?? {}),
     stats: traceStats(t),
     issue_extraction: context.issueExtraction,
-  };
-  return JSON.stringify(payload).replace(`"${token}"`, () => spansJson);
+  }));
 }
 
-/** The context bundle (expand=context) as JSON text, its page of spans spliced in as in defaultPayloadJson. */
+/** The context bundle (expand=context) as JSON text, its page of spans spliced in (withSplicedSpans). */
 export function contextBundleJson(
   t: TraceRow,
   spansJson: string,
   context: TraceContext,
   page: { total: number; limit: number; offset: number },
 ): string {
-  const token = `@spans-${randomBytes(12).toString('hex')}`;
-  const bundle = {
+  return withSplicedSpans(spansJson, (token) => ({
     id: t.trace_id,
     project_id: t.project_id,
     project_name: context.projectName,
@@ -175,6 +178,5 @@ export function contextBundleJson(
     spans_limit: page.limit,
     spans_offset: page.offset,
     issue_occurrences: context.occurrences,
-  };
-  return JSON.stringify(bundle).replace(`"${token}"`, () => spansJson);
+  }));
 }

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../stores/postgres.js';
-import type { DeliveryRow, WebhookFormat } from './webhook-types.js';
+import { TEST_EVENT, type DeliveryRow, type WebhookFormat } from './webhook-types.js';
 
 const DELIVERY_COLUMNS = `id, tenant_id, endpoint_id, event_id, event_type, attempt, status, response_status, error, next_attempt_at, created_at, delivered_at`;
 
@@ -51,7 +51,7 @@ export async function dueAttempts(tx: SqlHandle, now: Date, limit: number, skipE
     join webhook_events ev on ev.event_id = d.event_id
     where d.status = 'pending' and d.next_attempt_at <= ${now}
       and (d.lease_until is null or d.lease_until < ${now})
-      and (e.enabled or d.event_type = 'webhook.test')
+      and (e.enabled or d.event_type = ${TEST_EVENT})
       and not (d.endpoint_id = any(${skipEndpoints}::uuid[]))
     order by d.next_attempt_at, d.id
     limit ${limit}
@@ -81,7 +81,7 @@ export async function nextDueAt(sql: SqlHandle): Promise<Date | null> {
   const [row] = await sql<{ at: Date | null }[]>`
     select min(greatest(d.next_attempt_at, coalesce(d.lease_until, d.next_attempt_at))) as at
     from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-    where d.status = 'pending' and (e.enabled or d.event_type = 'webhook.test')`;
+    where d.status = 'pending' and (e.enabled or d.event_type = ${TEST_EVENT})`;
   return row?.at ?? null;
 }
 

@@ -8,7 +8,7 @@
  */
 export const BACKOFF_STEPS = [1, 4, 20, 120, 720] as const;
 export const GIVE_UP_AFTER_STEPS = 2880;
-export const JITTER = 0.2;
+const JITTER = 0.2;
 
 export interface RetryInput {
   /** The attempt that just failed (1 = the first). */

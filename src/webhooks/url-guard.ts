@@ -60,7 +60,7 @@ export function isNonPublicAddress(address: string): boolean {
 
 const LOOKUP_TIMEOUT_MS = 3_000;
 
-export const PRIVATE_ADDRESS_DETAIL = 'resolves to a loopback, private or link-local address (allowed only with LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1)';
+const PRIVATE_ADDRESS_DETAIL = 'resolves to a loopback, private or link-local address (allowed only with LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1)';
 
 /** The thrown error when a connection would reach a refused address. */
 export class RefusedAddressError extends Error {

@@ -44,8 +44,8 @@ import {
   type SettingNode,
   type ValueNode,
 } from './ast.js';
+import { dateTime64 } from '../../stores/clickhouse-time.js';
 import type { AggregateMeasure, ValidFilter, ValidQuery } from './validate.js';
-import { clickhouseDateTime } from './window.js';
 
 /** How a result column is turned into JSON (see rows.ts and docs/analytics-query.md). */
 export type OutputKind = 'string' | 'integer' | 'float';
@@ -209,8 +209,8 @@ function fieldKind(field: FieldDef): OutputKind {
 /** The WHERE of one event read: window, discriminator, filters (the guard is the printer's). */
 function eventWhere(query: ValidQuery, event: ValidQuery['event'], filters: ValidFilter[]): Expr {
   const items: Expr[] = [
-    compare('>=', TIMESTAMP, value("DateTime64(3, 'UTC')", clickhouseDateTime(query.window.start))),
-    compare('<', TIMESTAMP, value("DateTime64(3, 'UTC')", clickhouseDateTime(query.window.endExclusive))),
+    compare('>=', TIMESTAMP, value("DateTime64(3, 'UTC')", dateTime64(query.window.start))),
+    compare('<', TIMESTAMP, value("DateTime64(3, 'UTC')", dateTime64(query.window.endExclusive))),
   ];
   if (event.discriminator) items.push(compare('=', column(event.discriminator.column), value('String', event.discriminator.value)));
   items.push(...filters.map(filterExpr));

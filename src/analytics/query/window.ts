@@ -56,8 +56,3 @@ export function parseWindow(start: unknown, endExclusive: unknown, maxWindowDays
 export function formatUtcSecond(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
-
-/** The parameter form of a window bound for DateTime64(3, 'UTC'). */
-export function clickhouseDateTime(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '');
-}
