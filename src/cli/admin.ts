@@ -79,7 +79,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values } = parseArgs({ args: rest, options: command.options, strict: true });
   const config = loadConfig();
-  const stores = await openStores(config, pino({ level: 'silent' }), { migrate: command.migrate });
+  // No worker threads for a one-shot command: the pool with 0 threads runs any task inline.
+  const stores = await openStores({ ...config, computeThreads: 0 }, pino({ level: 'silent' }), { migrate: command.migrate });
   try {
     const result = await command.run(stores.deps, values as Record<string, string | boolean | undefined>);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -32,7 +32,9 @@ export interface EncodedSpanEventRows {
 type Keyed = { tenant_id: string; project_id: string; trace_id: string; span_id: string };
 
 export const traceKeyOf = (r: { tenant_id: string; project_id: string; trace_id: string }) => `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
-export const spanKey = (r: Keyed) => `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}\u0000${r.span_id}`;
+/** A span's key from its trace's key (traceKeyOf / traceKeyString: the same text). */
+export const spanKeyIn = (traceKey: string, spanId: string) => `${traceKey}\u0000${spanId}`;
+export const spanKey = (r: Keyed) => spanKeyIn(traceKeyOf(r), r.span_id);
 /** The trace part of a spanKey. */
 export const traceKeyOfSpanKey = (key: string) => key.slice(0, key.lastIndexOf('\u0000'));
 /** The span id part of a spanKey. */

@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
-import { keptParts, lineOf, spanIdOfSpanKey, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import { keptParts, lineOf, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
+import { traceKeyString } from './stored-spans.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../origin.js';
 
@@ -222,7 +223,7 @@ export class IngestWriter {
       counts.set(traceKey, Number(r.stored));
       // A late span's root may have come earlier (to any process): the trace then settles on the quiet period.
       if (Number(r.has_root) === 1) rooted.add(traceKey);
-      for (const spanId of r.present) present.add(`${traceKey}\u0000${spanId}`);
+      for (const spanId of r.present) present.add(spanKeyIn(traceKey, spanId));
     }
     return { present, counts, rooted };
   }
@@ -246,6 +247,7 @@ export class IngestWriter {
       const spans: Uint8Array[] = [];
       /** Per request, the span keys it stores (its event rows go with them; a span sent twice in one flush is stored once). */
       const stores: Set<string>[] = [];
+      const fresh = (rows: EncodedRows, mine: Set<string>) => keptParts(rows, (i) => mine.has(rows.keys[i]));
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
@@ -275,10 +277,10 @@ export class IngestWriter {
           mine.add(key);
           written++;
         }
-        for (const part of written === keys.length ? [rows.body] : keptParts(rows, (i) => mine.has(keys[i]))) spans.push(part);
+        spans.push(...(written === keys.length ? [rows.body] : fresh(rows, mine)));
         let rejectMessage = '';
         if (rejected > 0) {
-          const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId }))).map((t) => t.otelTraceId);
+          const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyString(t))).map((t) => t.otelTraceId);
           rejectMessage = `rejected ${rejected} spans: trace ${otelIds.slice(0, 3).join(', ')}${otelIds.length > 3 ? ` and ${otelIds.length - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
         }
         results.push({ written, duplicates, rejected, rejectMessage });
@@ -286,7 +288,7 @@ export class IngestWriter {
         // and the queue upsert must still queue its trace. Spans refused by the limit are not stored,
         // so the settler must not hold them either.
         for (const t of p.write.traces) {
-          const traceKey = traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId });
+          const traceKey = traceKeyString(t);
           t.spanIds = [];
           t.spanLines = [];
           for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) {
@@ -294,13 +296,12 @@ export class IngestWriter {
             t.spanIds.push(spanIdOfSpanKey(keys[i]));
             t.spanLines.push(lineOf(rows, i));
           }
-          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(`${traceKey}\u0000${r.span_id}`));
+          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(spanKeyIn(traceKey, r.span_id)));
           t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
           if (rooted.has(traceKey)) t.hasRoot = true;
           touchedTraces.push(t);
         }
       }
-      const fresh = (rows: EncodedRows, mine: Set<string>) => keptParts(rows, (i) => mine.has(rows.keys[i]));
       const generations = batch.flatMap((p, i) => fresh(p.write.rows.generations, stores[i]));
       const tools = batch.flatMap((p, i) => fresh(p.write.rows.tools, stores[i]));
       const errors = batch.flatMap((p, i) => fresh(p.write.rows.errors, stores[i]));

@@ -1,6 +1,7 @@
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import type { Origin } from '../origin.js';
-import type { TraceKey } from './stored-spans.js';
+import { traceKeyOf } from './encoded-rows.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
 
 /**
  * The settle queue in PostgreSQL (sql/014_settle_queue.sql): the one record of which traces got
@@ -46,7 +47,7 @@ const keyOrder = (a: TraceKey, b: TraceKey) =>
 function mergeRecords(records: QueueRecord[]): QueueRecord[] {
   const byKey = new Map<string, QueueRecord>();
   for (const r of records) {
-    const key = `${r.tenantId}\u0000${r.projectId}\u0000${r.traceId}`;
+    const key = traceKeyString(r);
     const seen = byKey.get(key);
     byKey.set(key, seen ? { ...r, hasRoot: seen.hasRoot || r.hasRoot } : r);
   }
@@ -198,7 +199,7 @@ export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[
 export async function heldClaims(sql: SqlHandle, token: string): Promise<Set<string>> {
   const rows = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
     select tenant_id, project_id, trace_id from settle_queue where claim_token = ${token}`;
-  return new Set(rows.map((r) => `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`));
+  return new Set(rows.map(traceKeyOf));
 }
 
 /** Frees every row still claimed by a round (shutdown, a failed round). */

@@ -6,6 +6,8 @@
  * keeps ReplacingMergeTree's FINAL exact per shard (FINAL never merges across shards).
  */
 
+import { settingsClause } from './clickhouse-sql/compile.js';
+
 export interface ClickHouseLayout {
   database: string;
   cluster: string | null;
@@ -41,6 +43,13 @@ const quote = (name: string) => `\`${name}\``;
  * spans are durable"), and the shard's insert waits for a quorum of replicas when `quorum` is set
  * ('auto' = a majority).
  */
+/** A table's sharding key; every table a migration touches must have one (SHARDING_KEYS). */
+function shardingKey(name: string): string {
+  const key = SHARDING_KEYS[name];
+  if (!key) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+  return key;
+}
+
 export function clusterInsertSettings(quorum: string | null): Record<string, string | number> {
   return {
     distributed_foreground_insert: 1,
@@ -83,8 +92,7 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
     const create = CREATE.exec(s);
     if (create) {
       const [, name, body] = create;
-      const key = SHARDING_KEYS[name];
-      if (!key) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+      const key = shardingKey(name);
       const local = `${name}_local`;
       const engine = ENGINE.exec(body);
       if (!engine) throw new Error(`Table ${name}: expected ENGINE = {replicated}...MergeTree`);
@@ -100,19 +108,18 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
     const alter = ALTER.exec(s);
     if (alter) {
       const [, name, change] = alter;
-      if (!SHARDING_KEYS[name]) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+      shardingKey(name);
       // The local table holds the data; the Distributed table's own column list must follow it.
       return [`ALTER TABLE ${db}.${quote(`${name}_local`)}${onCluster}\n    ${change}`, `ALTER TABLE ${db}.${quote(name)}${onCluster}\n    ${change}`];
     }
     const insert = INSERT_SELECT.exec(s);
     if (insert) {
       const [, name, columns, select] = insert;
-      if (!SHARDING_KEYS[name]) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
+      shardingKey(name);
       // Through the Distributed table, which routes each row to its shard; answered only once the
       // rows are there (as every insert on a cluster, clusterInsertSettings). The SELECT reads
       // Distributed tables too: a join inside it must be GLOBAL.
-      const settings = Object.entries(clusterInsertSettings(null)).map(([k, v]) => `${k} = ${v}`).join(', ');
-      return [`INSERT INTO ${db}.${quote(name)} ${columns}\nSETTINGS ${settings}\n${select.replaceAll('{db}', db)}`];
+      return [`INSERT INTO ${db}.${quote(name)} ${columns}\n${settingsClause(clusterInsertSettings(null))}\n${select.replaceAll('{db}', db)}`];
     }
     throw new Error(`A ClickHouse migration statement this layout cannot place on a cluster: ${s.slice(0, 80)}`);
   });

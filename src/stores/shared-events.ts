@@ -45,10 +45,6 @@ export class SharedEvents {
     this.handlers.set(topic, list);
   }
 
-  publish(topic: string, data: Record<string, unknown> = {}): Promise<void> {
-    return publishEvent(this.sql, topic, data);
-  }
-
   private dispatch(payload: string): void {
     let data: Record<string, unknown>;
     try {
