@@ -35,6 +35,7 @@ function percentile(sorted: number[], p: number): number {
 type Cases = Record<string, Record<string, string>>;
 
 function cases(db: string, t: string, p: string, start: string, end: string): Cases {
+  const days = Math.ceil((Date.parse(`${end}Z`.replace(' ', 'T')) - Date.parse(`${start}Z`.replace(' ', 'T'))) / 86_400_000);
   const gen = `\`${db}\`.event_generation_completed`;
   const tools = `\`${db}\`.event_tool_called`;
   const traces = `\`${db}\`.event_trace_processed`;
@@ -108,6 +109,39 @@ FROM ${from} ${finalWhere}`;
       '~trace.processed statements (3, concurrent)': [scoreTraces(`${traces} FINAL`, finalWhere), storedCost(`${traces} FINAL`), modelCosts(`${traces} FINAL`)].join('\n;;\n'),
       '~  trace.processed statements without FINAL': [scoreTraces(traces, finalWhere), storedCost(traces), modelCosts(traces)].join('\n;;\n'),
       '~all four without FINAL on trace.processed': [scoreGen(`${gen} FINAL`, finalWhere), scoreTraces(traces, finalWhere), storedCost(traces), modelCosts(traces)].join('\n;;\n'),
+    },
+    // Candidate rewrites of the remaining aggregations (issue 17, round 3).
+    'general hours=720: the (model) set only counts': {
+      before: general(`${gen} FINAL`, finalWhere),
+      '~(date), () sets + model counts in a second statement': [
+        general(`${gen} FINAL`, finalWhere).replace('GROUPING SETS ((date), (model), ())', 'GROUPING SETS ((date), ())').replace(', model, grouping', ', grouping').replace('grouping(model) = 0 AS by_model,', ''),
+        `SELECT model, count() AS requests FROM ${gen} FINAL ${finalWhere} GROUP BY model`,
+      ].join('\n;;\n'),
+      '~per-date states, total merged from them + model counts': [
+        `SELECT date, grouping(date) = 0 AS by_date, sum(c) AS requests, sum(e) AS errors, avgMerge(a) AS speed, sum(k) AS speed_known,
+  quantilesExactMerge(0.5, 0.95, 0.99)(q) AS speed_q, sum(i) AS prompt_tokens, sum(o) AS completion_tokens
+FROM (SELECT toStartOfWeek(timestamp, 0) AS date, count() AS c, sum(error) AS e, avgState(tps) AS a, count(tps) AS k,
+  quantilesExactState(0.5, 0.95, 0.99)(tps) AS q, sum(input_tokens) AS i, sum(output_tokens) AS o
+  FROM ${gen} FINAL ${finalWhere} GROUP BY date)
+GROUP BY GROUPING SETS ((date), ())`,
+        `SELECT model, count() AS requests FROM ${gen} FINAL ${finalWhere} GROUP BY model`,
+      ].join('\n;;\n'),
+    },
+    'tool_aggregates 30 d: per-bucket counts': {
+      before: toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()),
+      '~countResample/sumResample over a day index': toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()).replace(
+        /sumMap\(.*\) AS by_date/,
+        `countResample(0, ${days}, 1)(toRelativeDayNum(timestamp) - toRelativeDayNum(toDateTime64('${start}', 3, 'UTC'))) AS calls_by_day,
+  sumResample(0, ${days}, 1)(error, toRelativeDayNum(timestamp) - toRelativeDayNum(toDateTime64('${start}', 3, 'UTC'))) AS errors_by_day`,
+      ),
+      '~(tool), (tool, date) grouping sets': `SELECT tool, toDate(timestamp) AS d, grouping(d) = 0 AS by_date, count() AS calls, sum(error) AS errors,
+  if(grouping(d) = 0, [0, 0], quantilesExact(0.5, 0.95)(duration_ms)) AS duration_q, if(grouping(d) = 0, 0, ${uuidTraces()}) AS traces, sum(output_tokens) AS output_tokens
+FROM ${tools} FINAL ${finalWhere} GROUP BY GROUPING SETS ((tool), (tool, d))`,
+    },
+    'model_scorecard 30 d generations: unnamed traces only when an unnamed row exists': {
+      before: scoreGen(`${gen} FINAL`, finalWhere),
+      '~without unnamed_traces': scoreGen(`${gen} FINAL`, finalWhere, '0'),
+      '~the second statement alone (model = \'\')': `SELECT uniqExact(trace_id) AS unnamed_traces FROM ${gen} FINAL ${finalWhere} AND model = ''`,
     },
     'DSL models by model, 30 d': {
       before: models(`${gen} FINAL`, finalWhere),
