@@ -28,9 +28,11 @@
  *   costByModel(group, detail) base view cost_by_model entry {date, values, coverage,
  *                              attributed_traces, traces}; base `cost` entries are
  *                              { date, traces, ...detail.cost }
- *   computeModelScorecardCost(ctx, {start, endExclusive}) model_scorecard: cost object +
+ *   computeModelScorecardCost(ctx, {start, endExclusive, stored?}) model_scorecard: cost object +
  *                              cost_attribution_coverage + cost_attribution_source, and
- *                              rowCost(model) → { priced, estimated_cost_usd } for each row.
+ *                              rowCost(model) → { priced, estimated_cost_usd } for each row;
+ *                              `stored`: the caller's own pass answered storedCostColumns() and
+ *                              storedModelCostsColumn() (read with storedModelCostsOf).
  *
  * Which traces count: trace.processed rows (FINAL) of the project whose timestamp is in
  * [start, endExclusive). Each is priced at write time (stored) or, when written without prices, at
@@ -44,10 +46,10 @@ import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, qu
 import { fromText, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import { storedColumns, storedModelCostsColumn, storedModelCostsOf, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
-
-export { storedModelCostsColumn, storedModelCostsOf };
 import { roundUsd } from './stored-cost.js';
 import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';
+
+export { storedModelCostsColumn, storedModelCostsOf };
 
 export type { CostDetail, CostObject, CostTraceCounts, LowerBoundReason, AttributionCoverage, CostLimits };
 
