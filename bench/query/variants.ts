@@ -143,6 +143,13 @@ FROM ${tools} FINAL ${finalWhere} GROUP BY GROUPING SETS ((tool), (tool, d))`,
       '~without unnamed_traces': scoreGen(`${gen} FINAL`, finalWhere, '0'),
       '~the second statement alone (model = \'\')': `SELECT uniqExact(trace_id) AS unnamed_traces FROM ${gen} FINAL ${finalWhere} AND model = ''`,
     },
+    // FINAL over trace.processed parts that all overlap (as settle rounds write them): the merge is
+    // the whole cost, so how many threads it gets is measured here.
+    'trace.processed FINAL threads (cost stored pass)': {
+      before: storedCost(`${traces} FINAL`),
+      'max_final_threads = 1': `${storedCost(`${traces} FINAL`)} SETTINGS max_final_threads = 1`,
+      'enable_vertical_final = 0': `${storedCost(`${traces} FINAL`)} SETTINGS enable_vertical_final = 0`,
+    },
     'DSL models by model, 30 d': {
       before: models(`${gen} FINAL`, finalWhere),
       'PREWHERE guard+window': models(`${gen} FINAL`, prewhere),
