@@ -13,7 +13,7 @@ import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
 import { IngestWriter } from './ingest-writer.js';
 import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
-import type { PriceTrace } from '../trace-pricing.js';
+import type { TracePricing } from '../trace-pricing.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
@@ -32,8 +32,8 @@ export interface IngestServiceDeps {
   sql: Sql;
   logger: Logger;
   hooks: TraceHooks;
-  /** The cost module's pricing (src/trace-pricing.ts); without it processed traces say `unavailable`. */
-  priceTrace?: PriceTrace;
+  /** The cost module's prices (src/trace-pricing.ts); without them processed traces say `unavailable`. */
+  pricing?: TracePricing;
 }
 
 export interface IngestResult {
@@ -66,7 +66,7 @@ export class IngestService {
       maxWaitMs: config.traceMaxWaitMs,
       maxCachedBytes: config.settleCacheMaxBytes,
       hooks: deps.hooks,
-      priceTrace: deps.priceTrace,
+      pricing: deps.pricing,
     });
     this.writer = new IngestWriter({
       ch,
