@@ -2,6 +2,7 @@ import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
+import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
 import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from './stored-spans.js';
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
@@ -24,8 +25,8 @@ export interface SettleTraceInput {
   origin: Origin;
   /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
   rows?: Uint8Array;
-  /** Memory path: the tool.called rows written at ingest, to rewrite only what the whole trace changes. */
-  writtenTools?: ToolCalledRow[];
+  /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
+  writtenTools?: PackedToolRow[];
 }
 
 export interface SettleSummariesInput {
@@ -81,7 +82,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
       if (t.rows.byteLength === 0) continue;
       const spans = storedRowsFromBytes(t.rows).map(spanFromStoredRow);
       const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin });
-      const written = new Map((t.writtenTools ?? []).map((r) => [r.span_id, r]));
+      const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];
       for (const row of summary.tools) {
         const before = written.get(row.span_id);
