@@ -3,6 +3,7 @@ import { approximateBytes } from './approximate-bytes.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
+import { packHook, type PackedHook } from './packed-hook.js';
 import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from './stored-spans.js';
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
@@ -44,8 +45,9 @@ export interface SettledTrace {
   processedLine: string;
   traceLine: string;
   toolRewriteLines: string[];
-  hook: ProcessedTrace;
-  /** approximateBytes(hook), measured here on the pool rather than on the event loop. */
+  /** The hook payload, packed for the trip to the event loop (unpackHook there). */
+  hook: PackedHook;
+  /** approximateBytes of the payload, measured here on the pool rather than on the event loop. */
   hookBytes: number;
 }
 
@@ -55,7 +57,7 @@ function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites:
     processedLine: JSON.stringify(summary.processed),
     traceLine: JSON.stringify(summary.trace),
     toolRewriteLines: toolRewrites.map((r) => JSON.stringify(r)),
-    hook,
+    hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };
 }

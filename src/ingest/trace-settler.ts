@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ComputePool } from '../compute/compute-pool.js';
 import { shareValue } from '../compute/shared-value.js';
 import { packToolRows } from './packed-tool-rows.js';
+import { unpackHook } from './packed-hook.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Sql } from '../stores/postgres.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
@@ -239,6 +240,6 @@ export class TraceSettler {
     await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
     await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
     await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
-    return settled.map((s) => ({ hook: s.hook, bytes: s.hookBytes }));
+    return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));
   }
 }
