@@ -42,6 +42,22 @@ export const spanIdOfSpanKey = (key: string) => key.slice(key.lastIndexOf('\u000
 
 const NEWLINE = 0x0a;
 
+/** A lone-surrogate escape as JSON.stringify writes it, or an escaped backslash (consumed in pairs, so `\\ud800` text is left alone). */
+const LONE_SURROGATE_ESCAPE = /\\(?:\\|u(d[89a-f][0-9a-f]{2}))/g;
+
+/**
+ * One JSONEachRow line of a row. A string holding a lone surrogate (an OTLP/JSON `\ud800` escape,
+ * or one inside an attribute's JSON text) is written by JSON.stringify as that escape, which
+ * ClickHouse refuses ("missing second part of surrogate pair"): the whole insert would fail, every
+ * request of the flush with it, and the exporter would retry it forever. It becomes U+FFFD, as
+ * any UTF-8 encoder writes it. JSON.stringify escapes only lone surrogates this way (pairs are
+ * written as they are), so a line without `\ud` needs no second look.
+ */
+export function jsonLine(row: unknown): string {
+  const line = JSON.stringify(row);
+  return line.includes('\\ud') ? line.replace(LONE_SURROGATE_ESCAPE, (escape, surrogate) => (surrogate ? '\ufffd' : escape)) : line;
+}
+
 /**
  * Each line is written straight into one growing byte buffer, which gives its end offset as it
  * goes: no joined string of the whole body, no second pass looking for line breaks (JSON escapes
@@ -54,7 +70,7 @@ function encode(rows: Keyed[]): EncodedRows {
   let at = 0;
   for (let i = 0; i < rows.length; i++) {
     keys[i] = spanKey(rows[i]);
-    const line = JSON.stringify(rows[i]);
+    const line = jsonLine(rows[i]);
     // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units), plus the newline.
     const most = line.length * 3 + 1;
     if (at + most > body.byteLength) {

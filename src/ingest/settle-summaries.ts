@@ -1,5 +1,6 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
+import { jsonLine } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
@@ -54,9 +55,9 @@ export interface SettledTrace {
 function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], hook: ProcessedTrace): SettledTrace {
   return {
     key,
-    processedLine: JSON.stringify(summary.processed),
-    traceLine: JSON.stringify(summary.trace),
-    toolRewriteLines: toolRewrites.map((r) => JSON.stringify(r)),
+    processedLine: jsonLine(summary.processed),
+    traceLine: jsonLine(summary.trace),
+    toolRewriteLines: toolRewrites.map(jsonLine),
     hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };

@@ -25,13 +25,6 @@ interface CostRow {
 
 let svc: TestService;
 let project: { id: string };
-beforeAll(async () => {
-  svc = await startTestService({ TRACE_SETTLE_MS: '200', COMPUTE_THREADS: '1' });
-  project = await svc.newProject('pool pricing');
-});
-afterAll(async () => {
-  await svc?.stop();
-});
 
 const book = () => svc.service.deps.services.priceBook!;
 
@@ -61,7 +54,20 @@ async function settledCost(models: string[]): Promise<CostRow> {
   });
 }
 
-describe('stored cost priced on the compute pool', () => {
+// Both settle paths price: traces held in this process's memory, and traces read back from
+// ClickHouse (no settle cache), which go to the pool as the bytes ClickHouse returned.
+describe.each<{ path: string; env: Record<string, string> }>([
+  { path: 'held in memory', env: {} },
+  { path: 'read back from ClickHouse', env: { SETTLE_CACHE_MAX_BYTES: '0' } },
+])('stored cost priced on the compute pool, traces $path', ({ env }) => {
+  beforeAll(async () => {
+    svc = await startTestService({ TRACE_SETTLE_MS: '200', COMPUTE_THREADS: '1', ...env });
+    project = await svc.newProject('pool pricing');
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
   it('prices with the catalog set on the book, follows a changed catalog, and writes unavailable without one', async () => {
     expect(svc.service.deps.compute.threads).toBe(1);
     book().set(testCatalog({ fetchedAt: new Date('2025-01-15T00:00:00.000Z') }));

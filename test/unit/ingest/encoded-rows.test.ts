@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyEncodedRows, encodeSpanEventRows, keptParts, lineOf } from '../../../src/ingest/encoded-rows.js';
+import { emptyEncodedRows, encodeSpanEventRows, jsonLine, keptParts, lineOf } from '../../../src/ingest/encoded-rows.js';
 import type { SpanEventRows, SpanRow } from '../../../src/ingest/event-rows.js';
 
 /**
@@ -44,5 +44,19 @@ describe('encoded rows', () => {
     expect(text(parts).split('\n').filter(Boolean).map((l) => JSON.parse(l).name)).toEqual(['plain', '工具 🔧', 'last']);
     expect(keptParts(encoded, () => false)).toEqual([]);
     expect(keptParts(emptyEncodedRows().spans, () => true)).toEqual([]);
+  });
+});
+
+describe('jsonLine', () => {
+  it('writes lone surrogates as U+FFFD and leaves pairs and backslash-u text alone', () => {
+    const row = { a: 'x\ud800y', b: '\udc00', c: 'pair 🔧 \ud83d\udd27', d: 'text \\ud800 stays', e: 'end \ud83d', f: '\\\ud800' };
+    const line = jsonLine(row);
+    expect(JSON.parse(line)).toEqual({ a: 'x\ufffdy', b: '\ufffd', c: 'pair 🔧 🔧', d: 'text \\ud800 stays', e: 'end \ufffd', f: '\\\ufffd' });
+    expect(Buffer.from(line, 'utf8').toString('utf8')).toBe(line);
+  });
+
+  it('is JSON.stringify for rows without lone surrogates', () => {
+    const row = { s: 'quote " backslash \\ newline \n é 工具', n: 1.5, o: { k: ['v'] } };
+    expect(jsonLine(row)).toBe(JSON.stringify(row));
   });
 });
