@@ -15,13 +15,12 @@ import type { Origin } from '../origin.js';
  *   pending (up to `batchRows` spans / `batchBytes`), so concurrent requests share large inserts.
  *   A flush starts when a bound is reached or `flushMs` after the oldest pending request arrived
  *   (and, under concurrent load, after the previous flush ended) — at once instead when requests
- *   come one at a time: nothing
- *   else is on its way (every request holding budget is pending or in the running flush) and the
- *   previous flush carried one request, so a lone exporter is never delayed. Each flush writes one
- *   part per table whatever its size (files created, merged later: most of the engine's cost per
- *   span at small flushes, bench/README.md "OTLP ingestion"), so under concurrent load a flush
- *   gathers the requests still being read and prepared rather than writing 2 of them now and 6
- *   more parts later.
+ *   come one at a time: nothing else is on its way (every request holding budget is pending or in
+ *   the running flush) and the previous flush carried one request, so a lone exporter is never
+ *   delayed. Each flush writes one part per table whatever its size (files created, merged later:
+ *   most of the engine's cost per span at small flushes, bench/README.md "OTLP ingestion"), so
+ *   under concurrent load a flush gathers the requests still being read and prepared rather than
+ *   writing 2 of them now and 6 more parts later.
  * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
  *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
  *   (503, the exporter retries) — nothing is acknowledged that was not written.
