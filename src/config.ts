@@ -126,17 +126,19 @@ export function defaultSettleCacheBytes(inflightBytes: number): number {
   return Math.min(256 * MiB, Math.max(4 * MiB, 2 * inflightBytes));
 }
 
+/** ClickHouse names we splice into statements (database, cluster, workloads): plain identifiers only. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 function workload(env: NodeJS.ProcessEnv, name: string): string {
   const raw = env[name] as string;
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw)) throw new Error(`${name} must be a plain identifier`);
+  if (!IDENTIFIER.test(raw)) throw new Error(`${name} must be a plain identifier`);
   return raw;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database = env.CLICKHOUSE_DATABASE || 'lookout';
-  const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
-  if (!identifier.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
-  if (env.CLICKHOUSE_CLUSTER && !identifier.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
+  if (!IDENTIFIER.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
+  if (env.CLICKHOUSE_CLUSTER && !IDENTIFIER.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
   const inflightBytes = int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024);
