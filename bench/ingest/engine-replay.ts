@@ -9,6 +9,7 @@
  * including the wait for merges to finish after the run.
  *
  *   npx tsx bench/ingest/engine-replay.ts [--flushes 150] [--requests-per-flush 2] [--batch-size 1000] [--settle-every 6]
+ *   EXPERIMENT_DDL="ALTER TABLE lookout.spans ADD INDEX …" npx tsx bench/ingest/engine-replay.ts …   (try a schema change first)
  *
  * The rows are the service's own (prepareIngest, IngestWriter, settleSummaries); only the
  * concurrency differs (statements run one at a time, so per-statement CPU is attributable).
@@ -116,6 +117,8 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-engine-replay-'));
   const ch = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir: dir });
   await migrateClickHouse(ch, path.join(root, 'clickhouse'));
+  // EXPERIMENT_DDL: a statement run after the migrations (trying a table setting or index before it becomes one).
+  if (process.env.EXPERIMENT_DDL) await ch.command(raw(process.env.EXPERIMENT_DDL), 'system');
   const origin = { actor: 'sdk', surface: 'otlp', user_id: '', api_key_id: 'bench-key' };
   process.stdout.write(`preparing ${FLUSHES * PER_FLUSH} requests of ${BATCH_SPANS} spans...\n`);
   const writes: PreparedWrite[] = [];
