@@ -36,7 +36,7 @@ const ENGINE_EVENTS = [
  */
 export function statementKind(lane: string, statement: Fragment | string): string {
   const text = typeof statement === 'string' ? statement : textOf(statement);
-  const table = /\b(?:FROM|INTO)\s+`?[A-Za-z0-9_]+`?\.`?([A-Za-z0-9_]+)`?/i.exec(text)?.[1] ?? '?';
+  const table = /\b(?:FROM|INTO|TABLE)\s+(?:IF NOT EXISTS\s+)?`?[A-Za-z0-9_]+`?\.`?([A-Za-z0-9_]+)`?/i.exec(text)?.[1] ?? '?';
   const verb = /^\s*(?:WITH\b[\s\S]*?\)\s*)?(SELECT|INSERT|ALTER|OPTIMIZE|CREATE|SYSTEM)/i.exec(text)?.[1]?.toLowerCase() ?? 'other';
   return `${lane} ${verb} ${table}${/\bGROUP BY\b/i.test(text) ? ' grouped' : ''}`;
 }
