@@ -188,7 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
     ingestMaxInflightBytes: inflightBytes,
     settleCacheMaxBytes: int(env, 'SETTLE_CACHE_MAX_BYTES', defaultSettleCacheBytes(inflightBytes)),
-    ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 50),
+    ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
     computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
     computeStatsFile: str(env, 'COMPUTE_STATS_FILE'),

@@ -63,19 +63,10 @@ export class IngestBudget {
   /** Reservations holding bytes: the "alone in flight" rule needs to know whether anyone else holds any. */
   private readonly holders = new Set<Reservation>();
 
-  /** `onRelease`: called after a request gave its bytes back (the writer's group commit listens). */
-  constructor(
-    readonly limit: number,
-    private readonly onRelease: () => void = () => {},
-  ) {}
+  constructor(readonly limit: number) {}
 
   get inflightBytes(): number {
     return this.inflight;
-  }
-
-  /** Requests holding bytes now: reading, preparing, waiting for a flush or in one. */
-  get holderCount(): number {
-    return this.holders.size;
   }
 
   open(): Reservation {
@@ -96,6 +87,5 @@ export class IngestBudget {
   give(reservation: Reservation, bytes: number): void {
     this.inflight -= bytes;
     this.holders.delete(reservation);
-    this.onRelease();
   }
 }

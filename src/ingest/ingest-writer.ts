@@ -13,14 +13,8 @@ import type { Origin } from '../origin.js';
  *
  * - Group commit: requests hand in their rows and wait; one flush at a time takes everything
  *   pending (up to `batchRows` spans / `batchBytes`), so concurrent requests share large inserts.
- *   A flush starts when a bound is reached or `flushMs` after the oldest pending request arrived
- *   (and, under concurrent load, after the previous flush ended) — at once instead when requests
- *   come one at a time: nothing else is on its way (every request holding budget is pending or in
- *   the running flush) and the previous flush carried one request, so a lone exporter is never
- *   delayed. Each flush writes one part per table whatever its size (files created, merged later:
- *   most of the engine's cost per span at small flushes, bench/README.md "OTLP ingestion"), so
- *   under concurrent load a flush gathers the requests still being read and prepared rather than
- *   writing 2 of them now and 6 more parts later.
+ *   A flush starts when a bound is reached, `flushMs` after the first pending request, or as soon
+ *   as the previous flush ends.
  * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
  *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
  *   (503, the exporter retries) — nothing is acknowledged that was not written.
@@ -104,8 +98,6 @@ export { OverloadedError };
 
 interface Pending {
   write: PreparedWrite;
-  /** When the request handed in its rows (Date.now()). */
-  at: number;
   resolve: (result: WriteResult) => void;
   reject: (error: unknown) => void;
 }
@@ -117,11 +109,6 @@ export class IngestWriter {
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
-  /** Requests in the running flush (they still hold budget until answered). */
-  private inFlush = 0;
-  /** Whether the last flush carried more than one request: concurrent load, worth gathering for. */
-  private shared = false;
-  private lastFlushEnd = 0;
   private stopped = false;
   /** Consecutive failed flushes: while ClickHouse keeps failing, new requests get 503 at once for a while. */
   private failures = 0;
@@ -136,10 +123,7 @@ export class IngestWriter {
 
   constructor(private readonly options: IngestWriterOptions) {
     this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
-    // A request that ends (answered, refused, failed) may be the last one a due flush waited for.
-    this.budget = new IngestBudget(options.maxInflightBytes, () => {
-      if (this.pending.length > 0 && !this.flushing && this.due()) this.kick();
-    });
+    this.budget = new IngestBudget(options.maxInflightBytes);
   }
 
   get stats() {
@@ -163,11 +147,11 @@ export class IngestWriter {
     if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
     if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
-      this.pending.push({ write, resolve, reject, at: Date.now() });
+      this.pending.push({ write, resolve, reject });
       this.pendingRows += write.rows.spans.keys.length;
       this.pendingBytes += write.bytes;
-      if (this.due()) this.kick();
-      else this.schedule();
+      if (this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes) this.kick();
+      else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.options.flushMs);
     });
   }
 
@@ -178,36 +162,6 @@ export class IngestWriter {
     while (this.flushing) await this.flushing;
   }
 
-  private bounded(): boolean {
-    return this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes;
-  }
-
-  /**
-   * Whether a flush should start now: stopping, a bound reached, the oldest pending request waited
-   * `flushMs`, or requests come one at a time (nothing else on its way — all budget holders are
-   * pending or being flushed — and the last flush carried a single request).
-   */
-  private due(): boolean {
-    if (this.stopped || this.bounded()) return true;
-    if (!this.shared && this.budget.holderCount <= this.pending.length + this.inFlush) return true;
-    return Date.now() >= this.gatherUntil();
-  }
-
-  /**
-   * Until when a flush gathers: `flushMs` after the oldest pending request arrived, and after the
-   * previous flush ended — a flush slower than the window would otherwise leave only what arrived
-   * meanwhile, and under load batches would shrink as flushes slow down.
-   */
-  private gatherUntil(): number {
-    return Math.max(this.pending[0].at, this.shared ? this.lastFlushEnd : 0) + this.options.flushMs;
-  }
-
-  /** Arms the timer for the oldest pending request; while a flush runs, its end does that. */
-  private schedule(): void {
-    if (this.timer || this.flushing || this.pending.length === 0) return;
-    this.timer = setTimeout(() => this.kick(), Math.max(0, this.gatherUntil() - Date.now()));
-  }
-
   private kick(): void {
     if (this.timer) {
       clearTimeout(this.timer);
@@ -216,18 +170,14 @@ export class IngestWriter {
     if (this.flushing) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = null;
-      // Requests the loop left (not due yet, or handed in after its last look — a continuation of a
-      // request it just answered, which found a flush running and set no timer) must not wait for
-      // the next write.
-      if (this.pending.length > 0) {
-        if (this.due()) this.kick();
-        else this.schedule();
-      }
+      // A write made after the loop's last look but before this ran (a continuation of a request it
+      // just answered) found a flush in progress and set no timer: it must not wait for the next write.
+      if (this.pending.length > 0) this.kick();
     });
   }
 
   private async flushLoop(): Promise<void> {
-    while (this.pending.length > 0 && this.due()) {
+    while (this.pending.length > 0) {
       let rows = 0;
       let bytes = 0;
       let take = 0;
@@ -239,14 +189,7 @@ export class IngestWriter {
       const batch = this.pending.splice(0, take);
       this.pendingRows -= rows;
       this.pendingBytes -= bytes;
-      this.inFlush = batch.length;
-      this.shared = batch.length > 1;
-      try {
-        await this.flushBatch(batch);
-      } finally {
-        this.inFlush = 0;
-        this.lastFlushEnd = Date.now();
-      }
+      await this.flushBatch(batch);
     }
   }
 

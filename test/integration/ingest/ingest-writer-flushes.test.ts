@@ -11,7 +11,7 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
 
 // The ingest writer's group commit against the embedded engine: when flushes start, and that no
 // request is left waiting. Every flush writes one part per table, so how many flushes a load
-// makes is most of the engine's cost per span (bench/README.md "OTLP ingestion").
+// makes weighs on the engine's cost per span (bench/README.md "OTLP ingestion").
 
 let ch: ClickHouseStore;
 /** Inserts into `spans` so far (one per flush that stored something). */
@@ -62,72 +62,19 @@ it('answers a write handed in by a continuation of an answered request, at any p
   await w.stop();
 });
 
-/** A request as the OTLP route makes it: admitted, its body charged to the budget, released once answered. */
-function admitted(w: IngestWriter) {
-  const reservation = w.admit();
-  const write = request();
-  reservation.reserve(write.bytes);
-  return { hand: () => w.write(write).finally(() => reservation.release()), release: () => reservation.release() };
-}
-
-it('waits for the requests still on their way, so they share one flush', async () => {
-  const w = writer(600_000);
+it('gathers the requests of its window into one flush', async () => {
+  const w = writer(2000);
   const before = spanInserts;
-  const requests = Array.from({ length: 4 }, () => admitted(w));
-  // Handed in one after another, 50 ms apart: nothing flushes before the last one is in.
+  // Handed in one after another, 50 ms apart, within the window of the first: one flush.
   const answers: Promise<unknown>[] = [];
-  for (const r of requests) {
-    answers.push(r.hand());
+  for (let i = 0; i < 4; i++) {
+    answers.push(w.write(request()));
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await Promise.all(answers);
   expect(spanInserts - before).toBe(1);
   const rows = await ch.read<{ n: string | number }>(raw(`SELECT count() AS n FROM ${ch.table('spans')}`), { lane: 'system' });
   expect(Number(rows[0].n)).toBeGreaterThanOrEqual(4 * 3);
-  await w.stop();
-});
-
-it('after a flush of several requests, gathers flushMs of arrivals before the next one', async () => {
-  const w = writer(500);
-  const before = spanInserts;
-  await Promise.all([admitted(w), admitted(w)].map((r) => r.hand()));
-  expect(spanInserts - before).toBe(1);
-  // Concurrent load: the next request waits for company, though nothing else is on its way yet.
-  const started = Date.now();
-  const next = admitted(w).hand();
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const company = admitted(w).hand();
-  await Promise.all([next, company]);
-  expect(Date.now() - started).toBeGreaterThanOrEqual(490);
-  expect(spanInserts - before).toBe(2);
-  await w.stop();
-});
-
-it('flushes a lone request at once, whatever flushMs', async () => {
-  const w = writer(600_000);
-  const before = spanInserts;
-  expect(await within(admitted(w).hand(), 20_000)).toMatchObject({ written: 3 });
-  expect(spanInserts - before).toBe(1);
-  await w.stop();
-});
-
-it('starts the flush it held when the request it waited for ends unwritten', async () => {
-  const w = writer(600_000);
-  const failing = admitted(w);
-  const waiting = admitted(w).hand();
-  expect(await within(waiting, 300)).toBe('timed out');
-  failing.release(); // refused or failed before handing in its rows
-  expect(await within(waiting, 20_000)).toMatchObject({ written: 3 });
-  await w.stop();
-});
-
-it('waits for a request on its way at most flushMs', async () => {
-  const w = writer(300);
-  const stuck = admitted(w);
-  const started = Date.now();
-  expect(await within(admitted(w).hand(), 20_000)).toMatchObject({ written: 3 });
-  expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-  stuck.release();
   await w.stop();
 });
 
