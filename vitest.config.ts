@@ -16,6 +16,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    // One temporary root per run, removed at its end (test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'server-params', include: INJECTION_SUITES, env: { CLICKHOUSE_PARAM_BINDING: 'server' } } },

@@ -19,7 +19,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { prepareIngest } from '../../src/ingest/ingest-prepare.js';
+import { prepareIngest, unpackTraceNote } from '../../src/ingest/ingest-prepare.js';
+import { packToolRows } from '../../src/ingest/packed-tool-rows.js';
 import { IngestWriter, type PreparedWrite, type TraceNote } from '../../src/ingest/ingest-writer.js';
 import { settleSummaries } from '../../src/ingest/settle-summaries.js';
 import { traceKeyString } from '../../src/ingest/stored-spans.js';
@@ -126,7 +127,7 @@ async function main() {
     const body = syntheticBatch(BATCH_SPANS).protobuf;
     const prepared = prepareIngest({ body, encoding: 'protobuf', tenantId: 'bench-tenant', fixedProject: 'bench-project', origin });
     if (prepared.kind !== 'prepared') throw new Error('synthetic batch did not prepare');
-    writes.push({ rows: prepared.rows, traces: prepared.traces, bytes: body.length * 3 });
+    writes.push({ rows: prepared.rows, traces: prepared.traces.map(unpackTraceNote), bytes: body.length * 3 });
   }
   const { store, tally, background } = measuredStore(ch);
   const recorded: TraceNote[] = [];
@@ -151,12 +152,12 @@ async function main() {
         key,
         origin,
         rows: Buffer.concat(ns.flatMap((n) => n.spanLines ?? [])),
-        writtenTools: ns.flatMap((n) => n.toolRows),
+        writtenTools: packToolRows(ns.flatMap((n) => n.toolRows)),
       })),
     });
-    await store.insertLines(ch.table('event_tool_called'), settled.flatMap((s) => s.toolRewrites).map((r) => JSON.stringify(r)), 'ingest');
-    await store.insertLines(ch.table('event_trace_processed'), settled.map((s) => JSON.stringify(s.summary.processed)), 'ingest');
-    await store.insertLines(ch.table('traces'), settled.map((s) => JSON.stringify(s.summary.trace)), 'ingest');
+    await store.insertLines(ch.table('event_tool_called'), settled.flatMap((s) => s.toolRewriteLines), 'ingest');
+    await store.insertLines(ch.table('event_trace_processed'), settled.map((s) => s.processedLine), 'ingest');
+    await store.insertLines(ch.table('traces'), settled.map((s) => s.traceLine), 'ingest');
   };
   const started = performance.now();
   const cpuStarted = process.cpuUsage();

@@ -7,7 +7,8 @@
  *   npx tsx bench/query/views.ts --data-dir DIR --traces 200000 --generations 2000000 --tools 600000 --runs 1
  *   npx tsx bench/query/variants.ts --data-dir DIR [--runs 15] [--only TEXT]
  *
- * The first seeds DIR (views.ts keeps it); this one opens it, so the two cannot run at once.
+ * The first seeds DIR (views.ts keeps it); this one opens it, so the two cannot run at once. Merges
+ * are stopped while it runs, so every variant reads the same parts.
  * Statements are written out here with the values inlined (the service binds them): this is a
  * measuring tool, the views' own files stay the source of what runs.
  */
@@ -34,6 +35,7 @@ function percentile(sorted: number[], p: number): number {
 type Cases = Record<string, Record<string, string>>;
 
 function cases(db: string, t: string, p: string, start: string, end: string): Cases {
+  const days = Math.ceil((Date.parse(`${end}Z`.replace(' ', 'T')) - Date.parse(`${start}Z`.replace(' ', 'T'))) / 86_400_000);
   const gen = `\`${db}\`.event_generation_completed`;
   const tools = `\`${db}\`.event_tool_called`;
   const traces = `\`${db}\`.event_trace_processed`;
@@ -46,7 +48,8 @@ function cases(db: string, t: string, p: string, start: string, end: string): Ca
 FROM ${from} ${where} GROUP BY g0 ORDER BY m0 DESC, g0 ASC LIMIT 50`;
   const daily = (from: string, where: string) => `SELECT toDate(timestamp) AS g0, count() AS m0, countIf(error = 1) AS m1, avgOrNull(tps) AS m2
 FROM ${from} ${where} GROUP BY g0 ORDER BY g0 ASC LIMIT 1000`;
-  const general = (from: string, where: string, q = 'quantilesExact(0.5, 0.95, 0.99)(tps)') => `SELECT toStartOfHour(timestamp) AS date, model, grouping(date) = 0 AS by_date, grouping(model) = 0 AS by_model,
+  // As the bench's general hours=720 case asks it (granularity=week).
+  const general = (from: string, where: string, q = 'quantilesExact(0.5, 0.95, 0.99)(tps)') => `SELECT toStartOfWeek(timestamp, 0) AS date, model, grouping(date) = 0 AS by_date, grouping(model) = 0 AS by_model,
   count() AS requests, sum(error) AS errors, avg(tps) AS speed, count(tps) AS speed_known, ${q} AS speed_q,
   sum(input_tokens) AS prompt_tokens, sum(output_tokens) AS completion_tokens
 FROM ${from} ${where} GROUP BY GROUPING SETS ((date), (model), ())`;
@@ -59,10 +62,94 @@ FROM ${from} ${where} GROUP BY tool ORDER BY calls DESC, tool ASC`;
 FROM ${from} ${where} GROUP BY model`;
   const scoreTraces = (from: string, where: string) => `SELECT arrayJoin(models) AS model, count() AS traces FROM ${from} ${where} GROUP BY model`;
   const finalWhere = `WHERE ${g} AND ${w}`;
+  // The cost module's stored pass (cost-sql.ts storedSql, ungrouped), as general and model_scorecard send it.
+  const storedCost = (from: string) => `SELECT count() AS traces, countIf(estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_traces,
+  countIf(estimated_cost_basis IN ('partial', 'unpriced')) AS stored_unpriced, sumIf(ifNull(estimated_cost_usd, 0), estimated_cost_basis IN ('stored', 'partial')) AS stored_cost,
+  sumIf(cost_priced_tokens, estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_priced_tokens, sum(total_tokens) AS window_tokens,
+  minIf(cost_priced_at, estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_priced_at,
+  groupUniqArrayArrayIf(51)(cost_unpriced_models, estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_unpriced_models
+FROM ${from} ${finalWhere}`;
+  const modelCosts = (from: string) => `SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost FROM (SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
+  FROM ${from} ${finalWhere} AND estimated_cost_basis IN ('stored', 'partial')) GROUP BY model`;
+  const noMerge = ' SETTINGS do_not_merge_across_partitions_select_final = 1';
   const written = "estimated_cost_basis IN ('stored', 'partial', 'unpriced')";
   const priced = "estimated_cost_basis IN ('stored', 'partial')";
   const prewhere = `PREWHERE ${g} AND ${w}`;
   return {
+    // Where each remaining view's time goes (issue 17, round 3): the statements a view sends at once
+    // ("before", concurrent as the view sends them), each alone, and each without one of its parts.
+    // Labels starting with ~ answer something else: timed only.
+    'split general hours=720': {
+      before: [general(`${gen} FINAL`, finalWhere), storedCost(`${traces} FINAL`)].join('\n;;\n'),
+      '~generations statement alone': general(`${gen} FINAL`, finalWhere),
+      '~  without FINAL': general(gen, finalWhere),
+      '~  without quantiles': general(`${gen} FINAL`, finalWhere, '[0]'),
+      '~  only GROUP BY date (no model/total sets)': general(`${gen} FINAL`, finalWhere).replace('GROUPING SETS ((date), (model), ())', 'date, model'),
+      '~  scan only (count per week)': `SELECT toStartOfWeek(timestamp, 0) AS d, count() FROM ${gen} FINAL ${finalWhere} GROUP BY d`,
+      '~  scan only without FINAL': `SELECT toStartOfWeek(timestamp, 0) AS d, count() FROM ${gen} ${finalWhere} GROUP BY d`,
+      '~  no cross-partition FINAL merge': general(`${gen} FINAL`, finalWhere) + noMerge,
+      '~cost stored pass alone (trace.processed FINAL)': storedCost(`${traces} FINAL`),
+      '~  cost stored pass without FINAL': storedCost(traces),
+    },
+    'split tool_aggregates 30 d': {
+      before: toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()),
+      '~without FINAL': toolAgg(tools, finalWhere, uuidTraces()),
+      '~without distinct traces': toolAgg(`${tools} FINAL`, finalWhere, '0'),
+      '~without quantiles': toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()).replace('quantilesExact(0.5, 0.95)(duration_ms)', '[0]'),
+      '~without sumMap buckets': toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()).replace(/sumMap\(.*\) AS by_date/, '0 AS by_date'),
+      '~scan only (count per tool)': `SELECT tool, count() FROM ${tools} FINAL ${finalWhere} GROUP BY tool`,
+      '~scan only without FINAL': `SELECT tool, count() FROM ${tools} ${finalWhere} GROUP BY tool`,
+      'no cross-partition FINAL merge': toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()) + noMerge,
+    },
+    'split model_scorecard 30 d': {
+      before: [scoreGen(`${gen} FINAL`, finalWhere), scoreTraces(`${traces} FINAL`, finalWhere), storedCost(`${traces} FINAL`), modelCosts(`${traces} FINAL`)].join('\n;;\n'),
+      '~generations statement alone': scoreGen(`${gen} FINAL`, finalWhere),
+      '~  without FINAL': scoreGen(gen, finalWhere),
+      '~  no cross-partition FINAL merge': scoreGen(`${gen} FINAL`, finalWhere) + noMerge,
+      '~trace.processed statements (3, concurrent)': [scoreTraces(`${traces} FINAL`, finalWhere), storedCost(`${traces} FINAL`), modelCosts(`${traces} FINAL`)].join('\n;;\n'),
+      '~  trace.processed statements without FINAL': [scoreTraces(traces, finalWhere), storedCost(traces), modelCosts(traces)].join('\n;;\n'),
+      '~all four without FINAL on trace.processed': [scoreGen(`${gen} FINAL`, finalWhere), scoreTraces(traces, finalWhere), storedCost(traces), modelCosts(traces)].join('\n;;\n'),
+    },
+    // Candidate rewrites of the remaining aggregations (issue 17, round 3).
+    'general hours=720: the (model) set only counts': {
+      before: general(`${gen} FINAL`, finalWhere),
+      '~(date), () sets + model counts in a second statement': [
+        general(`${gen} FINAL`, finalWhere).replace('GROUPING SETS ((date), (model), ())', 'GROUPING SETS ((date), ())').replace(', model, grouping', ', grouping').replace('grouping(model) = 0 AS by_model,', ''),
+        `SELECT model, count() AS requests FROM ${gen} FINAL ${finalWhere} GROUP BY model`,
+      ].join('\n;;\n'),
+      '~per-date states, total merged from them + model counts': [
+        `SELECT date, grouping(date) = 0 AS by_date, sum(c) AS requests, sum(e) AS errors, avgMerge(a) AS speed, sum(k) AS speed_known,
+  quantilesExactMerge(0.5, 0.95, 0.99)(q) AS speed_q, sum(i) AS prompt_tokens, sum(o) AS completion_tokens
+FROM (SELECT toStartOfWeek(timestamp, 0) AS date, count() AS c, sum(error) AS e, avgState(tps) AS a, count(tps) AS k,
+  quantilesExactState(0.5, 0.95, 0.99)(tps) AS q, sum(input_tokens) AS i, sum(output_tokens) AS o
+  FROM ${gen} FINAL ${finalWhere} GROUP BY date)
+GROUP BY GROUPING SETS ((date), ())`,
+        `SELECT model, count() AS requests FROM ${gen} FINAL ${finalWhere} GROUP BY model`,
+      ].join('\n;;\n'),
+    },
+    'tool_aggregates 30 d: per-bucket counts': {
+      before: toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()),
+      '~countResample/sumResample over a day index': toolAgg(`${tools} FINAL`, finalWhere, uuidTraces()).replace(
+        /sumMap\(.*\) AS by_date/,
+        `countResample(0, ${days}, 1)(toRelativeDayNum(timestamp) - toRelativeDayNum(toDateTime64('${start}', 3, 'UTC'))) AS calls_by_day,
+  sumResample(0, ${days}, 1)(error, toRelativeDayNum(timestamp) - toRelativeDayNum(toDateTime64('${start}', 3, 'UTC'))) AS errors_by_day`,
+      ),
+      '~(tool), (tool, date) grouping sets': `SELECT tool, toDate(timestamp) AS d, grouping(d) = 0 AS by_date, count() AS calls, sum(error) AS errors,
+  if(grouping(d) = 0, [0, 0], quantilesExact(0.5, 0.95)(duration_ms)) AS duration_q, if(grouping(d) = 0, 0, ${uuidTraces()}) AS traces, sum(output_tokens) AS output_tokens
+FROM ${tools} FINAL ${finalWhere} GROUP BY GROUPING SETS ((tool), (tool, d))`,
+    },
+    'model_scorecard 30 d generations: unnamed traces only when an unnamed row exists': {
+      before: scoreGen(`${gen} FINAL`, finalWhere),
+      '~without unnamed_traces': scoreGen(`${gen} FINAL`, finalWhere, '0'),
+      '~the second statement alone (model = \'\')': `SELECT uniqExact(trace_id) AS unnamed_traces FROM ${gen} FINAL ${finalWhere} AND model = ''`,
+    },
+    // FINAL over trace.processed parts that all overlap (as settle rounds write them): the merge is
+    // the whole cost, so how many threads it gets is measured here.
+    'trace.processed FINAL threads (cost stored pass)': {
+      before: storedCost(`${traces} FINAL`),
+      'max_final_threads = 1': `${storedCost(`${traces} FINAL`)} SETTINGS max_final_threads = 1`,
+      'enable_vertical_final = 0': `${storedCost(`${traces} FINAL`)} SETTINGS enable_vertical_final = 0`,
+    },
     'DSL models by model, 30 d': {
       before: models(`${gen} FINAL`, finalWhere),
       'PREWHERE guard+window': models(`${gen} FINAL`, prewhere),
@@ -166,6 +253,9 @@ async function main() {
     };
     const [scope] = (await run(`SELECT tenant_id, project_id, toString(min(timestamp) - INTERVAL 1 DAY) AS s, toString(max(timestamp) + INTERVAL 1 DAY) AS e FROM ${ch.table('event_generation_completed')} GROUP BY tenant_id, project_id`)).map((r) => JSON.parse(r));
     const all = cases(ch.database, scope.tenant_id, scope.project_id, scope.s, scope.e);
+    // A fixed part layout for the whole run: background merges would otherwise turn "as inserted"
+    // into "merged" half-way through (and take CPU from the statements timed).
+    for (const t of ['event_generation_completed', 'event_tool_called', 'event_trace_processed']) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(t)}` });
     const parts = await run(`SELECT table, count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = '${ch.database}' AND active AND table LIKE 'event_%' GROUP BY table`);
     console.log(`parts: ${parts.join(' ')}\nload before: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     for (const [name, variants] of Object.entries(all)) {

@@ -1,7 +1,22 @@
+import { createPriceTrace } from '../analytics/cost/ingest-pricing.js';
+import type { PriceCatalog } from '../analytics/cost/price-catalog.js';
 import { prepareIngest } from '../ingest/ingest-prepare.js';
-import { settleSummaries } from '../ingest/settle-summaries.js';
+import { settleSummaries, type SettleSummariesInput } from '../ingest/settle-summaries.js';
+import type { PriceTrace } from '../trace-pricing.js';
+import { fromSharedValue } from './shared-value.js';
 import { buildTraceDetail } from '../traces/trace-detail-build.js';
 import { buildTracePage } from '../traces/trace-page-build.js';
+
+/** The cost module's pricing over a catalog, built once per catalog version on each thread. */
+const priceTraceOver = (catalog: unknown): PriceTrace => createPriceTrace({ current: () => catalog as PriceCatalog });
+
+/**
+ * Settling on the pool, priced here with the catalog the settler shared (ingestion does not import
+ * the cost module; this registry joins the two, as the cost module's init joins them in a process).
+ */
+function settleTask(input: SettleSummariesInput) {
+  return settleSummaries(input, input.prices ? fromSharedValue(input.prices, priceTraceOver) : undefined);
+}
 
 /**
  * The tasks the compute pool runs, by name. Each is a pure function of plain data, so it runs the
@@ -9,7 +24,7 @@ import { buildTracePage } from '../traces/trace-page-build.js';
  */
 const tasks = {
   'prepare-ingest': prepareIngest,
-  'settle-summaries': settleSummaries,
+  'settle-summaries': settleTask,
   'trace-detail': buildTraceDetail,
   'trace-page': buildTracePage,
 };

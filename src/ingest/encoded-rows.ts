@@ -42,22 +42,34 @@ export const spanIdOfSpanKey = (key: string) => key.slice(key.lastIndexOf('\u000
 
 const NEWLINE = 0x0a;
 
+/**
+ * Each line is written straight into one growing byte buffer, which gives its end offset as it
+ * goes: no joined string of the whole body, no second pass looking for line breaks (JSON escapes
+ * newlines inside values, so a line is exactly its JSON text plus '\n').
+ */
 function encode(rows: Keyed[]): EncodedRows {
   const keys = new Array<string>(rows.length);
-  const lines = new Array<string>(rows.length);
+  const ends = new Uint32Array(rows.length);
+  let body = Buffer.allocUnsafe(rows.length * 1024);
+  let at = 0;
   for (let i = 0; i < rows.length; i++) {
     keys[i] = spanKey(rows[i]);
-    lines[i] = JSON.stringify(rows[i]);
+    const line = JSON.stringify(rows[i]);
+    // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units), plus the newline.
+    const most = line.length * 3 + 1;
+    if (at + most > body.byteLength) {
+      const grown = Buffer.allocUnsafe(Math.max(body.byteLength * 2, at + most));
+      body.copy(grown, 0, 0, at);
+      body = grown;
+    }
+    at += body.write(line, at, 'utf8');
+    body[at++] = NEWLINE;
+    ends[i] = at;
   }
-  // One UTF-8 encoding of the whole body; JSON.stringify escapes newlines inside values, so every
-  // newline byte ends a line.
-  const text = rows.length > 0 ? `${lines.join('\n')}\n` : '';
-  const bytes = Buffer.from(text);
-  const ends = new Uint32Array(rows.length);
-  let line = 0;
-  for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) ends[line++] = at + 1;
-  // A plain Uint8Array: what a worker's answer arrives as, so inline and pooled runs give the same value.
-  return { keys, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), ends };
+  // An exact copy in a plain Uint8Array that owns its ArrayBuffer: a worker's answer clones the
+  // whole ArrayBuffer behind a view, so the unused tail must not travel (nor stay alive in the
+  // settle cache's line views); and it is what an answer arrives as, so inline and pooled runs agree.
+  return { keys, body: new Uint8Array(body.subarray(0, at)), ends };
 }
 
 export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {

@@ -4,20 +4,19 @@ import { traceHooks } from '../trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
-import type { PriceTrace } from '../trace-pricing.js';
+import type { TracePricing } from '../trace-pricing.js';
 
 declare module '../app-deps.js' {
   interface ServiceRegistry {
     ingest?: IngestService;
-    /** Set by the cost module's init, which src/modules.ts runs before this module's. */
-    priceTrace?: PriceTrace;
   }
 }
 
 /**
  * The ingest module: POST /v1/traces at the root, the writer and the settler as background work.
- * The cost module prices processed traces by putting its PriceTrace (src/trace-pricing.ts) on
- * `deps.services.priceTrace` in its init, which runs before this one (src/modules.ts lists cost first).
+ * Processed traces are priced with the cost module's book (`deps.services.priceBook`, set in its
+ * init, which runs before this one: src/modules.ts lists cost first), on the compute pool
+ * (src/trace-pricing.ts TracePricing).
  * List it after the modules that listen to trace hooks: modules stop in reverse, and ingestion's
  * stop flushes and settles, which calls those hooks.
  */
@@ -25,6 +24,11 @@ export function ingestService(deps: AppDeps): IngestService {
   const service = deps.services.ingest;
   if (!service) throw new Error('ingest module not initialised');
   return service;
+}
+
+function pricingOf(deps: AppDeps): TracePricing | undefined {
+  const book = deps.services.priceBook;
+  return book ? { catalog: () => book.current() } : undefined;
 }
 
 export const ingestModule: LookoutModule = {
@@ -37,7 +41,7 @@ export const ingestModule: LookoutModule = {
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),
-      priceTrace: deps.services.priceTrace,
+      pricing: pricingOf(deps),
     });
     deps.services.ingest = service;
     deps.services.events?.on(PROJECT_DELETED_TOPIC, (data) => {

@@ -9,11 +9,11 @@ import { findProject } from '../tenancy/project-store.js';
 import type { ComputePool } from '../compute/compute-pool.js';
 import { ownedBytes } from '../compute/owned-bytes.js';
 import { otlpOrigin } from './event-rows.js';
-import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
+import { PROJECT_RESOURCE_ATTRIBUTE, unpackTraceNote } from './ingest-prepare.js';
 import { IngestWriter } from './ingest-writer.js';
 import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
-import type { PriceTrace } from '../trace-pricing.js';
+import type { TracePricing } from '../trace-pricing.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
@@ -32,8 +32,8 @@ export interface IngestServiceDeps {
   sql: Sql;
   logger: Logger;
   hooks: TraceHooks;
-  /** The cost module's pricing (src/trace-pricing.ts); without it processed traces say `unavailable`. */
-  priceTrace?: PriceTrace;
+  /** The cost module's prices (src/trace-pricing.ts); without them processed traces say `unavailable`. */
+  pricing?: TracePricing;
 }
 
 export interface IngestResult {
@@ -66,7 +66,7 @@ export class IngestService {
       maxWaitMs: config.traceMaxWaitMs,
       maxCachedBytes: config.settleCacheMaxBytes,
       hooks: deps.hooks,
-      priceTrace: deps.priceTrace,
+      pricing: deps.pricing,
     });
     this.writer = new IngestWriter({
       ch,
@@ -159,7 +159,7 @@ export class IngestService {
       errorMessage: prepared.errorMessage,
     };
     if (prepared.acceptedSpans === 0) return result;
-    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces, bytes });
+    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces.map(unpackTraceNote), bytes });
     result.duplicateSpans = written.duplicates;
     if (written.rejected > 0) {
       result.acceptedSpans -= written.rejected;

@@ -2,16 +2,19 @@ import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
+import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
+import { packHook, type PackedHook } from './packed-hook.js';
 import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from './stored-spans.js';
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
-import type { TraceCost } from '../trace-pricing.js';
+import type { PriceTrace } from '../trace-pricing.js';
+import type { SharedValueRef } from '../compute/shared-value.js';
 
 /**
  * The settler's CPU work, run on the compute pool (src/compute/): spans of settled traces →
- * summary rows, the tool.called rows the whole trace changes, and the hook payload. Pure; the
- * settler reads the spans, prices the usage (the cost module's catalog lives on the main thread:
- * withCost), writes the rows and runs the hooks.
+ * summary rows (priced, and serialized as the JSONEachRow lines to insert), the tool.called rows
+ * the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
+ * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.
  *
  * Spans arrive as the `spans` rows written at ingest (memory path) or as the JSONEachRow text
  * ClickHouse returned for a read-back (as bytes): both are flat data that is cheap to hand to a thread.
@@ -23,8 +26,8 @@ export interface SettleTraceInput {
   origin: Origin;
   /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
   rows?: Uint8Array;
-  /** Memory path: the tool.called rows written at ingest, to rewrite only what the whole trace changes. */
-  writtenTools?: ToolCalledRow[];
+  /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
+  writtenTools?: PackedToolRow[];
 }
 
 export interface SettleSummariesInput {
@@ -32,20 +35,36 @@ export interface SettleSummariesInput {
   traces: SettleTraceInput[];
   /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
   stored?: Uint8Array;
+  /** The price catalog shared with the pool (TracePricing); absent or null: costs `unavailable`. */
+  prices?: SharedValueRef | null;
 }
-
-export type SettledSummary = Omit<TraceSummary, 'tree'>;
 
 export interface SettledTrace {
   key: string;
-  summary: SettledSummary;
-  toolRewrites: ToolCalledRow[];
-  hook: ProcessedTrace;
-  /** approximateBytes(hook), measured here on the pool rather than on the event loop. */
+  /** The trace.processed, traces and rewritten tool.called rows, as JSONEachRow lines. */
+  processedLine: string;
+  traceLine: string;
+  toolRewriteLines: string[];
+  /** The hook payload, packed for the trip to the event loop (unpackHook there). */
+  hook: PackedHook;
+  /** approximateBytes of the payload, measured here on the pool rather than on the event loop. */
   hookBytes: number;
 }
 
-export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
+function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], hook: ProcessedTrace): SettledTrace {
+  return {
+    key,
+    processedLine: JSON.stringify(summary.processed),
+    traceLine: JSON.stringify(summary.trace),
+    toolRewriteLines: toolRewrites.map((r) => JSON.stringify(r)),
+    hook: packHook(hook),
+    hookBytes: approximateBytes(hook),
+  };
+}
+
+/** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
+export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledTrace[] {
+  const options = { processedAt: input.processedAt, priceTrace };
   // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
   // dropped by span id (cheaper than FINAL over the whole table).
   const stored = new Map<string, StoredTraceSpans>();
@@ -64,8 +83,8 @@ export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
     if (t.rows) {
       if (t.rows.byteLength === 0) continue;
       const spans = storedRowsFromBytes(t.rows).map(spanFromStoredRow);
-      const { tree: _tree, ...summary } = summarizeTrace(spans, { origin: t.origin, processedAt: input.processedAt });
-      const written = new Map((t.writtenTools ?? []).map((r) => [r.span_id, r]));
+      const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin });
+      const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];
       for (const row of summary.tools) {
         const before = written.get(row.span_id);
@@ -75,27 +94,16 @@ export function settleSummaries(input: SettleSummariesInput): SettledTrace[] {
           toolRewrites.push({ ...row, actor: before.actor, surface: before.surface, user_id: before.user_id, api_key_id: before.api_key_id });
         }
       }
-      const hook = processedTrace(summary, spans);
-      out.push({ key: t.key, summary, toolRewrites, hook, hookBytes: approximateBytes(hook) });
+      out.push(settled(t.key, summary, toolRewrites, processedTrace(summary, spans)));
       continue;
     }
     const entry = stored.get(t.key);
     if (!entry || entry.spans.length === 0) continue;
-    const full = summarizeTrace(entry.spans, { origin: t.origin, processedAt: input.processedAt });
+    const full = summarizeTrace(entry.spans, { ...options, origin: t.origin });
     const { tree: _tree, ...summary } = full;
-    const hook = processedTrace(summary, entry.spans);
-    out.push({ key: t.key, summary, toolRewrites: toolRowsToRewrite(full, entry.ingestAgentNames), hook, hookBytes: approximateBytes(hook) });
+    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), processedTrace(summary, entry.spans)));
   }
   return out;
-}
-
-/** The summary with the cost module's estimate applied (trace.processed cost columns, traces.estimated_cost_usd). */
-export function withCost(summary: SettledSummary, cost: TraceCost): SettledSummary {
-  return {
-    ...summary,
-    processed: { ...summary.processed, ...cost },
-    trace: { ...summary.trace, estimated_cost_usd: cost.estimated_cost_usd },
-  };
 }
 
 /**

@@ -15,13 +15,16 @@ import type { Attributes, DecodedEvent } from './otlp-types.js';
  * so a trace is always summarized with the current mapping table, whichever process ingested it.
  */
 
-/** The columns of a `spans` row that settling reads back (STORED_SPAN_COLUMNS). */
+/**
+ * The columns of a `spans` row that settling reads back (STORED_SPAN_COLUMNS). The JSON columns are
+ * text when ClickHouse returns them, values in a line this process wrote (event-rows.ts SpanRow).
+ */
 export type StoredSpanRow = Pick<
   SpanRow,
   | 'tenant_id' | 'project_id' | 'trace_id' | 'otel_trace_id' | 'span_id' | 'parent_span_id' | 'name' | 'kind'
   | 'start_time_ns' | 'end_time_ns' | 'duration_ms' | 'status_code' | 'status_description' | 'service_name'
-  | 'attributes' | 'events' | 'resource' | 'scope_name' | 'scope_version' | 'agent_name'
->;
+  | 'scope_name' | 'scope_version' | 'agent_name'
+> & { attributes: string | Attributes; events: string | DecodedEvent[]; resource: string | Attributes };
 
 export const STORED_SPAN_COLUMNS =
   'tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns, end_time_ns, ' +
@@ -30,7 +33,9 @@ export const STORED_SPAN_COLUMNS =
 /** 64-bit integers must come back as strings (19-digit nanoseconds do not fit a double). */
 export const EXACT_INTEGERS = { output_format_json_quote_64bit_integers: 1 } as const;
 
-function parseObject<T>(text: string, fallback: T): T {
+/** A JSON column: text when ClickHouse returned it, already the value in a line this process wrote. */
+function parseObject<T>(text: string | T, fallback: T): T {
+  if (typeof text !== 'string') return text ?? fallback;
   try {
     return JSON.parse(text) as T;
   } catch {

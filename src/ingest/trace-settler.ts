@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ComputePool } from '../compute/compute-pool.js';
-import { mapInSlices } from '../compute/yielding.js';
+import { shareValue } from '../compute/shared-value.js';
+import { packToolRows } from './packed-tool-rows.js';
+import { unpackHook } from './packed-hook.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Sql } from '../stores/postgres.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
@@ -10,9 +12,9 @@ import { HookRunner } from './hook-runner.js';
 import type { TraceNote } from './ingest-writer.js';
 import { SettleCache, type CachedTrace } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
-import { withCost, type SettledTrace, type SettleTraceInput } from './settle-summaries.js';
+import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
 import { readTraceSpansBytes, traceKeyString } from './stored-spans.js';
-import type { PriceTrace } from '../trace-pricing.js';
+import type { TracePricing } from '../trace-pricing.js';
 import type { Origin } from '../origin.js';
 
 /**
@@ -31,8 +33,8 @@ import type { Origin } from '../origin.js';
  *
  * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
  * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
- * bytes ClickHouse returned. Pricing (the cost module's catalog lives on this thread) and the
- * rows' JSON are done in yielding slices.
+ * bytes ClickHouse returned; pricing (with the catalog shared once per version) and the rows'
+ * JSON are done there too.
  */
 
 export interface TraceSettlerOptions {
@@ -44,7 +46,8 @@ export interface TraceSettlerOptions {
   settleMs: number;
   maxWaitMs: number;
   hooks: TraceHooks;
-  priceTrace?: PriceTrace;
+  /** The cost module's prices, applied on the compute pool; without it costs are `unavailable`. */
+  pricing?: TracePricing;
   /** Traces claimed and processed per round (one span read and one insert per table each). */
   chunkSize?: number;
   /** How long a claim stays with its settler without being renewed (a crashed one's run out). */
@@ -190,22 +193,25 @@ export class TraceSettler {
     stored: Uint8Array,
     processedAt: string,
   ): Promise<SettledTrace[]> {
-    const { compute } = this.options;
+    const { compute, pricing } = this.options;
+    // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
+    const catalog = pricing?.catalog() ?? null;
+    const prices = catalog ? shareValue(catalog) : null;
     const tasks: Promise<SettledTrace[]>[] = [];
     let group: SettleTraceInput[] = [];
     let groupSpans = 0;
     const send = () => {
-      if (group.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: group }));
+      if (group.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: group, prices }));
       group = [];
       groupSpans = 0;
     };
     for (const h of held) {
-      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: [...h.trace.toolRows.values()] });
+      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: packToolRows(h.trace.toolRows.values()) });
       groupSpans += h.trace.rows.length;
       if (groupSpans >= 2000) send();
     }
     send();
-    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, stored }, [stored.buffer as ArrayBuffer]));
+    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, stored, prices }, [stored.buffer as ArrayBuffer]));
     return (await Promise.all(tasks)).flat();
   }
 
@@ -228,15 +234,12 @@ export class TraceSettler {
       stored,
       processedAt,
     );
-    // Pricing needs the cost module's catalog (main thread): in slices, like the rows' JSON.
-    const { priceTrace } = this.options;
-    const summaries = await mapInSlices(settled, (s) => (priceTrace ? withCost(s.summary, priceTrace(s.summary.usage)) : s.summary), 50);
-    const toolRewrites = await mapInSlices(settled.flatMap((s) => s.toolRewrites), (r) => JSON.stringify(r), 500);
-    const processedRows = await mapInSlices(summaries, (s) => JSON.stringify(s.processed), 500);
-    const traceRows = await mapInSlices(summaries, (s) => JSON.stringify(s.trace), 500);
+    const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);
+    const processedRows = settled.map((s) => s.processedLine);
+    const traceRows = settled.map((s) => s.traceLine);
     await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
     await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
     await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
-    return settled.map((s) => ({ hook: s.hook, bytes: s.hookBytes }));
+    return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));
   }
 }

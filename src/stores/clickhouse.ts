@@ -87,7 +87,15 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       request_timeout: 60_000,
       // The embedded engine's defaults, made explicit so both backends answer alike: 64-bit integers
       // as JSON numbers unless a reader asks for exact strings.
-      clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 0 },
+      // JSON objects and arrays read into String columns keep their raw text (the `spans` row's
+      // attributes, events and resource are written as JSON values, ingest/event-rows.ts; on by
+      // default since 23.x, set so an older server fails loudly instead of storing something else).
+      clickhouse_settings: {
+        date_time_input_format: 'best_effort',
+        output_format_json_quote_64bit_integers: 0,
+        input_format_json_read_objects_as_strings: 1,
+        input_format_json_read_arrays_as_strings: 1,
+      },
     });
     // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
     const durable = options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client;

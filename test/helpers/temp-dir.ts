@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * A fresh data directory. It is made world-traversable because embedded PostgreSQL, run as root,
- * initialises its cluster as the unprivileged `postgres` user.
+ * A fresh data directory under the run's temporary root (test/global-setup.ts removes it when the
+ * run ends). It is made world-traversable because embedded PostgreSQL, run as root, initialises its
+ * cluster as the unprivileged `postgres` user.
  */
 export function tempDataDir(prefix = 'lookout-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));

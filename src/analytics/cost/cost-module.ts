@@ -5,7 +5,6 @@ import { ValidationError } from '../../http/errors.js';
 import { defineRoute, projectForPrincipal } from '../../http/route.js';
 import type { LookoutModule } from '../../module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
-import { createPriceTrace } from './ingest-pricing.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
 import { loadSharedCatalog, PRICE_CATALOG_TOPIC, shareCatalog } from './shared-catalog.js';
 
@@ -80,11 +79,10 @@ function costRoutes(deps: AppDeps): Router {
 export const costModule: LookoutModule = {
   name: 'cost',
   async init(deps) {
-    // The process-wide book: query-time cost (cost-object.ts) reads the same one.
+    // The process-wide book: query-time cost (cost-object.ts) reads the same one, and ingestion
+    // (listed after cost) prices settled traces with its current catalog, so a refresh applies to the next round.
     const book = await defaultPriceBook();
     deps.services.priceBook = book;
-    // Ingestion takes this in its init (listed after cost); the book is read at each call, so a refresh applies to the next trace.
-    deps.services.priceTrace = createPriceTrace(book);
     const adopt = async () => {
       const shared = await loadSharedCatalog(deps.sql);
       if (shared && shared.fetchedAt.getTime() > (book.current()?.fetchedAt.getTime() ?? 0)) book.set(shared);

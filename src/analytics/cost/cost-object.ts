@@ -28,9 +28,11 @@
  *   costByModel(group, detail) base view cost_by_model entry {date, values, coverage,
  *                              attributed_traces, traces}; base `cost` entries are
  *                              { date, traces, ...detail.cost }
- *   computeModelScorecardCost(ctx, {start, endExclusive}) model_scorecard: cost object +
+ *   computeModelScorecardCost(ctx, {start, endExclusive, stored?}) model_scorecard: cost object +
  *                              cost_attribution_coverage + cost_attribution_source, and
- *                              rowCost(model) → { priced, estimated_cost_usd } for each row.
+ *                              rowCost(model) → { priced, estimated_cost_usd } for each row;
+ *                              `stored`: the caller's own pass answered storedCostColumns() and
+ *                              storedModelCostsColumn() (read with storedModelCostsOf).
  *
  * Which traces count: trace.processed rows (FINAL) of the project whose timestamp is in
  * [start, endExclusive). Each is priced at write time (stored) or, when written without prices, at
@@ -43,9 +45,11 @@ import { currentCatalog } from './price-book.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, queryRows, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
 import { fromText, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
-import { storedColumns, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
+import { storedColumns, storedModelCostsColumn, storedModelCostsOf, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
 import { roundUsd } from './stored-cost.js';
 import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';
+
+export { storedModelCostsColumn, storedModelCostsOf };
 
 export type { CostDetail, CostObject, CostTraceCounts, LowerBoundReason, AttributionCoverage, CostLimits };
 
@@ -185,12 +189,26 @@ export interface ModelScorecardCost {
   rowCost(model: string, providers?: readonly string[]): { priced: boolean; estimated_cost_usd: number | null };
 }
 
-export async function computeModelScorecardCost(ctx: CostContext, options: { start: Date; endExclusive: Date }): Promise<ModelScorecardCost> {
+export interface ModelScorecardCostOptions {
+  start: Date;
+  endExclusive: Date;
+  /**
+   * The window's stored-cost row (storedCostColumns() and `count() AS traces`) and the stored
+   * dollars per model ({model, cost} of the rows priced at write time: storedModelCostsSql's answer),
+   * when the caller computed both in its own scan of the window's trace.processed rows (the view
+   * does: one FINAL pass instead of three). Omitted → queried here.
+   */
+  stored?: { row: Record<string, unknown>; byModel: readonly { model: string; cost: number }[] };
+}
+
+export async function computeModelScorecardCost(ctx: CostContext, options: ModelScorecardCostOptions): Promise<ModelScorecardCost> {
   const catalog = await resolveCatalog(ctx.catalog);
   const window = { start: options.start, endExclusive: options.endExclusive };
   const [{ total }, storedByModel] = await Promise.all([
-    computeCostObject({ ...ctx, catalog }, window),
-    queryRows({ ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS }, storedModelCostsSql(windowSelection(ctx, window))),
+    computeCostObject({ ...ctx, catalog }, { ...window, storedRows: options.stored ? [options.stored.row] : undefined }),
+    options.stored
+      ? options.stored.byModel
+      : queryRows({ ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS }, storedModelCostsSql(windowSelection(ctx, window))),
   ]);
   // Per model: the dollars stored at write time (trace.processed cost_model_costs) plus the
   // query-time attribution of the traces priced now. When those add up to the overall figure,

@@ -90,6 +90,22 @@ FROM (
 GROUP BY model`;
 }
 
+/**
+ * storedModelCostsSql's answer as one column of a caller's own scan of the same rows (the
+ * model_scorecard view): `stored_model_costs` = (models, dollars, rows) summed per model over the
+ * rows priced at write time. The row count is there so a model whose stored dollars sum to 0 stays
+ * listed (sumMap drops keys whose values are all zero, arrayJoin + GROUP BY keeps them).
+ */
+export function storedModelCostsColumn(): Fragment {
+  return raw(`sumMapIf(mapKeys(cost_model_costs), mapValues(cost_model_costs), arrayWithConstant(length(cost_model_costs), toUInt64(1)), ${PRICED}) AS stored_model_costs`);
+}
+
+/** The {model, cost} rows of a `stored_model_costs` column (as storedModelCostsSql answers them). */
+export function storedModelCostsOf(row: Record<string, unknown>): { model: string; cost: number }[] {
+  const [models, costs] = (row.stored_model_costs as [string[], (number | string)[], unknown[]] | undefined) ?? [[], []];
+  return models.map((model, i) => ({ model, cost: Number(costs[i]) }));
+}
+
 export interface GenerationScope {
   /** Qualified event_generation_completed table. */
   table: string;

@@ -5,8 +5,10 @@ import { computeStoredTraceCost } from './stored-cost.js';
 
 /**
  * The cost module's side of the pricing contract (src/trace-pricing.ts): the trace's counted
- * usage per generation → the stored cost columns of its trace.processed row. It reads the book's catalog at call time, so a refresh
- * applies to the next processed trace and a missing catalog writes `unavailable` (backfilled later).
+ * usage per generation → the stored cost columns of its trace.processed row. It reads the book's
+ * catalog at call time, so a missing catalog writes `unavailable` (backfilled later). Settling calls
+ * it on the compute pool over the catalog of the round (compute-tasks.ts): a refresh applies to the
+ * next settle round.
  */
 export function createPriceTrace(book: Pick<PriceBook, 'current'>): PriceTrace {
   return (usage) => {

@@ -4,7 +4,7 @@
  * model calls (generation.completed) that started in the window; `traces` counts the window's
  * traces that called the model, from trace.processed `models` (docs/analytics.md "model_scorecard").
  */
-import { computeModelScorecardCost, type AttributionCoverage, type CostObject } from '../cost/cost-object.js';
+import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, storedModelCostsOf, type AttributionCoverage, type CostObject } from '../cost/cost-object.js';
 import { UNNAMED_MODEL } from '../cost/stored-cost.js';
 import { formatUtcSecond } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
@@ -41,7 +41,20 @@ interface GenerationByModel {
 export async function modelScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: ModelScorecardParams): Promise<ModelScorecardPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window } = params;
-  const [generations, traces, cost] = await Promise.all([
+  // One pass over the window's trace.processed rows answers the runs per model and both of the
+  // cost module's stored aggregates (its stored-cost row and the stored dollars per model): FINAL
+  // there merges every fresh part, since settle rounds write runs from the whole key range
+  // (bench/README.md, issue 17 round 3: three passes → one).
+  const tracesQuery = selectRows<Record<string, unknown> & { runs_by_model: [string[], (number | string)[]] }>(
+    scope,
+    sql`SELECT count() AS traces,
+  sumMap(models, arrayWithConstant(length(models), toUInt64(1))) AS runs_by_model,
+  ${storedCostColumns()},
+  ${storedModelCostsColumn()}
+FROM ${table(scope, 'event_trace_processed')} FINAL
+WHERE ${guard(scope)} AND ${inWindow(window)}`,
+  );
+  const [generations, [tracesRow], cost] = await Promise.all([
     selectRows<GenerationByModel>(
       scope,
       sql`SELECT model,
@@ -54,15 +67,16 @@ FROM ${table(scope, 'event_generation_completed')} FINAL
 WHERE ${guard(scope)} AND ${inWindow(window)}
 GROUP BY model`,
     ),
-    selectRows<{ model: string; traces: number }>(
-      scope,
-      sql`SELECT arrayJoin(models) AS model, count() AS traces
-FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
-GROUP BY model`,
+    tracesQuery,
+    tracesQuery.then(([row]) =>
+      computeModelScorecardCost(
+        { ch: deps.ch, tenantId, projectId, catalog: deps.catalog },
+        { start: window.start, endExclusive: window.endExclusive, stored: { row, byModel: storedModelCostsOf(row) } },
+      ),
     ),
-    computeModelScorecardCost({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive }),
   ]);
+  const [runModels, runCounts] = tracesRow.runs_by_model;
+  const traces = runModels.map((model, i) => ({ model, traces: runCounts[i] }));
   const tracesByModel = new Map(traces.map((t) => [t.model, Number(t.traces)]));
   const rows = generations.map((g): ModelScorecardRow => {
     const input = Number(g.input_tokens);

@@ -6,6 +6,8 @@
  * Sunday, a month by its 1st. Series are complete: every bucket that overlaps the window appears,
  * the first and last possibly partial (docs/analytics.md "Time series").
  */
+import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+
 export const GRANULARITIES = ['day', 'week', 'month'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 
@@ -75,6 +77,27 @@ export function bucketSql(granularity: Granularity, column = 'timestamp'): strin
       return `toStartOfWeek(${column}, 0)`;
     case 'month':
       return `toStartOfMonth(${column})`;
+    default: {
+      const never: never = granularity;
+      throw new Error(`unknown granularity ${String(never)}`);
+    }
+  }
+}
+
+/**
+ * A row's bucket as its position in bucketDates(window, granularity) (0 = the first bucket): the
+ * key of -Resample aggregates (`countResample(0, n, 1)(index)`), which count per bucket into one
+ * array per group instead of building a map per row (tool_aggregates, issue 17).
+ */
+export function bucketIndexSql(window: ViewWindow, granularity: Granularity, column = 'timestamp'): Fragment {
+  const first = param('Date', dateText(bucketStart(window.start, granularity)));
+  switch (granularity) {
+    case 'day':
+      return sql`toRelativeDayNum(${raw(column)}) - toRelativeDayNum(${first})`;
+    case 'week':
+      return sql`intDiv(toRelativeDayNum(toStartOfWeek(${raw(column)}, 0)) - toRelativeDayNum(${first}), 7)`;
+    case 'month':
+      return sql`toRelativeMonthNum(${raw(column)}) - toRelativeMonthNum(${first})`;
     default: {
       const never: never = granularity;
       throw new Error(`unknown granularity ${String(never)}`);

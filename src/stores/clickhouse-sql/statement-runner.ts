@@ -199,7 +199,7 @@ export class StatementRunner {
   }
 
   /**
-   * Inserts rows already serialized as JSONEachRow lines (on the compute pool, or in slices) as one
+   * Inserts rows already serialized as JSONEachRow lines (on the compute pool) as one
    * body: the driver's own insert would JSON.stringify every row on the event loop in one go.
    */
   async insertLines(table: string, lines: readonly string[], lane: WriteLane): Promise<void> {

@@ -25,6 +25,16 @@ describe('encoded rows', () => {
     expect(lines.map((l) => JSON.parse(l).name)).toEqual(names);
   });
 
+  it('grows past its first estimate and owns exactly its bytes (a worker answer clones the whole ArrayBuffer)', () => {
+    // 3 rows start with 3 KiB; these lines are far longer, with 3- and 4-byte characters.
+    const long = ['工'.repeat(5000), '🔧'.repeat(3000), 'x'.repeat(20000)];
+    const grown = encodeSpanEventRows(rows(long.map((n, i) => span(`s${i}`, n)))).spans;
+    expect(long.map((_, i) => JSON.parse(Buffer.from(lineOf(grown, i)).toString('utf8')).name)).toEqual(long);
+    expect(grown.body.buffer.byteLength).toBe(grown.body.byteLength);
+    expect(grown.body.byteOffset).toBe(0);
+    expect(encoded.body.buffer.byteLength).toBe(encoded.body.byteLength);
+  });
+
   it('keeps the whole body, runs of kept lines, or nothing', () => {
     expect(keptParts(encoded, () => true)).toHaveLength(1);
     expect(text(keptParts(encoded, () => true))).toBe(Buffer.from(encoded.body).toString('utf8'));

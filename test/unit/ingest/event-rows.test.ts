@@ -50,7 +50,7 @@ describe('per-span event rows', () => {
     expect(rows.errors[0]).toMatchObject({ span_name: 'execute_tool lookup_order', api_key_id: 'key-9' });
     const spanRow = rows.spans.find((r) => r.span_id === span.spanId)!;
     expect(spanRow).toMatchObject({ span_class: 'generation', kind: 'client', status_code: 'UNSET', agent_name: 'support-agent', start_time_ns: span.startNs });
-    expect(JSON.parse(spanRow.attributes)['gen_ai.request.model']).toBe('gpt-4o-2024-08-06');
+    expect(spanRow.attributes['gen_ai.request.model']).toBe('gpt-4o-2024-08-06');
   });
 
   it('fills cache_write_input_tokens from each convention\'s cache-write usage attribute (0 when absent)', () => {
