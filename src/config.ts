@@ -29,6 +29,8 @@ export interface Config {
     interactive: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
     /** ClickHouse server `workload` per lane, when the server defines workloads. */
     controls: { workloads: { analytics?: string; interactive?: string; ingest?: string; system?: string } };
+    /** ENGINE_STATS_FILE: where the store writes its statements per kind and the engine's counters on close (the ingest benchmark reads it); null: nowhere. */
+    statsFile: string | null;
   };
   /** LOOKOUT_MIGRATE: apply pending migrations at start (default), or only check that none are pending. */
   migrateOnStart: boolean;
@@ -156,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cluster: str(env, 'CLICKHOUSE_CLUSTER'),
       insertQuorum,
       paramBinding: binding(env),
+      statsFile: str(env, 'ENGINE_STATS_FILE'),
       analytics: {
         maxConcurrency: Math.max(1, int(env, 'ANALYTICS_MAX_CONCURRENCY', 4)),
         maxPerTenant: Math.max(1, int(env, 'ANALYTICS_MAX_PER_TENANT', 2)),

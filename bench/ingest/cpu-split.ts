@@ -20,21 +20,31 @@ function statFields(text: string): string[] {
   return text.slice(text.lastIndexOf(')') + 2).split(' ');
 }
 
-/** CPU nanoseconds per thread id of a process (exact on-CPU time from schedstat). */
-function threadCpu(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
+/**
+ * CPU nanoseconds per thread id of a process (exact on-CPU time from schedstat), and each thread's
+ * current name: chdb's pools name the thread for the job it runs (QueryPipelineEx, MergeMutate,
+ * ChunkParser, …), and a pooled thread is renamed when it takes another pool's job.
+ */
+function threadCpu(pid: number): { cpu: Map<number, number>; names: Map<number, string> } {
+  const cpu = new Map<number, number>();
+  const names = new Map<number, string>();
   let tids: string[] = [];
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`);
   } catch {
-    return out;
+    return { cpu, names };
   }
   for (const tid of tids) {
     const text = read(`/proc/${pid}/task/${tid}/schedstat`);
-    if (text) out.set(Number(tid), Number(text.slice(0, text.indexOf(' '))));
+    if (!text) continue;
+    cpu.set(Number(tid), Number(text.slice(0, text.indexOf(' '))));
+    names.set(Number(tid), poolOf((read(`/proc/${pid}/task/${tid}/comm`) ?? '?').trim()));
   }
-  return out;
+  return { cpu, names };
 }
+
+/** A thread's pool: its name without the number some pools append. */
+const poolOf = (name: string) => name.replace(/[\s_:-]*\d+$/, '') || name;
 
 /**
  * CPU nanoseconds of every process below `pid` (the embedded PostgreSQL server and its backends),
@@ -63,6 +73,11 @@ function descendantsCpu(pid: number): number {
 
 export interface CpuSnapshot {
   threads: Map<number, number>;
+  /**
+   * CPU nanoseconds per thread and name, summed over the sampler's 100 ms steps (each step's CPU
+   * goes to the name the thread had at its end): which engine pools the time went to.
+   */
+  byName: Map<number, Map<string, number>>;
   postgresNs: number;
   at: number;
 }
@@ -78,11 +93,13 @@ export interface CpuSplit {
   eventLoop: number;
   compute: number;
   engine: number;
+  /** CPU by thread name of threads other than the event loop and the compute pool (ms). */
+  engineByName: Map<string, number>;
   postgres: number;
 }
 
 export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, pid: number, computeTids: number[]): CpuSplit {
-  const split: CpuSplit = { total: 0, eventLoop: 0, compute: 0, engine: 0, postgres: (b.postgresNs - a.postgresNs) / 1e6 };
+  const split: CpuSplit = { total: 0, eventLoop: 0, compute: 0, engine: 0, engineByName: new Map(), postgres: (b.postgresNs - a.postgresNs) / 1e6 };
   const compute = new Set(computeTids);
   for (const [tid, ns] of b.threads) {
     const ms = (ns - (a.threads.get(tid) ?? 0)) / 1e6;
@@ -91,21 +108,75 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, pid: number, computeT
     else if (compute.has(tid)) split.compute += ms;
     else split.engine += ms;
   }
+  for (const [tid, names] of b.byName) {
+    if (tid === pid || compute.has(tid)) continue;
+    for (const [name, ns] of names) {
+      const ms = (ns - (a.byName.get(tid)?.get(name) ?? 0)) / 1e6;
+      if (ms > 0) split.engineByName.set(name, (split.engineByName.get(name) ?? 0) + ms);
+    }
+  }
   return split;
 }
 
-export function cpuSnapshot(pid: number): CpuSnapshot {
-  return { threads: threadCpu(pid), postgresNs: descendantsCpu(pid), at: Date.now() };
+/**
+ * Node names none of its own threads, so they all read "node". Node 20 starts them in a fixed order
+ * before any script runs: the V8 platform's delayed-task thread and its 4 workers (garbage
+ * collection, JIT compilation — for the event loop and the compute workers alike), one idle
+ * thread, then the 4 libuv pool threads (where chdb runs each statement's own work: parsing an
+ * insert body, writing the part, a query's main pipeline). Labelled by that order (a heuristic:
+ * checked against `perf` per thread, bench/README.md).
+ */
+function nodeRuntimeThreads(pid: number, names: Map<number, string>): Map<number, string> {
+  const early = [...names].filter(([tid, name]) => tid !== pid && name === 'node').map(([tid]) => tid).sort((a, b) => a - b);
+  const labels = new Map<number, string>();
+  early.slice(0, 5).forEach((tid) => labels.set(tid, 'V8 platform (GC, JIT)'));
+  early.slice(6, 10).forEach((tid) => labels.set(tid, 'libuv pool (chdb statements)'));
+  return labels;
 }
 
-/** Snapshots every 100 ms, so the last one before the process exits (after its shutdown's work) is known. */
-export function cpuSampler(pid: number): { last(): CpuSnapshot; stop(): void } {
-  let last = cpuSnapshot(pid);
+export interface CpuSampler {
+  /** A snapshot now (also a step of the by-name sums). */
+  snapshot(): CpuSnapshot;
+  /** The last snapshot taken while the process was alive (after its shutdown's work). */
+  last(): CpuSnapshot;
+  stop(): void;
+}
+
+/**
+ * Snapshots every 100 ms, so the last one before the process exits is known, summing each step's
+ * CPU per thread by the thread's name at the step's end.
+ */
+export function cpuSampler(pid: number): CpuSampler {
+  const byName = new Map<number, Map<string, number>>();
+  let previous = new Map<number, number>();
+  let nodeThreads: Map<number, string> | null = null;
+  const take = (): CpuSnapshot => {
+    const { cpu, names } = threadCpu(pid);
+    nodeThreads ??= nodeRuntimeThreads(pid, names);
+    for (const [tid, ns] of cpu) {
+      const name = nodeThreads.get(tid) ?? names.get(tid) ?? '?';
+      const sums = byName.get(tid) ?? new Map<string, number>();
+      sums.set(name, (sums.get(name) ?? 0) + ns - (previous.get(tid) ?? 0));
+      byName.set(tid, sums);
+    }
+    if (cpu.size > 0) previous = cpu;
+    const copy = new Map([...byName].map(([tid, sums]) => [tid, new Map(sums)]));
+    return { threads: cpu, byName: copy, postgresNs: descendantsCpu(pid), at: Date.now() };
+  };
+  let last = take();
   const timer = setInterval(() => {
-    const now = cpuSnapshot(pid);
+    const now = take();
     if (now.threads.size > 0) last = now;
   }, 100);
-  return { last: () => last, stop: () => clearInterval(timer) };
+  return {
+    snapshot: () => {
+      const now = take();
+      if (now.threads.size > 0) last = now;
+      return now;
+    },
+    last: () => last,
+    stop: () => clearInterval(timer),
+  };
 }
 
 /** The compute pool's totals, written by the service on close (COMPUTE_STATS_FILE). */

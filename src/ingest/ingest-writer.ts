@@ -170,6 +170,9 @@ export class IngestWriter {
     if (this.flushing) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = null;
+      // A write made after the loop's last look but before this ran (a continuation of a request it
+      // just answered) found a flush in progress and set no timer: it must not wait for the next write.
+      if (this.pending.length > 0) this.kick();
     });
   }
 

@@ -5,6 +5,7 @@ import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
 import type { ParamBinding } from './clickhouse-sql/compile.js';
+import { StatementStats } from './clickhouse-sql/statement-stats.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
 import { StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
 
@@ -60,6 +61,8 @@ export interface ClickHouseOptions {
   interactive?: GateLimits;
   queryTimeoutSeconds?: number;
   controls?: LaneControls;
+  /** ENGINE_STATS_FILE: statements per kind and the engine's counters, written on close (benchmarks). */
+  statsFile?: string | null;
 }
 
 /**
@@ -131,6 +134,8 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   });
   const embedded = !options.url;
   const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads') };
+  const stats = options.statsFile ? new StatementStats(options.statsFile) : null;
+  await stats?.start(client);
   const runner = new StatementRunner({
     clients,
     rawInserts,
@@ -139,6 +144,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     gates,
     queryTimeoutSeconds: options.queryTimeoutSeconds ?? 15,
     controls: options.controls,
+    stats,
   });
   return {
     client,
@@ -157,6 +163,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     embedded,
     table: (name: string) => `\`${database}\`.\`${name}\``,
     close: async () => {
+      await stats?.write(client);
       for (const each of distinct) await each.close();
     },
   };

@@ -27,6 +27,7 @@ import type { AnalyticsGate } from './analytics-gate.js';
 import { compile, type ParamBinding, type StatementSettings } from './compile.js';
 import { isEngineError } from './engine-errors.js';
 import type { Fragment } from './fragment.js';
+import { statementKind, type StatementStats } from './statement-stats.js';
 import { countGuards, type TenantScope } from './tenant-guard.js';
 
 export type Lane = 'analytics' | 'interactive' | 'ingest' | 'system';
@@ -78,6 +79,8 @@ export interface RunnerOptions {
   gates: Record<GatedLane, AnalyticsGate>;
   queryTimeoutSeconds: number;
   controls?: LaneControls;
+  /** Per statement kind tally for the ingest benchmark (ENGINE_STATS_FILE); absent: nothing counted. */
+  stats?: StatementStats | null;
 }
 
 /** ClickHouse's default max_query_size (bytes of SQL the parser accepts). */
@@ -129,6 +132,12 @@ export class StatementRunner {
     return this.run(statement, options, (client, settings) => this.select<Row>(client, statement, settings));
   }
 
+  /** `work` counted under its statement kind when the benchmark asks for it. */
+  private measured<T>(lane: Lane, statement: Fragment | string, work: () => Promise<T>, bytesOf?: (result: T) => number): Promise<T> {
+    const stats = this.options.stats;
+    return stats ? stats.measure(statementKind(lane, statement), work, bytesOf) : work();
+  }
+
   /**
    * Runs a SELECT and returns its JSONEachRow answer as raw bytes, never decoded or parsed here:
    * the caller hands them to the compute pool (a deep trace is tens of megabytes of rows; parsing
@@ -140,6 +149,10 @@ export class StatementRunner {
 
   /** A read's lane: ungated lanes on their least busy client, a gated lane through its gate with its time limit. */
   private async run<T>(statement: Fragment, options: ReadOptions, select: (client: ClickHouseClient, settings: StatementSettings) => Promise<T>): Promise<T> {
+    if (this.options.stats) {
+      const measuredSelect = select;
+      select = (client, settings) => this.measured(options.lane, statement, () => measuredSelect(client, settings), (r) => (Buffer.isBuffer(r) ? r.length : 0));
+    }
     if (options.scope) this.checkGuards(statement, options.scope);
     const lane = options.lane;
     if (!isGated(lane)) {
@@ -172,13 +185,17 @@ export class StatementRunner {
    */
   async command(statement: Fragment, lane: WriteLane): Promise<void> {
     const compiled = compile(statement, this.options.binding);
-    await this.onLane(lane, (client) => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) }));
+    await this.onLane(lane, (client) =>
+      this.measured(lane, statement, () => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) })),
+    );
   }
 
   /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
   async insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void> {
     if (rows.length === 0) return;
-    await this.onLane(lane, (client) => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) }));
+    await this.onLane(lane, (client) =>
+      this.measured(lane, `INSERT INTO ${table}`, () => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) })),
+    );
   }
 
   /**
@@ -199,22 +216,24 @@ export class StatementRunner {
     let bytes = 0;
     for (const part of parts) bytes += part.byteLength;
     if (bytes === 0) return;
-    await this.onLane(lane, async (client) => {
-      const raw = this.options.rawInserts?.get(client);
-      if (raw) {
-        await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes));
-        return;
-      }
-      const result = await client.exec({
-        query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-        values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), { objectMode: false }),
-        ...this.requestSettings(lane),
-      });
-      // Nothing to read, but the answer must be consumed to release the connection.
-      result.stream.resume();
-      await new Promise<void>((resolve, reject) => {
-        result.stream.once('end', resolve).once('close', resolve).once('error', reject);
-      });
+    await this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane), () => bytes));
+  }
+
+  private async sendBody(client: ClickHouseClient, table: string, parts: readonly Uint8Array[], bytes: number, lane: WriteLane): Promise<void> {
+    const raw = this.options.rawInserts?.get(client);
+    if (raw) {
+      await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes));
+      return;
+    }
+    const result = await client.exec({
+      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+      values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), { objectMode: false }),
+      ...this.requestSettings(lane),
+    });
+    // Nothing to read, but the answer must be consumed to release the connection.
+    result.stream.resume();
+    await new Promise<void>((resolve, reject) => {
+      result.stream.once('end', resolve).once('close', resolve).once('error', reject);
     });
   }
 
