@@ -38,16 +38,18 @@ function workerFile(): string {
 
 /**
  * Young generation of each worker (V8 splits it into two semi-spaces and a large-object space, so
- * 192 MB is 64 MB semi-spaces; V8's default is 16 MB semi-spaces, 48 MB in all). A task allocates a request's or a settling
- * group's temporaries — megabytes per 1000 spans — and with small semi-spaces much of it survives
- * two scavenges mid-task and is promoted, to be marked and compacted later: GC was ~15 ms per 1000
- * spans of the worker's CPU in the ingest profile.
+ * 96 MB is 32 MB semi-spaces; V8's default is 16 MB semi-spaces, 48 MB in all). A task allocates a
+ * request's or a settling group's temporaries — megabytes per 1000 spans — and with small
+ * semi-spaces much of it survives two scavenges mid-task and is promoted, to be marked and
+ * compacted later. Measured (bench/README.md, issue 15): 192 MB took ~3 ms per 1000 spans off the
+ * pool but raised the overload bench's peak RSS from ~925 to 1,011–1,055 MiB, past its 1 GiB bound;
+ * 96 MB keeps it at 967–986 MiB.
  */
-const WORKER_YOUNG_GENERATION_MB = 192;
+const WORKER_YOUNG_GENERATION_MB = 96;
 
 /**
  * A worker capped by COMPUTE_HEAP_MB keeps its young generation within a quarter of the cap (at
- * least V8's default): the cap is what an operator sets to bound memory, and 192 MB beside a
+ * least V8's default): the cap is what an operator sets to bound memory, and 96 MB beside a
  * 48 MB old generation would defeat it.
  */
 export function youngGenerationMb(heapMb: number): number {

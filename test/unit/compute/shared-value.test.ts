@@ -34,10 +34,10 @@ describe('shared values for the compute pool', () => {
 });
 
 describe('worker young generation', () => {
-  it('is 192 MB uncapped and stays within a quarter of a heap cap (at least 48 MB)', () => {
-    expect(youngGenerationMb(0)).toBe(192);
+  it('is 96 MB uncapped and stays within a quarter of a heap cap (at least 48 MB)', () => {
+    expect(youngGenerationMb(0)).toBe(96);
     expect(youngGenerationMb(48)).toBe(48);
-    expect(youngGenerationMb(400)).toBe(100);
-    expect(youngGenerationMb(4096)).toBe(192);
+    expect(youngGenerationMb(320)).toBe(80);
+    expect(youngGenerationMb(4096)).toBe(96);
   });
 });
