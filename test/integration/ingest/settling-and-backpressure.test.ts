@@ -57,10 +57,13 @@ describe('trace settling', () => {
         return rows.length === 1 && rows[0].input_tokens === 2000 ? rows[0] : undefined;
       }, 10_000, 'second processing');
       expect(second).toEqual({ input_tokens: 2000, output_tokens: 100, error_count: 1 });
-      const listed = await svc.call('GET', `/projects/${project.id}/traces`);
-      expect(listed.body.traces.filter((t: { id: string }) => t.id === traceId)).toEqual([
-        expect.objectContaining({ span_count: 5, total_tokens: 2100 }),
-      ]);
+      // A settle round writes trace.processed, then the traces row: the list may trail by that insert.
+      const listed = await waitFor(async () => {
+        const page = await svc.call('GET', `/projects/${project.id}/traces`);
+        const mine = page.body.traces.filter((t: { id: string }) => t.id === traceId);
+        return mine.length === 1 && mine[0].span_count === 5 ? mine : undefined;
+      }, 10_000, 'the listed trace re-processed');
+      expect(listed).toEqual([expect.objectContaining({ span_count: 5, total_tokens: 2100 })]);
     } finally {
       await svc.stop();
     }
