@@ -7,10 +7,15 @@ import path from 'node:path';
  * they inherit TMPDIR) makes its embedded stores under it, and the run removes it at the end.
  * Vitest stops its forks with SIGTERM, so a fork's own exit handlers never run; without this a
  * suite run left ~15 GB of PostgreSQL and ClickHouse data in the temp directory.
+ *
+ * Each vitest project runs this: only the first call makes the root, and its name stays short —
+ * Chromium puts a Unix socket under TMPDIR, and a socket path has a limit of 107 bytes.
  */
 export default function setup(): () => void {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-test-run-'));
+  if (process.env.LOOKOUT_TEST_TMP_ROOT) return () => {};
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lk-'));
   fs.chmodSync(root, 0o755);
+  process.env.LOOKOUT_TEST_TMP_ROOT = root;
   process.env.TMPDIR = root;
   return () => fs.rmSync(root, { recursive: true, force: true });
 }
