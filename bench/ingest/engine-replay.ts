@@ -19,8 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { prepareIngest, unpackTraceNote } from '../../src/ingest/ingest-prepare.js';
-import { packToolRows } from '../../src/ingest/packed-tool-rows.js';
+import { prepareIngest } from '../../src/ingest/ingest-prepare.js';
 import { IngestWriter, type PreparedWrite, type TraceNote } from '../../src/ingest/ingest-writer.js';
 import { settleSummaries } from '../../src/ingest/settle-summaries.js';
 import { traceKeyString } from '../../src/ingest/stored-spans.js';
@@ -127,7 +126,7 @@ async function main() {
     const body = syntheticBatch(BATCH_SPANS).protobuf;
     const prepared = prepareIngest({ body, encoding: 'protobuf', tenantId: 'bench-tenant', fixedProject: 'bench-project', origin });
     if (prepared.kind !== 'prepared') throw new Error('synthetic batch did not prepare');
-    writes.push({ rows: prepared.rows, traces: prepared.traces.map(unpackTraceNote), bytes: body.length * 3 });
+    writes.push({ rows: prepared.rows, traces: prepared.traces, bytes: body.length * 3 });
   }
   const { store, tally, background } = measuredStore(ch);
   const recorded: TraceNote[] = [];
@@ -152,7 +151,7 @@ async function main() {
         key,
         origin,
         rows: Buffer.concat(ns.flatMap((n) => n.spanLines ?? [])),
-        writtenTools: packToolRows(ns.flatMap((n) => n.toolRows)),
+        writtenTools: ns.flatMap((n) => n.toolRows),
       })),
     });
     await store.insertLines(ch.table('event_tool_called'), settled.flatMap((s) => s.toolRewriteLines), 'ingest');

@@ -10,7 +10,7 @@ import { OtlpDecodeError, type DecodedExport } from './otlp-types.js';
 import { buildSpanTree } from './span-tree.js';
 import { validateExport } from './span-validation.js';
 import { traceAgentName } from './trace-summary.js';
-import { packToolRows, unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
+import { packToolRows } from './packed-tool-rows.js';
 
 /**
  * The CPU-heavy part of one OTLP request, run on the compute pool (src/compute/): decode the
@@ -36,12 +36,6 @@ export interface PrepareIngestInput {
   maxFutureSkewMs?: number;
 }
 
-/** A TraceNote as it leaves the compute pool: its tool rows packed (packed-tool-rows.ts). */
-export type PreparedTrace = Omit<TraceNote, 'toolRows'> & { toolRows: PackedToolRow[] };
-
-export const packTraceNote = (t: TraceNote): PreparedTrace => ({ ...t, toolRows: packToolRows(t.toolRows) });
-export const unpackTraceNote = (t: PreparedTrace): TraceNote => ({ ...t, toolRows: unpackToolRows(t.toolRows) });
-
 export type PrepareIngestResult =
   /** Not an ExportTraceServiceRequest at all: 400 with this message. */
   | { kind: 'undecodable'; message: string }
@@ -55,7 +49,7 @@ export type PrepareIngestResult =
       /** Distinct projects the request writes to (or would, when every span was rejected). */
       projects: string[];
       rows: EncodedSpanEventRows;
-      traces: PreparedTrace[];
+      traces: TraceNote[];
     };
 
 function projectsOf(decoded: DecodedExport, fixed: string | null): string[] | null {
@@ -97,7 +91,7 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   });
   const { rows, traces } = deriveRequestRows(spans, input.origin);
   // Serialized here, not on the event loop (encoded-rows.ts).
-  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces: traces.map(packTraceNote) };
+  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces };
 }
 
 /** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
@@ -127,7 +121,7 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
       origin,
       otelTraceId: first.otelTraceId,
       spanRange: [rows.spans.length - derived.spans.length, rows.spans.length],
-      toolRows: derived.tools,
+      toolRows: packToolRows(derived.tools),
     });
   }
   return { rows, traces };

@@ -9,7 +9,7 @@ import { findProject } from '../tenancy/project-store.js';
 import type { ComputePool } from '../compute/compute-pool.js';
 import { ownedBytes } from '../compute/owned-bytes.js';
 import { otlpOrigin } from './event-rows.js';
-import { PROJECT_RESOURCE_ATTRIBUTE, unpackTraceNote } from './ingest-prepare.js';
+import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
 import { IngestWriter } from './ingest-writer.js';
 import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
@@ -159,7 +159,7 @@ export class IngestService {
       errorMessage: prepared.errorMessage,
     };
     if (prepared.acceptedSpans === 0) return result;
-    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces.map(unpackTraceNote), bytes });
+    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces, bytes });
     result.duplicateSpans = written.duplicates;
     if (written.rejected > 0) {
       result.acceptedSpans -= written.rejected;

@@ -3,7 +3,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
 import { keptParts, lineOf, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
-import type { ToolCalledRow } from './event-rows.js';
+import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
 import { traceKeyString } from './stored-spans.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../origin.js';
@@ -54,7 +54,7 @@ export interface TraceNote {
   spanIds?: string[];
   spanLines?: Uint8Array[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
-  toolRows: ToolCalledRow[];
+  toolRows: PackedToolRow[];
   /**
    * Set by the writer: how many spans of this trace were already in ClickHouse before this flush.
    * More than the settler holds means the trace is partly elsewhere (an earlier settle, another
@@ -299,7 +299,7 @@ export class IngestWriter {
             t.spanIds.push(spanIdOfSpanKey(keys[i]));
             t.spanLines.push(lineOf(rows, i));
           }
-          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(spanKeyIn(traceKey, r.span_id)));
+          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(spanKeyIn(traceKey, packedToolSpanId(r))));
           t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
           if (rooted.has(traceKey)) t.hasRoot = true;
           touchedTraces.push(t);

@@ -24,6 +24,9 @@ export type PackedToolRow = [
   error: number,
 ];
 
+/** The span a packed row belongs to (the rows are kept by span id). */
+export const packedToolSpanId = (p: PackedToolRow): string => p[8];
+
 export function packToolRows(rows: Iterable<ToolCalledRow>): PackedToolRow[] {
   const packed: PackedToolRow[] = [];
   for (const r of rows) {

@@ -1,4 +1,4 @@
-import type { ToolCalledRow } from './event-rows.js';
+import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
 import type { TraceNote } from './ingest-writer.js';
 import type { Claim, RecordedRow } from './settle-queue.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
@@ -43,15 +43,15 @@ interface CacheEntry {
   lastSeq: string;
   /** The trace's `spans` rows (JSON lines) by span id; null once the entry can no longer prove it holds the whole trace. */
   spans: Map<string, Uint8Array> | null;
-  /** tool.called rows as written at ingest, by span id. */
-  toolRows: Map<string, ToolCalledRow>;
+  /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
+  toolRows: Map<string, PackedToolRow>;
   touchedAt: number;
 }
 
 export interface CachedTrace {
   /** The trace's `spans` rows as JSON lines (each ending in a newline). */
   rows: Uint8Array[];
-  toolRows: Map<string, ToolCalledRow>;
+  toolRows: Map<string, PackedToolRow>;
 }
 
 export class SettleCache {
@@ -119,7 +119,7 @@ export class SettleCache {
         this.byteCount += lineBytes(ids[i], lines[i]);
         entry.spans.set(ids[i], lines[i]);
       }
-      for (const r of note.toolRows) entry.toolRows.set(r.span_id, r);
+      for (const r of note.toolRows) entry.toolRows.set(packedToolSpanId(r), r);
     }
   }
 

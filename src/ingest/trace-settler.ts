@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ComputePool } from '../compute/compute-pool.js';
 import { shareValue } from '../compute/shared-value.js';
-import { packToolRows } from './packed-tool-rows.js';
 import { unpackHook } from './packed-hook.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Sql } from '../stores/postgres.js';
@@ -206,7 +205,7 @@ export class TraceSettler {
       groupSpans = 0;
     };
     for (const h of held) {
-      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: packToolRows(h.trace.toolRows.values()) });
+      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: [...h.trace.toolRows.values()] });
       groupSpans += h.trace.rows.length;
       if (groupSpans >= 2000) send();
     }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { prepareIngest, unpackTraceNote } from '../../../src/ingest/ingest-prepare.js';
+import { prepareIngest } from '../../../src/ingest/ingest-prepare.js';
 import { IngestWriter, type PreparedWrite } from '../../../src/ingest/ingest-writer.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { raw } from '../../../src/stores/clickhouse-sql/fragment.js';
@@ -38,7 +38,7 @@ function request(): PreparedWrite {
   const { body } = agentRunRequest({ start: new Date(), agent: 'a', generations: [{ model: 'gpt-4o', input: 10, output: 5 }], tools: [{ name: 'search' }] });
   const prepared = prepareIngest({ body: Buffer.from(body), encoding: 'json', tenantId: 't', fixedProject: 'p', origin });
   if (prepared.kind !== 'prepared') throw new Error('test request did not prepare');
-  return { rows: prepared.rows, traces: prepared.traces.map(unpackTraceNote), bytes: body.length };
+  return { rows: prepared.rows, traces: prepared.traces, bytes: body.length };
 }
 
 const writer = (flushMs: number) =>
