@@ -95,6 +95,7 @@ export class ComputePool {
             maxThreads: threads,
             // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
             idleTimeout: Infinity,
+            workerData: { measureCpu: statsFile !== null },
             resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb(heapMb), ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) },
           })
         : null;
@@ -114,18 +115,18 @@ export class ComputePool {
       if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new ComputeOutOfMemoryError(name);
       throw error;
     }
-    this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
-    if (reply.tid) this.tids.add(reply.tid);
+    if (this.statsFile) {
+      this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
+      this.tids.add(reply.tid);
+    }
     return reply.out as ComputeTaskOutput<N>;
-  }
-
-  get cpu(): ComputeCpu {
-    return { msByTask: Object.fromEntries([...this.cpuNs].map(([name, ns]) => [name, ns / 1e6])), threadIds: [...this.tids] };
   }
 
   async close(): Promise<void> {
     await this.pool?.destroy();
-    if (this.statsFile) fs.writeFileSync(this.statsFile, JSON.stringify(this.cpu));
+    if (!this.statsFile) return;
+    const cpu: ComputeCpu = { msByTask: Object.fromEntries([...this.cpuNs].map(([name, ns]) => [name, ns / 1e6])), threadIds: [...this.tids] };
+    fs.writeFileSync(this.statsFile, JSON.stringify(cpu));
   }
 }
 

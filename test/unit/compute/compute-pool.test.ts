@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../src/compute/compute-pool.js';
 import { ownedBytes } from '../../../src/compute/owned-bytes.js';
@@ -42,5 +45,17 @@ describe('compute pool', () => {
     const owned = ownedBytes(pooled);
     expect(owned.buffer).not.toBe(pooled.buffer);
     expect(Buffer.from(owned).toString()).toBe('small');
+  });
+
+  it('accounts thread CPU per task only when it writes a stats file (COMPUTE_STATS_FILE)', async () => {
+    const statsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-compute-stats-')), 'stats.json');
+    const measured = new ComputePool(1, statsFile);
+    const { bodies } = chainRequests({ length: 200, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
+    await measured.run('prepare-ingest', { body: body(JSON.stringify(bodies[0])), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    await measured.close();
+    const stats = JSON.parse(fs.readFileSync(statsFile, 'utf8')) as { msByTask: Record<string, number>; threadIds: number[] };
+    expect(stats.msByTask['prepare-ingest']).toBeGreaterThan(0);
+    expect(stats.threadIds).toHaveLength(1);
+    expect(stats.threadIds[0]).not.toBe(process.pid);
   });
 });
