@@ -248,9 +248,13 @@ export class IngestWriter {
       const results: WriteResult[] = [];
       const touchedTraces: TraceNote[] = [];
       const spans: Uint8Array[] = [];
-      /** Per request, the span keys it stores (its event rows go with them; a span sent twice in one flush is stored once). */
-      const stores: Set<string>[] = [];
-      const fresh = (rows: EncodedRows, mine: Set<string>) => keptParts(rows, (i) => mine.has(rows.keys[i]));
+      /**
+       * Per request, the span keys it stores (its event rows go with them; a span sent twice in one
+       * flush is stored once); null when it stores every span, so each table's body goes whole.
+       */
+      const stores: (Set<string> | null)[] = [];
+      const fresh = (rows: EncodedRows, mine: Set<string> | null) =>
+        mine ? keptParts(rows, (i) => mine.has(rows.keys[i])) : rows.body.byteLength > 0 ? [rows.body] : [];
       for (const p of batch) {
         let written = 0;
         let duplicates = 0;
@@ -258,7 +262,6 @@ export class IngestWriter {
         const overLimit = new Set<string>();
         const refused = new Set<string>();
         const mine = new Set<string>();
-        stores.push(mine);
         const rows = p.write.rows.spans;
         const { keys } = rows;
         for (let i = 0; i < keys.length; i++) {
@@ -280,7 +283,8 @@ export class IngestWriter {
           mine.add(key);
           written++;
         }
-        spans.push(...(written === keys.length ? [rows.body] : fresh(rows, mine)));
+        stores.push(written === keys.length ? null : mine);
+        spans.push(...fresh(rows, stores[stores.length - 1]));
         let rejectMessage = '';
         if (rejected > 0) {
           const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyString(t))).map((t) => t.otelTraceId);
