@@ -2,9 +2,8 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { scopedTable, tenantGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
-import { isOtelTraceId } from '../ingest/trace-id.js';
 import type { TraceRow } from '../ingest/trace-summary.js';
-import type { TraceScope } from './trace-store.js';
+import { traceIdColumn, type TraceScope } from './trace-store.js';
 
 /**
  * The reads of a trace-detail page served from what settling stored (trace-page.ts): the `traces`
@@ -30,26 +29,27 @@ export interface StoredTraceState {
 
 /**
  * The stored summary of the trace named by a Lookout trace UUID or an OpenTelemetry trace id, with
- * its current span count; null unless exactly one trace matches and it has a summary row.
+ * its current span count; null unless exactly one trace matches, it has more than `minSpans` spans
+ * and a summary row. The span count is read first: most traces are small and are built whole, so
+ * they never pay for the summary read.
  */
-export async function readStoredTraceState(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<StoredTraceState | null> {
-  const idColumn = raw(isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id');
-  const [summaries, counts] = await Promise.all([
-    ch.read<SummaryRow>(
-      sql`SELECT ${raw(SUMMARY_COLUMNS)} FROM ${scopedTable(ch.table('traces'))} FINAL
-              WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}
-              LIMIT 2`,
-      { lane: 'interactive', scope },
-    ),
-    ch.read<{ trace_id: string; spans: number | string; starts: number | string }>(
-      sql`SELECT trace_id, uniqExact(span_id) AS spans, uniqExact(start_time_ns) AS starts FROM ${scopedTable(ch.table('spans'))}
-              WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}
-              GROUP BY trace_id
-              LIMIT 2`,
-      { lane: 'interactive', scope },
-    ),
-  ]);
-  if (summaries.length !== 1 || counts.length !== 1 || counts[0].trace_id !== summaries[0].trace_id) return null;
+export async function readStoredTraceState(ch: ClickHouseStore, scope: TraceScope, id: string, minSpans: number): Promise<StoredTraceState | null> {
+  const idColumn = traceIdColumn(id);
+  const counts = await ch.read<{ trace_id: string; spans: number | string; starts: number | string }>(
+    sql`SELECT trace_id, uniqExact(span_id) AS spans, uniqExact(start_time_ns) AS starts FROM ${scopedTable(ch.table('spans'))}
+            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}
+            GROUP BY trace_id
+            LIMIT 2`,
+    { lane: 'interactive', scope },
+  );
+  if (counts.length !== 1 || Number(counts[0].spans) <= minSpans) return null;
+  const summaries = await ch.read<SummaryRow>(
+    sql`SELECT ${raw(SUMMARY_COLUMNS)} FROM ${scopedTable(ch.table('traces'))} FINAL
+            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}
+            LIMIT 2`,
+    { lane: 'interactive', scope },
+  );
+  if (summaries.length !== 1 || counts[0].trace_id !== summaries[0].trace_id) return null;
   const { ts, processed, ...row } = summaries[0];
   const summary: TraceRow = {
     ...row,

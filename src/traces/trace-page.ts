@@ -38,8 +38,8 @@ export async function storedTraceDetailPage(
   id: string,
   request: TracePageRequest,
 ): Promise<TraceDetailResult | null> {
-  const state = await readStoredTraceState(ch, scope, id);
-  if (!state || state.spans <= SMALL_TRACE_SPANS || state.spans !== state.summary.span_count) return null;
+  const state = await readStoredTraceState(ch, scope, id, SMALL_TRACE_SPANS);
+  if (!state || state.spans !== state.summary.span_count) return null;
   const cursor = request.cursor === null ? null : decodeSpanCursor(request.cursor);
   if (request.cursor !== null && cursor === null) return { found: true, invalidCursor: true };
   const traceId = state.summary.trace_id;

@@ -20,6 +20,9 @@ export interface TraceScope {
   projectId: string | null;
 }
 
+/** The column a trace id names: an OpenTelemetry trace id (32 hex) or Lookout's trace UUID. */
+export const traceIdColumn = (id: string) => raw(isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id');
+
 /**
  * The stored spans matching a Lookout trace UUID or a 32-hex OpenTelemetry trace id, as the
  * JSONEachRow bytes ClickHouse returns (interactive lane, the layer's tenant guard): the compute pool
@@ -27,7 +30,7 @@ export interface TraceScope {
  * on the event loop.
  */
 export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
-  const idColumn = raw(isOtelTraceId(id) ? 'otel_trace_id' : 'trace_id');
+  const idColumn = traceIdColumn(id);
   return selectJsonEachRowBytes(
     ch,
     sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${scopedTable(ch.table('spans'))} FINAL
