@@ -27,10 +27,8 @@ export interface ServiceProcess {
   pid: number;
   /** The project created at start ('bench'). */
   project: string;
-  /** CPU seconds the process has used so far. */
-  cpu(): number;
-  /** SIGTERM, wait for the graceful exit, remove the data directory; answers the last CPU reading before exit. */
-  stop(): Promise<number>;
+  /** SIGTERM, wait for the graceful exit, remove the data directory. */
+  stop(): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -42,13 +40,6 @@ async function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
-}
-
-/** CPU seconds (user + system, every thread: the embedded engine runs inside the service) of a process. */
-export function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s on Linux)
 }
 
 /** A process's peak (VmHWM) or current (VmRSS) resident memory in MiB. */
@@ -93,26 +84,14 @@ export async function startServiceProcess(name: string, env: Record<string, stri
   });
   const project = ((await created.json()) as { id: string }).id;
   const pid = child.pid!;
-  // The last CPU reading before exit, so the shutdown's work (flush, settle, hooks) is counted too.
-  let lastCpu = cpuSeconds(pid);
-  const sampler = setInterval(() => {
-    try {
-      lastCpu = cpuSeconds(pid);
-    } catch {
-      // exited
-    }
-  }, 100);
   return {
     url,
     pid,
     project,
-    cpu: () => cpuSeconds(pid),
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      clearInterval(sampler);
       fs.rmSync(dataDir, { recursive: true, force: true });
-      return lastCpu;
     },
   };
 }

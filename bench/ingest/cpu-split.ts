@@ -25,7 +25,7 @@ function statFields(text: string): string[] {
  * current name: chdb's pools name the thread for the job it runs (QueryPipelineEx, MergeMutate,
  * ChunkParser, …), and a pooled thread is renamed when it takes another pool's job.
  */
-function threadCpu(pid: number): { cpu: Map<number, number>; names: Map<number, string> } {
+export function threadCpu(pid: number): { cpu: Map<number, number>; names: Map<number, string> } {
   const cpu = new Map<number, number>();
   const names = new Map<number, string>();
   let tids: string[] = [];

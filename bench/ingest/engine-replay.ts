@@ -29,6 +29,7 @@ import { raw } from '../../src/stores/clickhouse-sql/fragment.js';
 import { statementKind } from '../../src/stores/clickhouse-sql/statement-stats.js';
 import { migrateClickHouse } from '../../src/stores/migrations.js';
 import { numberArg, root } from '../service-process.js';
+import { threadCpu } from './cpu-split.js';
 import { syntheticBatch } from './synthetic-batch.js';
 
 const FLUSHES = numberArg('flushes', 150);
@@ -40,20 +41,8 @@ const SETTLE_EVERY = numberArg('settle-every', 6);
 /** Threads whose CPU is background work, not the running statement's. */
 const BACKGROUND = /^(MergeMutate|BgSchPool|BgStrmSchPool|BgDistSchPool|Move|Fetch|Common|PoolDelayExec|MemoryWorker|Collector)/;
 
-function threads(): { cpu: Map<number, number>; names: Map<number, string> } {
-  const cpu = new Map<number, number>();
-  const names = new Map<number, string>();
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      const stat = fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8');
-      cpu.set(Number(tid), Number(stat.slice(0, stat.indexOf(' '))));
-      names.set(Number(tid), fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
-    } catch {
-      // the thread ended
-    }
-  }
-  return { cpu, names };
-}
+/** This process's threads: the engine runs in it (cpu-split.ts reads them the same way for the service). */
+const threads = () => threadCpu(process.pid);
 
 interface Tally {
   statements: number;

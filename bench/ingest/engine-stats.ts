@@ -6,12 +6,7 @@
  * engine's CPU by thread pool (cpu-split.ts) says where it ran.
  */
 import fs from 'node:fs';
-
-interface KindStats {
-  statements: number;
-  ms: number;
-  bytes: number;
-}
+import type { KindStats } from '../../src/stores/clickhouse-sql/statement-stats.js';
 
 export interface EngineStats {
   kinds: Record<string, KindStats>;

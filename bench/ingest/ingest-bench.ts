@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
+import { formatUtcSecond } from '../../src/analytics/query/window.js';
 import { deriveRequestRows } from '../../src/ingest/ingest-prepare.js';
 import { otlpOrigin, type SpanEventRows } from '../../src/ingest/event-rows.js';
 import { normalizeExport } from '../../src/ingest/normalized-span.js';
@@ -90,7 +91,7 @@ async function api<T>(a: Api, method: string, route: string, body?: unknown): Pr
 /** Rows of `from` in the project as a user's query sees them (the analytics API), total and distinct by `distinct`. */
 async function countEvents(a: Api, from: string, distinct?: string): Promise<{ count: number; distinct: number }> {
   const day = 86_400_000;
-  const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const iso = (ms: number) => formatUtcSecond(new Date(ms));
   const measures: unknown[] = [{ as: 'n', agg: 'count' }];
   if (distinct) measures.push({ as: 'd', agg: 'uniqExact', field: distinct });
   const answer = await api<{ rows: { n: number | string; d?: number | string }[] }>(a, 'POST', `/projects/${a.project}/analytics/query`, {
