@@ -54,13 +54,13 @@ export interface TraceCost {
 export type PriceTrace = (usage: UsageToPrice) => TraceCost;
 
 /**
- * How the settler reaches the cost module's prices: the catalog to price with now, an immutable
- * value of plain data (a new object when prices change; null: no catalog, costs `unavailable`).
+ * How the settler reaches the cost module's prices (its PriceBook is one): the catalog to price
+ * with now, an immutable value of plain data (a new object when prices change; null: no catalog, costs `unavailable`).
  * Pricing runs on the compute pool with the cost module's PriceTrace over that catalog
  * (src/compute/compute-tasks.ts), not on the event loop, where it was ~10 ms per 1000 spans.
  */
 export interface TracePricing {
-  catalog(): object | null;
+  current(): object | null;
 }
 
 /** The cost of a trace nothing priced: no catalog, or no cost module. The backfill prices it later. */

@@ -4,7 +4,6 @@ import { traceHooks } from '../trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
-import type { TracePricing } from '../trace-pricing.js';
 
 declare module '../app-deps.js' {
   interface ServiceRegistry {
@@ -26,11 +25,6 @@ export function ingestService(deps: AppDeps): IngestService {
   return service;
 }
 
-function pricingOf(deps: AppDeps): TracePricing | undefined {
-  const book = deps.services.priceBook;
-  return book ? { catalog: () => book.current() } : undefined;
-}
-
 export const ingestModule: LookoutModule = {
   name: 'ingest',
   init(deps) {
@@ -41,7 +35,7 @@ export const ingestModule: LookoutModule = {
       sql: deps.sql,
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),
-      pricing: pricingOf(deps),
+      pricing: deps.services.priceBook,
     });
     deps.services.ingest = service;
     deps.services.events?.on(PROJECT_DELETED_TOPIC, (data) => {

@@ -194,7 +194,7 @@ export class TraceSettler {
   ): Promise<SettledTrace[]> {
     const { compute, pricing } = this.options;
     // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
-    const catalog = pricing?.catalog() ?? null;
+    const catalog = pricing?.current() ?? null;
     const prices = catalog ? shareValue(catalog) : null;
     const tasks: Promise<SettledTrace[]>[] = [];
     let group: SettleTraceInput[] = [];
