@@ -52,6 +52,8 @@ export interface Config {
   computeThreads: number;
   /** COMPUTE_STATS_FILE: where the compute pool writes its CPU per task on close (the ingest benchmark reads it); null: nowhere. */
   computeStatsFile: string | null;
+  /** POSTGRES_STATS_FILE: where the PostgreSQL store writes its statements per kind on close (the ingest benchmark reads it); null: nowhere. */
+  postgresStatsFile: string | null;
   /** Old-generation heap cap of each compute worker in MB (COMPUTE_HEAP_MB); 0 leaves V8's default. */
   computeHeapMb: number;
   /** Spans stored per trace at most (TRACE_MAX_SPANS); later spans are rejected through partial_success. */
@@ -192,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestBatchRows: int(env, 'INGEST_BATCH_ROWS', 50000),
     computeThreads: int(env, 'COMPUTE_THREADS', defaultComputeThreads()),
     computeStatsFile: str(env, 'COMPUTE_STATS_FILE'),
+    postgresStatsFile: str(env, 'POSTGRES_STATS_FILE'),
     computeHeapMb: int(env, 'COMPUTE_HEAP_MB', 0),
     traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
     ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),

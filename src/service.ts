@@ -60,7 +60,7 @@ export async function openStores(
   logger: Logger,
   shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode } = {},
 ): Promise<StoresAndDeps> {
-  const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statsFile: config.postgresStatsFile });
   let ch: ClickHouseStore;
   try {
     ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds }));

