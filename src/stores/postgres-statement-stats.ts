@@ -21,7 +21,7 @@ export function postgresStatementKind(text: string): string {
   const named =
     verb === 'insert' ? /\binto ([a-z_][a-z0-9_.]*)/.exec(sql)
     : verb === 'update' ? /^(?:with\b.*?\)\s*)?update ([a-z_][a-z0-9_.]*)/.exec(sql)
-    : /\bfrom (?!unnest\b)([a-z_][a-z0-9_.]*)/.exec(sql) ?? /^select (?:[a-z_][a-z0-9_]* )?([a-z_][a-z0-9_.]*)\(/.exec(sql);
+    : /\b(?:from|join) (?!unnest\b)([a-z_][a-z0-9_.]*)/.exec(sql) ?? /^select (?:[a-z_][a-z0-9_]* )?([a-z_][a-z0-9_.]*)\(/.exec(sql);
   const locking = /\bfor (?:no key )?(?:update|share|key share)\b/.test(sql) ? ' locking' : '';
   return `${verb} ${named?.[1] ?? '?'}${locking}`;
 }
