@@ -34,6 +34,26 @@ export async function recordIssueEvent(tx: SqlHandle, event: IssueEventInput): P
   return eventId;
 }
 
+/**
+ * recordIssueEvent for several events in one statement, in the caller's transaction. The outbox ids
+ * (the relay's and the fan-out's order) follow the order of `events`, as one recordIssueEvent after another would.
+ */
+export async function recordIssueEvents(tx: SqlHandle, events: IssueEventInput[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => crypto.randomUUID());
+  const now = new Date();
+  const column = <T>(pick: (e: IssueEventInput) => T) => events.map(pick);
+  await tx`
+    insert into issue_event_outbox (event_id, tenant_id, project_id, issue_id, name, occurred_at, actor, surface, user_id, api_key_id)
+    select e.event_id, e.tenant_id, e.project_id, e.issue_id, e.name, e.occurred_at, e.actor, e.surface, e.user_id, e.api_key_id
+    from unnest(${ids}::uuid[], ${column((e) => e.tenantId)}::uuid[], ${column((e) => e.projectId)}::uuid[], ${column((e) => e.issueId)}::uuid[],
+      ${column((e) => e.name)}::text[], ${column((e) => (e.occurredAt ?? now).toISOString())}::timestamptz[],
+      ${column((e) => e.actor.actor)}::text[], ${column((e) => e.actor.surface)}::text[], ${column((e) => e.actor.user_id)}::text[], ${column((e) => e.actor.api_key_id)}::text[])
+      with ordinality as e(event_id, tenant_id, project_id, issue_id, name, occurred_at, actor, surface, user_id, api_key_id, n)
+    order by e.n`;
+  return ids;
+}
+
 export interface OutboxRow {
   id: string;
   event_id: string;

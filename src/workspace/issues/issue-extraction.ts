@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { IssueExtraction, ProcessedTrace, TraceFailure, TraceIssueOccurrence } from '../../trace-hooks.js';
 import type { Sql, SqlHandle } from '../../stores/postgres.js';
 import { fingerprintOf, issueTitleFor } from './issue-fingerprint.js';
-import { openOrAttachIssue } from './issue-open.js';
+import { attachToIssues, type FingerprintIssueInput } from './issue-open.js';
 import { isUuid } from '../../uuid.js';
 
 /** issue_extraction.status / reason values (SPEC.md shows none; docs/issues.md lists these). */
@@ -34,80 +34,69 @@ function groupByFingerprint(failures: TraceFailure[]): [string, TraceFailure[]][
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** A trace's failures as attach inputs, one per fingerprint in fingerprint order (title and description from its first failure). */
+function inputsOf(trace: ProcessedTrace): FingerprintIssueInput[] {
+  return groupByFingerprint(trace.failures).map(([fingerprint, failures]) => ({
+    tenantId: trace.tenantId,
+    projectId: trace.projectId,
+    fingerprint,
+    title: issueTitleFor(failures[0]),
+    description: failures[0].message || null,
+    traceId: trace.traceId,
+    otelTraceId: trace.otelTraceId,
+    occurrences: failures.map((f) => ({
+      spanId: f.span_id,
+      occurredAt: failureTime(f, trace),
+      errorType: f.error_type,
+      spanName: f.span_name,
+      toolName: f.tool_name,
+      message: f.message,
+    })),
+  }));
+}
+
+const traceKey = (t: Pick<ProcessedTrace, 'tenantId' | 'projectId' | 'traceId'>) => `${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`.toLowerCase();
+
 /**
- * Attaches a processed trace's failures to issues (DESIGN.md "Issue extraction"), one issue per
- * fingerprint, through openOrAttachIssue (idempotent; recurrence rules there).
+ * Issue extraction for a group of processed traces (DESIGN.md "Issue extraction"): every failure
+ * attached to its fingerprint's issue and every trace's extraction record written, in a fixed
+ * number of statements whatever the group holds. Traces without failures — nearly all at volume —
+ * need one statement and no transaction; with failures, one transaction attaches them all
+ * (attachToIssues: the same issues, counts, recurrences and events as trace after trace) and
+ * writes the records. A trace may come twice (two settle versions together): the failures of both
+ * are attached, its record written once. Each record counts the trace's stored occurrences — an
+ * earlier processing's or a monitor's included — so re-processing counts nothing twice.
+ * Returns each trace's record, by trace, and how many outbox events were written.
  */
-export async function extractIssues(sql: Sql, trace: ProcessedTrace): Promise<IssueExtraction> {
-  if (trace.failures.length === 0) return recordWithoutFailures(sql, trace);
+export async function extractIssueGroup(sql: Sql, traces: ProcessedTrace[]): Promise<{ extractions: Map<string, IssueExtraction>; events: number }> {
+  const inputs = traces.flatMap(inputsOf);
+  if (inputs.length === 0) return { extractions: await recordExtractions(sql, traces), events: 0 };
   return sql.begin(async (tx) => {
-    for (const [fingerprint, failures] of groupByFingerprint(trace.failures)) {
-      const first = failures[0];
-      await openOrAttachIssue(tx, {
-        tenantId: trace.tenantId,
-        projectId: trace.projectId,
-        fingerprint,
-        title: issueTitleFor(first),
-        description: first.message || null,
-        traceId: trace.traceId,
-        otelTraceId: trace.otelTraceId,
-        occurrences: failures.map((f) => ({
-          spanId: f.span_id,
-          occurredAt: failureTime(f, trace),
-          errorType: f.error_type,
-          spanName: f.span_name,
-          toolName: f.tool_name,
-          message: f.message,
-        })),
-      });
-    }
-    const [totals] = await tx<{ issue_count: number; occurrence_count: number }[]>`
-      select count(distinct issue_id)::int as issue_count, count(*)::int as occurrence_count from issue_occurrences
-      where tenant_id = ${trace.tenantId} and project_id = ${trace.projectId} and trace_id = ${trace.traceId}`;
-    const extraction: IssueExtraction = {
-      status: EXTRACTION.completed,
-      reason: totals.occurrence_count > 0 ? EXTRACTION.failuresAttached : EXTRACTION.noFailures,
-      issue_count: totals.issue_count,
-      occurrence_count: totals.occurrence_count,
-      completed_at: new Date().toISOString(),
-    };
-    await saveExtraction(tx, trace, extraction);
-    return extraction;
+    const attached = await attachToIssues(tx, inputs);
+    const extractions = await recordExtractions(tx, traces);
+    return { extractions, events: attached.events };
   });
 }
 
-/**
- * The common case at volume, a trace without failed spans: nothing to attach, so the record is
- * written by one statement (no transaction round trips). Its counts still come from the trace's
- * stored occurrences (an earlier processing, or a monitor), as in the general path.
- */
-async function recordWithoutFailures(sql: SqlHandle, trace: ProcessedTrace): Promise<IssueExtraction> {
-  const completedAt = new Date().toISOString();
-  const [row] = await sql<{ reason: string; issue_count: number; occurrence_count: number }[]>`
-    insert into trace_issue_extractions (tenant_id, project_id, trace_id, status, reason, issue_count, occurrence_count, completed_at)
-    select ${trace.tenantId}::uuid, ${trace.projectId}::uuid, ${trace.traceId}::uuid, ${EXTRACTION.completed},
-      case when count(*) > 0 then ${EXTRACTION.failuresAttached} else ${EXTRACTION.noFailures} end,
-      count(distinct issue_id)::int, count(*)::int, ${completedAt}::timestamptz
-    from issue_occurrences
-    where tenant_id = ${trace.tenantId} and project_id = ${trace.projectId} and trace_id = ${trace.traceId}
-    on conflict (tenant_id, project_id, trace_id) do update set status = excluded.status, reason = excluded.reason,
-      issue_count = excluded.issue_count, occurrence_count = excluded.occurrence_count, completed_at = excluded.completed_at
-    returning reason, issue_count, occurrence_count`;
-  return { status: EXTRACTION.completed, ...row, completed_at: completedAt };
+/** Issue extraction for one trace (a group of one). */
+export async function extractIssues(sql: Sql, trace: ProcessedTrace): Promise<IssueExtraction> {
+  const { extractions } = await extractIssueGroup(sql, [trace]);
+  return extractions.get(traceKey(trace))!;
 }
 
 /**
- * recordWithoutFailures for many traces in one statement (a settling round's traces without failed
- * spans): the counts of each come from its stored occurrences, as for one trace.
+ * Writes the extraction record of each trace in one statement: completed, with the counts of its
+ * stored occurrences (an earlier processing, or a monitor, counts as well).
  */
-async function recordManyWithoutFailures(sql: SqlHandle, traces: ProcessedTrace[]): Promise<void> {
+async function recordExtractions(sql: SqlHandle, traces: ProcessedTrace[]): Promise<Map<string, IssueExtraction>> {
   const unique = new Map<string, ProcessedTrace>();
   // An upsert may not touch one row twice.
-  for (const t of traces) unique.set(`${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`, t);
+  for (const t of traces) unique.set(traceKey(t), t);
   const rows = [...unique.values()];
-  if (rows.length === 0) return;
+  const extractions = new Map<string, IssueExtraction>();
+  if (rows.length === 0) return extractions;
   const completedAt = new Date().toISOString();
-  await sql`
+  const written = await sql<{ tenant_id: string; project_id: string; trace_id: string; reason: string; issue_count: number; occurrence_count: number }[]>`
     insert into trace_issue_extractions (tenant_id, project_id, trace_id, status, reason, issue_count, occurrence_count, completed_at)
     select v.t, v.p, v.tr, ${EXTRACTION.completed},
       case when count(o.id) > 0 then ${EXTRACTION.failuresAttached} else ${EXTRACTION.noFailures} end,
@@ -117,7 +106,14 @@ async function recordManyWithoutFailures(sql: SqlHandle, traces: ProcessedTrace[
     group by v.t, v.p, v.tr
     order by v.t, v.p, v.tr
     on conflict (tenant_id, project_id, trace_id) do update set status = excluded.status, reason = excluded.reason,
-      issue_count = excluded.issue_count, occurrence_count = excluded.occurrence_count, completed_at = excluded.completed_at`;
+      issue_count = excluded.issue_count, occurrence_count = excluded.occurrence_count, completed_at = excluded.completed_at
+    returning tenant_id, project_id, trace_id, reason, issue_count, occurrence_count`;
+  for (const r of written) {
+    extractions.set(traceKey({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id }), {
+      status: EXTRACTION.completed, reason: r.reason, issue_count: r.issue_count, occurrence_count: r.occurrence_count, completed_at: completedAt,
+    });
+  }
+  return extractions;
 }
 
 async function saveExtraction(sql: SqlHandle, trace: Pick<ProcessedTrace, 'tenantId' | 'projectId' | 'traceId'>, e: IssueExtraction): Promise<void> {
@@ -129,16 +125,17 @@ async function saveExtraction(sql: SqlHandle, trace: Pick<ProcessedTrace, 'tenan
 }
 
 /**
- * The listener registered in traceHooks().onTraceProcessed. A failed extraction is recorded on the
- * trace (status failed) and rethrown so the caller can log it; the next processing of the trace retries.
+ * The listener registered in traceHooks().onTracesProcessed: a group of processed traces, extracted
+ * by extractIssueGroup. The outbox's readers are woken only when the group wrote events (an issue
+ * opened or reopened): attaching to an open issue writes none, and waking them for every failing
+ * trace made them poll PostgreSQL continuously under load. If the group fails, its traces are
+ * extracted one by one, each failure recorded on its trace (status failed) and the last rethrown
+ * for the caller to log; the next processing of a failed trace retries it.
  */
-export function extractionListener(sql: Sql, logger: Logger, afterCommit: () => void) {
-  return async (trace: ProcessedTrace): Promise<void> => {
+export function extractionGroupListener(sql: Sql, logger: Logger, afterCommit: () => void) {
+  const one = async (trace: ProcessedTrace): Promise<number> => {
     try {
-      await extractIssues(sql, trace);
-      // Only attaching failures writes issue events to the outbox; waking its relay for every
-      // trace would make it poll PostgreSQL continuously under load.
-      if (trace.failures.length > 0) afterCommit();
+      return (await extractIssueGroup(sql, [trace])).events;
     } catch (error) {
       logger.error({ err: error, trace_id: trace.traceId }, 'issue extraction failed');
       await saveExtraction(sql, trace, {
@@ -147,26 +144,16 @@ export function extractionListener(sql: Sql, logger: Logger, afterCommit: () => 
       throw error;
     }
   };
-}
-
-/**
- * The listener registered in traceHooks().onTracesProcessed: a group of processed traces. Traces
- * without failures — nearly all at volume — are recorded by one statement for the group; each
- * trace with failures goes through extractIssues in its own transaction, as extractionListener does.
- * If the group statement fails, its traces fall back to one by one (each failure recorded on its trace).
- */
-export function extractionGroupListener(sql: Sql, logger: Logger, afterCommit: () => void) {
-  const single = extractionListener(sql, logger, afterCommit);
   return async (traces: ProcessedTrace[]): Promise<void> => {
-    const clean = traces.filter((t) => t.failures.length === 0);
+    let events = 0;
     let failed: unknown = null;
     try {
-      await recordManyWithoutFailures(sql, clean);
+      events = (await extractIssueGroup(sql, traces)).events;
     } catch (error) {
-      logger.warn({ err: error, traces: clean.length }, 'recording extractions of a group failed; recording them one by one');
-      for (const t of clean) await single(t).catch((e: unknown) => (failed = e));
+      logger.warn({ err: error, traces: traces.length }, 'issue extraction of a group failed; extracting its traces one by one');
+      for (const t of traces) events += await one(t).catch((e: unknown) => ((failed = e), 0));
     }
-    for (const t of traces) if (t.failures.length > 0) await single(t).catch((e: unknown) => (failed = e));
+    if (events > 0) afterCommit();
     if (failed) throw failed;
   };
 }

@@ -1,0 +1,33 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PostgresStatementStats, postgresStatementKind } from '../../../src/stores/postgres-statement-stats.js';
+
+describe('postgresStatementKind', () => {
+  it('names the verb and the first table, or the function a table-less select calls', () => {
+    expect(postgresStatementKind('begin')).toBe('begin');
+    expect(postgresStatementKind('commit')).toBe('commit');
+    expect(postgresStatementKind('\n    insert into issue_occurrences (a, b)\n select * from unnest($1::uuid[])')).toBe('insert issue_occurrences');
+    expect(postgresStatementKind('update issues i set x = 1 from unnest($1::uuid[]) as u(id) where i.id = u.id')).toBe('update issues');
+    expect(postgresStatementKind('delete from settle_queue where id = $1')).toBe('delete settle_queue');
+    expect(postgresStatementKind('select id from unnest($1::uuid[]) v join issues i on i.id = v')).toBe('select issues');
+    expect(postgresStatementKind('SELECT id FROM issue_event_outbox WHERE relayed_at IS NULL ORDER BY id FOR NO KEY UPDATE SKIP LOCKED')).toBe('select issue_event_outbox locking');
+    expect(postgresStatementKind('select exists (select 1 from issue_event_outbox where relayed_at is null) as left')).toBe('select issue_event_outbox');
+    expect(postgresStatementKind("select pg_try_advisory_xact_lock(hashtext('x')) as mine")).toBe('select pg_try_advisory_xact_lock');
+    expect(postgresStatementKind('with x as (select 1) insert into t select * from x')).toBe('insert t');
+  });
+
+  it('counts statements by kind, begins as transactions, and writes the tally', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-stats-')), 'stats.json');
+    const stats = new PostgresStatementStats(file);
+    for (const text of ['begin', 'select 1 from issues', 'select 1 from issues', 'commit', 'insert into issues values (1)']) stats.count(1, text);
+    stats.write();
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
+      kinds: { begin: 1, 'select issues': 2, commit: 1, 'insert issues': 1 },
+      statements: 5,
+      transactions: 1,
+    });
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+});
