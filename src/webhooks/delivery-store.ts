@@ -22,6 +22,30 @@ export async function queueAttempt(tx: SqlHandle, a: { tenantId: string; endpoin
   return row?.id ?? null;
 }
 
+/** insertEvent for several events in one statement. */
+export async function insertEvents(tx: SqlHandle, events: { eventId: string; tenantId: string; projectId: string; type: string; body: string }[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx`
+    insert into webhook_events (event_id, tenant_id, project_id, type, body)
+    select * from unnest(${events.map((e) => e.eventId)}::uuid[], ${events.map((e) => e.tenantId)}::uuid[], ${events.map((e) => e.projectId)}::uuid[],
+      ${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[])
+    on conflict (event_id) do nothing`;
+}
+
+/** queueAttempt for several attempts in one statement; answers how many were queued (a repeat queues nothing). */
+export async function queueAttempts(tx: SqlHandle, attempts: { tenantId: string; endpointId: string; eventId: string; eventType: string; attempt: number; at: Date }[]): Promise<number> {
+  if (attempts.length === 0) return 0;
+  const rows = await tx<{ id: string }[]>`
+    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, attempt, status, next_attempt_at)
+    select a.id, a.tenant_id, a.endpoint_id, a.event_id, a.event_type, a.attempt, 'pending', a.at
+    from unnest(${attempts.map(() => crypto.randomUUID())}::uuid[], ${attempts.map((a) => a.tenantId)}::uuid[], ${attempts.map((a) => a.endpointId)}::uuid[],
+      ${attempts.map((a) => a.eventId)}::uuid[], ${attempts.map((a) => a.eventType)}::text[], ${attempts.map((a) => a.attempt)}::int[],
+      ${attempts.map((a) => a.at.toISOString())}::timestamptz[]) as a(id, tenant_id, endpoint_id, event_id, event_type, attempt, at)
+    on conflict (endpoint_id, event_id, attempt) do nothing
+    returning id`;
+  return rows.length;
+}
+
 /** A due attempt with what sending it needs. */
 export interface DueAttempt {
   id: string;

@@ -214,12 +214,19 @@ export class WebhookDeliverer {
     });
   }
 
-  /** One round: fan out, send what is due and fits, prune; answers how long to sleep before the next. */
+  /**
+   * One round: fan out, send what is due and fits, prune; answers how long to sleep before the
+   * next. Claiming runs only when the earliest pending attempt is due: that is exactly when a claim
+   * can find one, and most rounds (the timer's, a kick for a commit that queued nothing) have none.
+   */
   private async round(): Promise<number> {
     await this.fanOut();
-    while (this.loop.isRunning && (await this.claimAndSend()) > 0);
+    let due = await nextDueAt(this.sql);
+    if (due && due.getTime() <= this.clock()) {
+      while (this.loop.isRunning && (await this.claimAndSend()) > 0);
+      due = await nextDueAt(this.sql);
+    }
     await this.prune();
-    const due = await nextDueAt(this.sql);
     // Due already but not claimed: its endpoint is saturated here (a finishing attempt kicks us)
     // or another process holds it; look again at the next poll.
     return due ? Math.max(0, Math.min(this.pollMs, due.getTime() - this.clock())) || this.pollMs : this.pollMs;

@@ -1,6 +1,6 @@
 import type { Sql } from '../stores/postgres.js';
-import { insertEvent, queueAttempt } from './delivery-store.js';
-import { envelopeFor, type OutboxEvent } from './webhook-payload.js';
+import { insertEvents, queueAttempts } from './delivery-store.js';
+import { envelopesFor, type OutboxEvent } from './webhook-payload.js';
 import { enabledEndpointsOf } from './webhook-store.js';
 import { subscribes } from './webhook-types.js';
 
@@ -10,13 +10,17 @@ import { subscribes } from './webhook-types.js';
  * dispatched. The outbox row was committed with the change it describes, so an event exists for
  * webhooks exactly when its change does; a crash before this commit leaves the rows undispatched
  * for the next run, and the (endpoint, event, attempt) key makes a repeated fan-out queue nothing
- * twice.
+ * twice. A batch costs a fixed number of statements however many events and endpoints it has (the
+ * bodies' projects, issues and monitors read at once, the bodies and the attempts written at once);
+ * a round with nothing undispatched — most of them — costs one statement and no transaction.
  *
  * Locks: one fan-out at a time over all processes (a transaction-scoped advisory lock; the others
  * skip the round), and the rows read FOR KEY SHARE, which does not conflict with the analytics
  * relay's FOR NO KEY UPDATE — so the relay never skips a row because webhooks are reading it.
  */
 export async function fanOutOnce(sql: Sql, options: { batchSize: number; publicUrl: string | null; now: Date }): Promise<{ events: number; queued: number }> {
+  const [{ waiting }] = await sql<{ waiting: boolean }[]>`select exists (select 1 from issue_event_outbox where webhooks_dispatched_at is null) as waiting`;
+  if (!waiting) return { events: 0, queued: 0 };
   return sql.begin(async (tx) => {
     const [{ mine }] = await tx<{ mine: boolean }[]>`select pg_try_advisory_xact_lock(hashtext('lookout:webhook-fanout')) as mine`;
     if (!mine) return { events: 0, queued: 0 };
@@ -27,18 +31,22 @@ export async function fanOutOnce(sql: Sql, options: { batchSize: number; publicU
       for key share`;
     if (rows.length === 0) return { events: 0, queued: 0 };
     const endpoints = await enabledEndpointsOf(tx, [...new Set(rows.map((r) => r.project_id))]);
-    let queued = 0;
-    for (const row of rows) {
-      const targets = endpoints.filter((e) => e.tenant_id === row.tenant_id && e.project_id === row.project_id && subscribes(e.events, row.name));
-      if (targets.length === 0) continue;
-      const envelope = await envelopeFor(tx, row, options.publicUrl);
+    const targeted = rows
+      .map((row) => ({ row, targets: endpoints.filter((e) => e.tenant_id === row.tenant_id && e.project_id === row.project_id && subscribes(e.events, row.name)) }))
+      .filter((t) => t.targets.length > 0);
+    const envelopes = targeted.length > 0 ? await envelopesFor(tx, targeted.map((t) => t.row), options.publicUrl) : new Map();
+    const bodies: Parameters<typeof insertEvents>[1] = [];
+    const attempts: Parameters<typeof queueAttempts>[1] = [];
+    for (const { row, targets } of targeted) {
+      const envelope = envelopes.get(row.event_id);
       if (!envelope) continue;
-      await insertEvent(tx, { eventId: row.event_id, tenantId: row.tenant_id, projectId: row.project_id, type: row.name, body: JSON.stringify(envelope) });
+      bodies.push({ eventId: row.event_id, tenantId: row.tenant_id, projectId: row.project_id, type: row.name, body: JSON.stringify(envelope) });
       for (const endpoint of targets) {
-        const id = await queueAttempt(tx, { tenantId: row.tenant_id, endpointId: endpoint.id, eventId: row.event_id, eventType: row.name, attempt: 1, at: options.now });
-        if (id) queued++;
+        attempts.push({ tenantId: row.tenant_id, endpointId: endpoint.id, eventId: row.event_id, eventType: row.name, attempt: 1, at: options.now });
       }
     }
+    await insertEvents(tx, bodies);
+    const queued = await queueAttempts(tx, attempts);
     await tx`update issue_event_outbox set webhooks_dispatched_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`;
     return { events: rows.length, queued };
   });

@@ -60,15 +60,48 @@ async function projectOf(sql: SqlHandle, tenantId: string, projectId: string): P
   return row ?? null;
 }
 
-/** The envelope of an outbox event, or null when its project, issue or monitor no longer exists. */
-export async function envelopeFor(sql: SqlHandle, event: OutboxEvent, publicUrl: string | null): Promise<WebhookEnvelope | null> {
-  const project = await projectOf(sql, event.tenant_id, event.project_id);
-  if (!project) return null;
+interface IssueSubject { id: string; tenant_id: string; title: string; status: string; fingerprint: string | null; occurrence_count: number; first_seen_at: Date | null; last_seen_at: Date | null; created_at: Date }
+interface MonitorSubject { id: string; tenant_id: string; name: string; kind: string; exploration_status: string; activated_at: Date | null }
+
+/** Rows of `table` by (tenant, id) pairs, in one statement; keyed `tenant id`. */
+async function byTenantAndId<Row extends { id: string; tenant_id: string }>(sql: SqlHandle, query: 'projects' | 'issues' | 'monitors', pairs: [string, string][]): Promise<Map<string, Row>> {
+  const unique = [...new Map(pairs.map((p) => [`${p[0]} ${p[1]}`, p])).values()];
+  if (unique.length === 0) return new Map();
+  const keys = sql`unnest(${unique.map((p) => p[0])}::uuid[], ${unique.map((p) => p[1])}::uuid[]) as k(tenant_id, id)`;
+  const rows =
+    query === 'projects' ? await sql<Row[]>`select p.id, p.tenant_id, p.name from projects p join ${keys} on p.tenant_id = k.tenant_id and p.id = k.id`
+    : query === 'issues' ? await sql<Row[]>`
+        select i.id, i.tenant_id, i.title, i.status, i.fingerprint, i.occurrence_count, i.first_seen_at, i.last_seen_at, i.created_at
+        from issues i join ${keys} on i.tenant_id = k.tenant_id and i.id = k.id`
+    : await sql<Row[]>`
+        select m.id, m.tenant_id, m.name, m.kind, m.exploration_status, m.activated_at
+        from monitors m join ${keys} on m.tenant_id = k.tenant_id and m.id = k.id`;
+  return new Map(rows.map((r) => [`${r.tenant_id} ${r.id}`, r]));
+}
+
+/**
+ * The envelope of each outbox event (by event id), or null when its project, issue or monitor no
+ * longer exists. Three statements for any number of events: the projects, the issues, the monitors.
+ */
+export async function envelopesFor(sql: SqlHandle, events: OutboxEvent[], publicUrl: string | null): Promise<Map<string, WebhookEnvelope | null>> {
+  const projects = await byTenantAndId<{ id: string; tenant_id: string; name: string }>(sql, 'projects', events.map((e) => [e.tenant_id, e.project_id]));
+  const issues = await byTenantAndId<IssueSubject>(sql, 'issues', events.filter((e) => e.issue_id).map((e) => [e.tenant_id, e.issue_id!]));
+  const monitors = await byTenantAndId<MonitorSubject>(sql, 'monitors', events.filter((e) => !e.issue_id && e.monitor_id).map((e) => [e.tenant_id, e.monitor_id!]));
+  const envelopes = new Map<string, WebhookEnvelope | null>();
+  for (const event of events) {
+    const p = projects.get(`${event.tenant_id} ${event.project_id}`);
+    const project = p ? { id: p.id, name: p.name } : null;
+    const issue = event.issue_id ? issues.get(`${event.tenant_id} ${event.issue_id}`) : undefined;
+    const monitor = !event.issue_id && event.monitor_id ? monitors.get(`${event.tenant_id} ${event.monitor_id}`) : undefined;
+    envelopes.set(event.event_id, project ? envelope(event, project, issue ?? null, monitor ?? null, publicUrl) : null);
+  }
+  return envelopes;
+}
+
+/** The envelope of an outbox event from the rows it names (docs/webhooks.md "Payload"); null when its issue or monitor is gone. */
+function envelope(event: OutboxEvent, project: { id: string; name: string }, issue: IssueSubject | null, monitor: MonitorSubject | null, publicUrl: string | null): WebhookEnvelope | null {
   const base = { id: event.event_id, type: event.name, occurred_at: event.occurred_at.toISOString(), project_id: event.project_id };
   if (event.issue_id) {
-    const [issue] = await sql<{ id: string; title: string; status: string; fingerprint: string | null; occurrence_count: number; first_seen_at: Date | null; last_seen_at: Date | null; created_at: Date }[]>`
-      select id, title, status, fingerprint, occurrence_count, first_seen_at, last_seen_at, created_at from issues
-      where tenant_id = ${event.tenant_id} and id = ${event.issue_id}`;
     if (!issue) return null;
     return {
       ...base,
@@ -83,14 +116,15 @@ export async function envelopeFor(sql: SqlHandle, event: OutboxEvent, publicUrl:
     };
   }
   if (event.monitor_id) {
-    const [monitor] = await sql<{ id: string; name: string; kind: string; exploration_status: string; activated_at: Date | null }[]>`
-      select id, name, kind, exploration_status, activated_at from monitors where tenant_id = ${event.tenant_id} and id = ${event.monitor_id}`;
     if (!monitor) return null;
     return {
       ...base,
       data: {
         project,
-        monitor: { ...monitor, activated_at: iso(monitor.activated_at), url: link(publicUrl, `/p/${event.project_id}/issues`) },
+        monitor: {
+          id: monitor.id, name: monitor.name, kind: monitor.kind, exploration_status: monitor.exploration_status,
+          activated_at: iso(monitor.activated_at), url: link(publicUrl, `/p/${event.project_id}/issues`),
+        },
       },
     };
   }

@@ -70,18 +70,26 @@ export class OutboxRelay {
   /**
    * Relays until the outbox is empty (or a batch fails). Rows another reader holds for an instant
    * (the webhook fan-out marking them dispatched, another process's relay) are skipped by a batch,
-   * so drain looks again for up to a second before it returns with rows still unrelayed.
+   * so drain looks again for up to a second before it returns with rows still unrelayed. It asks
+   * whether anything waits before it opens a transaction: most rounds (the timer's, or a kick for
+   * rows another process relayed) find nothing, and that costs one statement instead of four.
    */
   async drain(): Promise<number> {
     let total = 0;
-    for (let waits = 0; ; ) {
+    for (let waits = 0, left = await this.anyUnrelayed(); left; ) {
       const n = await this.relayOnce();
       total += n;
       if (n === this.batchSize) continue;
-      const [{ left }] = await this.sql<{ left: boolean }[]>`select exists (select 1 from issue_event_outbox where relayed_at is null) as left`;
-      if (!left || waits++ >= 20) return total;
+      left = await this.anyUnrelayed();
+      if (!left || waits++ >= 20) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    return total;
+  }
+
+  private async anyUnrelayed(): Promise<boolean> {
+    const [{ left }] = await this.sql<{ left: boolean }[]>`select exists (select 1 from issue_event_outbox where relayed_at is null) as left`;
+    return left;
   }
 
   /** Wakes the loop now, e.g. right after a transaction that wrote events commits. */
