@@ -2,10 +2,13 @@ import type { AppDeps } from '../../app-deps.js';
 import type { ProcessedTrace } from '../../trace-hooks.js';
 import { recordMonitorActivated } from './monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';
-import { openOrAttachIssue, type FingerprintOccurrence } from '../issues/issue-open.js';
+import { attachToIssues, type FingerprintIssueInput, type FingerprintOccurrence } from '../issues/issue-open.js';
 import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } from './monitor-baseline.js';
 import { observe, type TraceObservation } from './monitor-signal.js';
-import { activeWindow, cachedWatchingMonitors, findMonitor, learningTotals, updateMonitor, upsertObservation, type MonitorRow } from './monitor-store.js';
+import {
+  activeWindowRows, cachedWatchingMonitors, findMonitor, learningTotals, observationsOf, updateMonitor, upsertObservations,
+  type MonitorChange, type MonitorRow, type ObservationRow,
+} from './monitor-store.js';
 
 declare module '../../app-deps.js' {
   interface ServiceRegistry {
@@ -65,12 +68,40 @@ export function occurrencesOf(trace: ProcessedTrace, spanIds: string[]): Fingerp
   });
 }
 
+const traceKey = (t: Pick<ProcessedTrace, 'tenantId' | 'projectId'>) => `${t.tenantId}\u0000${t.projectId}`;
+
+/** A monitor's window while a group is evaluated: the latest observations of the active phase, newest first. */
+class Window {
+  constructor(
+    private readonly rows: ObservationRow[],
+    private readonly size: number,
+  ) {}
+
+  /** A trace observed again: its counts change where it stands; a new one enters at the top. */
+  observe(row: ObservationRow, isNew: boolean): void {
+    const at = this.rows.findIndex((r) => r.trace_id === row.trace_id);
+    if (at >= 0) this.rows[at] = row;
+    else if (isNew) {
+      this.rows.unshift(row);
+      if (this.rows.length > this.size) this.rows.pop();
+    }
+  }
+
+  get counts(): WindowCounts {
+    return { traces: this.rows.length, calls: this.rows.reduce((n, r) => n + r.calls, 0), matches: this.rows.reduce((n, r) => n + r.matches, 0) };
+  }
+}
+
 /**
- * The background evaluator (docs/monitors.md). It listens to processed traces and, per learning or
- * active monitor of the trace's project, records an observation, ends learning once enough traces
- * were seen, and while active opens or updates the monitor's issue when matches rise above the
- * baseline. Each monitor is evaluated in its own transaction holding the monitor's row lock, so
- * concurrent traces cannot both end learning or race on the window.
+ * The background evaluator (docs/monitors.md). It listens to groups of processed traces and, per
+ * learning or active monitor of their project, records an observation of each trace, ends learning
+ * once enough traces were seen, and while active opens or updates the monitor's issue when matches
+ * rise above the baseline. A monitor evaluates a group in one transaction holding its row lock (so
+ * concurrent groups cannot both end learning or race on the window), in a fixed number of
+ * statements: it reads what it needs once (the group's earlier observations, the learning totals or
+ * the window), goes through the traces in order in memory — each sees the totals and window the
+ * traces before it left, exactly as one transaction per trace would — and then writes the
+ * observations, the monitor, its events and its issue's occurrences at once.
  */
 export class MonitorEvaluator {
   constructor(private readonly deps: AppDeps) {}
@@ -79,51 +110,106 @@ export class MonitorEvaluator {
     return this.deps.config.monitorLearningMinTraces;
   }
 
-  /** The hook registered in traceHooks().onTraceProcessed. One failing monitor does not stop the others. */
-  readonly onTraceProcessed = async (trace: ProcessedTrace): Promise<void> => {
-    const monitors = await cachedWatchingMonitors(this.deps.sql, trace.tenantId, trace.projectId);
-    for (const monitor of monitors) {
-      try {
-        const evaluation = await this.evaluate(monitor.id, trace);
-        // Issue lifecycle events (triggered) or monitor.activated went to the outbox in that transaction: wake its readers.
-        if (evaluation.outcome === 'triggered' || evaluation.outcome === 'activated') kickRelay(this.deps);
-      } catch (error) {
-        this.deps.logger.error({ err: error, monitor_id: monitor.id, trace_id: trace.traceId }, 'monitor evaluation failed');
+  /**
+   * The hook registered in traceHooks().onTracesProcessed. One failing monitor does not stop the
+   * others; a group that fails for a monitor is evaluated again trace by trace, each failure logged.
+   */
+  readonly onTracesProcessed = async (traces: ProcessedTrace[]): Promise<void> => {
+    const byProject = new Map<string, ProcessedTrace[]>();
+    for (const t of traces) byProject.set(traceKey(t), [...(byProject.get(traceKey(t)) ?? []), t]);
+    for (const group of byProject.values()) {
+      const monitors = await cachedWatchingMonitors(this.deps.sql, group[0].tenantId, group[0].projectId);
+      for (const monitor of monitors) {
+        try {
+          this.wake(await this.evaluateGroup(monitor.id, group));
+        } catch (error) {
+          if (group.length === 1) {
+            this.deps.logger.error({ err: error, monitor_id: monitor.id, trace_id: group[0].traceId }, 'monitor evaluation failed');
+            continue;
+          }
+          this.deps.logger.warn({ err: error, monitor_id: monitor.id, traces: group.length }, 'monitor evaluation of a group failed; evaluating its traces one by one');
+          for (const trace of group) {
+            try {
+              this.wake(await this.evaluateGroup(monitor.id, [trace]));
+            } catch (each) {
+              this.deps.logger.error({ err: each, monitor_id: monitor.id, trace_id: trace.traceId }, 'monitor evaluation failed');
+            }
+          }
+        }
       }
     }
   };
 
-  async evaluate(monitorId: string, trace: ProcessedTrace): Promise<Evaluation> {
+  /** Issue lifecycle events (triggered) or monitor.activated went to the outbox: wake its readers. */
+  private wake(evaluations: Evaluation[]): void {
+    if (evaluations.some((e) => e.outcome === 'triggered' || e.outcome === 'activated')) kickRelay(this.deps);
+  }
+
+  /** What the monitor made of each trace of a group (of its project), in order. */
+  async evaluateGroup(monitorId: string, traces: ProcessedTrace[]): Promise<Evaluation[]> {
     return (await this.deps.sql.begin(async (tx) => {
-      const monitor = await findMonitor(tx, trace.tenantId, monitorId, { forUpdate: true });
-      if (!monitor || monitor.project_id !== trace.projectId || monitor.exploration_status === 'paused') return { outcome: 'skipped' } as const;
-      const observation: TraceObservation = observe(monitor.signal, trace);
-      if (monitor.exploration_status === 'learning') {
-        await upsertObservation(tx, monitor.id, trace.traceId, 'learning', observation);
-        const totals = await learningTotals(tx, monitor.id);
-        if (totals.traces < this.learningMinTraces) return { outcome: 'learning', observed: totals.traces } as const;
-        const now = new Date();
-        const baseline = recordBaseline(totals, now);
-        await updateMonitor(tx, trace.tenantId, monitor.id, { exploration_status: 'active', baseline, activated_at: now });
-        await recordMonitorActivated(tx, { tenantId: trace.tenantId, projectId: trace.projectId, monitorId: monitor.id, occurredAt: now });
-        return { outcome: 'activated', baseline } as const;
+      const { tenantId, projectId } = traces[0];
+      const monitor = await findMonitor(tx, tenantId, monitorId, { forUpdate: true });
+      if (!monitor || monitor.project_id !== projectId || monitor.exploration_status === 'paused') return traces.map(() => ({ outcome: 'skipped' }) as const);
+      const windowSize = Math.max(1, this.learningMinTraces);
+      // The group's observations as they stand: stored, then as this group changes them.
+      const rows = new Map((await observationsOf(tx, monitor.id, [...new Set(traces.map((t) => t.traceId))])).map((r) => [r.trace_id, r]));
+      let status: 'learning' | 'active' = monitor.exploration_status;
+      let baseline = monitor.baseline;
+      let totals: WindowCounts | null = null;
+      let window: Window | null = null;
+      const change: MonitorChange = {};
+      let activatedAt: Date | null = null;
+      const triggers: { at: number; input: FingerprintIssueInput }[] = [];
+      const evaluations: Evaluation[] = [];
+      for (const trace of traces) {
+        const observation: TraceObservation = observe(monitor.signal, trace);
+        if (status === 'learning') totals ??= await learningTotals(tx, monitor.id);
+        // Loaded when first needed: the group's own rows so far are learning ones, which the window leaves out.
+        if (status === 'active') window ??= new Window((await activeWindowRows(tx, monitor.id, windowSize)).map((r) => rows.get(r.trace_id) ?? r), windowSize);
+        const prior = rows.get(trace.traceId);
+        const row: ObservationRow = { trace_id: trace.traceId, phase: prior?.phase ?? status, calls: observation.calls, matches: observation.matches };
+        rows.set(row.trace_id, row);
+        if (totals && row.phase === 'learning') {
+          totals = {
+            traces: totals.traces + (prior ? 0 : 1),
+            calls: totals.calls + row.calls - (prior?.phase === 'learning' ? prior.calls : 0),
+            matches: totals.matches + row.matches - (prior?.phase === 'learning' ? prior.matches : 0),
+          };
+        }
+        if (window && row.phase === 'active') window.observe(row, !prior);
+        if (status === 'learning') {
+          if (totals!.traces < this.learningMinTraces) {
+            evaluations.push({ outcome: 'learning', observed: totals!.traces });
+            continue;
+          }
+          activatedAt = new Date();
+          baseline = recordBaseline(totals!, activatedAt);
+          Object.assign(change, { exploration_status: 'active', baseline, activated_at: activatedAt });
+          status = 'active';
+          evaluations.push({ outcome: 'activated', baseline });
+          continue;
+        }
+        const counts = window!.counts;
+        if (observation.matches === 0 || !exceedsBaseline(baseline!, counts)) {
+          evaluations.push({ outcome: 'watching', window: counts });
+          continue;
+        }
+        const input = { tenantId, projectId, fingerprint: monitorFingerprint(monitor.id), ...describe(monitor, baseline!, counts), traceId: trace.traceId, otelTraceId: trace.otelTraceId, occurrences: occurrencesOf(trace, observation.matchedSpanIds) };
+        triggers.push({ at: evaluations.length, input });
+        evaluations.push({ outcome: 'triggered', window: counts, issueId: '' });
       }
-      await upsertObservation(tx, monitor.id, trace.traceId, 'active', observation);
-      const window = await activeWindow(tx, monitor.id, Math.max(1, this.learningMinTraces));
-      const baseline = monitor.baseline!;
-      if (observation.matches === 0 || !exceedsBaseline(baseline, window)) return { outcome: 'watching', window } as const;
-      const { issueId } = await openOrAttachIssue(tx, {
-        tenantId: trace.tenantId,
-        projectId: trace.projectId,
-        fingerprint: monitorFingerprint(monitor.id),
-        ...describe(monitor, baseline, window),
-        traceId: trace.traceId,
-        otelTraceId: trace.otelTraceId,
-        occurrences: occurrencesOf(trace, observation.matchedSpanIds),
-      });
-      await updateMonitor(tx, trace.tenantId, monitor.id, { last_triggered_at: new Date(), last_issue_id: issueId });
-      return { outcome: 'triggered', window, issueId } as const;
-    })) as Evaluation;
+      // Each trace once, in the order first seen, so new observations are stamped in that order.
+      await upsertObservations(tx, monitor.id, [...new Set(traces.map((t) => t.traceId))].map((id) => rows.get(id)!));
+      if (activatedAt) await recordMonitorActivated(tx, { tenantId, projectId, monitorId: monitor.id, occurredAt: activatedAt });
+      if (triggers.length > 0) {
+        const { results } = await attachToIssues(tx, triggers.map((t) => t.input));
+        triggers.forEach((t, i) => ((evaluations[t.at] as { issueId: string }).issueId = results[i].issueId));
+        Object.assign(change, { last_triggered_at: new Date(), last_issue_id: results[results.length - 1].issueId });
+      }
+      if (Object.keys(change).length > 0) await updateMonitor(tx, tenantId, monitor.id, change);
+      return evaluations;
+    })) as Evaluation[];
   }
 }
 

@@ -184,20 +184,35 @@ export async function clearObservations(sql: SqlHandle, monitorId: string): Prom
   await sql`delete from monitor_observations where monitor_id = ${monitorId}`;
 }
 
+/** A monitor's observation of one trace, as stored. */
+export interface ObservationRow {
+  trace_id: string;
+  phase: 'learning' | 'active';
+  calls: number;
+  matches: number;
+}
+
+/** The stored observations of some traces by a monitor. */
+export async function observationsOf(sql: SqlHandle, monitorId: string, traceIds: string[]): Promise<ObservationRow[]> {
+  return sql<ObservationRow[]>`
+    select trace_id, phase, calls, matches from monitor_observations where monitor_id = ${monitorId} and trace_id = any(${traceIds}::text[])`;
+}
+
 /**
- * Records what a monitor saw in one trace. Re-processing the same trace (a late span) replaces the
- * counts but keeps the phase and time of the first observation, so a trace is counted once.
+ * Records what a monitor saw in some traces, in one statement. Re-processing a trace (a late span)
+ * replaces its counts but keeps the phase and time of the first observation, so a trace is counted
+ * once. New observations are stamped in the order given, each later than the one before and than
+ * every observation already stored: the caller holds the monitor's row lock, so every earlier
+ * writer of this monitor has committed before this clock reading.
  */
-export async function upsertObservation(
-  sql: SqlHandle,
-  monitorId: string,
-  traceId: string,
-  phase: 'learning' | 'active',
-  observation: { calls: number; matches: number },
-): Promise<void> {
+export async function upsertObservations(sql: SqlHandle, monitorId: string, rows: ObservationRow[]): Promise<void> {
+  if (rows.length === 0) return;
   await sql`
-    insert into monitor_observations (monitor_id, trace_id, phase, calls, matches, matched)
-    values (${monitorId}, ${traceId}, ${phase}, ${observation.calls}, ${observation.matches}, ${observation.matches > 0})
+    insert into monitor_observations (monitor_id, trace_id, phase, calls, matches, matched, observed_at)
+    select ${monitorId}::uuid, o.trace_id, o.phase, o.calls, o.matches, o.matches > 0, clock_timestamp() + o.n * interval '1 microsecond'
+    from unnest(${rows.map((r) => r.trace_id)}::text[], ${rows.map((r) => r.phase)}::text[], ${rows.map((r) => r.calls)}::int[], ${rows.map((r) => r.matches)}::int[])
+      with ordinality as o(trace_id, phase, calls, matches, n)
+    order by o.n
     on conflict (monitor_id, trace_id) do update set calls = excluded.calls, matches = excluded.matches, matched = excluded.matched`;
 }
 
@@ -208,12 +223,10 @@ export async function learningTotals(sql: SqlHandle, monitorId: string): Promise
   return row;
 }
 
-/** Counts over the latest `size` traces observed while active. */
-export async function activeWindow(sql: SqlHandle, monitorId: string, size: number): Promise<WindowCounts> {
-  const [row] = await sql<{ traces: number; calls: number; matches: number }[]>`
-    select count(*)::int as traces, coalesce(sum(calls), 0)::int as calls, coalesce(sum(matches), 0)::int as matches
-    from (select calls, matches from monitor_observations
-          where monitor_id = ${monitorId} and phase = 'active'
-          order by observed_at desc, trace_id desc limit ${size}) as latest`;
-  return row;
+/** The latest `size` traces observed while active, newest first: the window a trigger looks at. */
+export async function activeWindowRows(sql: SqlHandle, monitorId: string, size: number): Promise<ObservationRow[]> {
+  return sql<ObservationRow[]>`
+    select trace_id, phase, calls, matches from monitor_observations
+    where monitor_id = ${monitorId} and phase = 'active'
+    order by observed_at desc, trace_id desc limit ${size}`;
 }
