@@ -55,8 +55,9 @@ export interface TraceIssueOccurrence {
 export interface TraceHooks {
   /**
    * Called with a group of processed traces (part of one settling round) after their trace.processed
-   * rows are written, before the per-trace listeners: for work that one statement does for many traces
-   * (issue extraction records the common trace without failures this way). Must be idempotent.
+   * rows are written, before the per-trace listeners: for work that a few statements do for many
+   * traces (issue extraction and monitors listen this way, a fixed number of PostgreSQL statements
+   * per group). Must be idempotent.
    */
   onTracesProcessed: ((traces: ProcessedTrace[]) => Promise<void>)[];
   /** Called once per (re)processing of a trace, after its trace.processed row is written. Must be idempotent. */

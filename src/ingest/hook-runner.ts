@@ -8,8 +8,8 @@ export const HOOK_QUEUE_MAX_BYTES = 32 * 1024 * 1024;
 /**
  * Runs the trace listeners (issue extraction, monitors) off the settling loop, so their database
  * work does not gate how fast traces settle. A settling round's traces are queued in groups of up
- * to `groupSize`: each group goes once to the group listeners (onTracesProcessed: one statement for
- * many traces — one statement per trace was most of PostgreSQL's work at volume), then trace by
+ * to `groupSize`: each group goes once to the group listeners (onTracesProcessed: a few statements
+ * for many traces — statements per trace were most of PostgreSQL's work at volume), then trace by
  * trace to the per-trace listeners; up to `concurrency` groups run at a time. Bounded: when
  * `maxQueued` traces or `maxQueuedBytes` of payload wait, `enqueue` waits too (the settler slows
  * down instead of memory growing); a group bigger than the byte bound still enters an empty queue.
