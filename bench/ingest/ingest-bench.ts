@@ -12,7 +12,7 @@
  * - the raw @clickhouse/client insert of the same rows in the same run, peak RSS, and what a query
  *   sees afterwards (nothing acknowledged lost or doubled).
  *
- *   npx tsx bench/ingest/ingest-bench.ts [--batches 300] [--concurrency 8] [--batch-size 1000]
+ *   npx tsx bench/ingest/ingest-bench.ts [--batches 300] [--concurrency 8] [--batch-size 1000] [--monitors 0]
  *
  * The service runs as its own process (bench/service-process.ts); the senders (bench/otlp-senders.ts)
  * and the raw insert run here; cpu-split.ts reads where the service's CPU went.
@@ -40,6 +40,8 @@ import { syntheticBatch, type Batch } from './synthetic-batch.js';
 const BATCHES = numberArg('batches', 300);
 const CONCURRENCY = numberArg('concurrency', 8);
 const BATCH_SPANS = numberArg('batch-size', 1000);
+/** Monitors on the bench project (tool monitors on the failing tool): what a watched project costs in PostgreSQL. */
+const MONITORS = numberArg('monitors', 0);
 const log = pino({ level: 'warn' });
 
 async function rawInsert(batches: Batch[]) {
@@ -178,6 +180,9 @@ async function main() {
   let stopped = false;
   try {
     const a: Api = service;
+    for (let i = 0; i < MONITORS; i++) {
+      await api(a, 'POST', `/projects/${a.project}/monitors`, { name: `lookup failures ${i}`, kind: 'tool', tool_name: 'lookup_order', issue_criteria: { error: true } });
+    }
     await sendBatches(service, warmup, CONCURRENCY);
     const warmTraces = warmup.reduce((n, b) => n + b.traceIds.length, 0);
     await waitSettled(a, warmTraces, warmup.at(-1)!.traceIds.slice(-3));
@@ -218,7 +223,7 @@ async function main() {
     const lines = [
       '',
       `cpus: ${os.cpus().length}, memory: ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
-      `${BATCHES} batches x ${BATCH_SPANS} spans per encoding, ${CONCURRENCY} concurrent senders`,
+      `${BATCHES} batches x ${BATCH_SPANS} spans per encoding, ${CONCURRENCY} concurrent senders${MONITORS > 0 ? `, ${MONITORS} monitors on the project` : ''}`,
     ];
     for (const p of phases) {
       lines.push(
