@@ -196,10 +196,3 @@ export async function attachToIssues(tx: SqlHandle, inputs: FingerprintIssueInpu
   await recordIssueEvents(tx, events.sort((a, b) => a.order - b.order).map((e) => e.event));
   return { results, events: events.length };
 }
-
-/** attachToIssues for one input: the project's issue for a fingerprint, opened or attached to. */
-export async function openOrAttachIssue(tx: SqlHandle, input: FingerprintIssueInput): Promise<AttachResult> {
-  const { results } = await attachToIssues(tx, [input]);
-  return results[0];
-}
-

@@ -5,6 +5,7 @@ import { kickRelay } from '../issues/issue-access.js';
 import { attachToIssues, type FingerprintIssueInput, type FingerprintOccurrence } from '../issues/issue-open.js';
 import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } from './monitor-baseline.js';
 import { observe, type TraceObservation } from './monitor-signal.js';
+import { ActiveWindow } from './monitor-window.js';
 import {
   activeWindowRows, cachedWatchingMonitors, findMonitor, learningTotals, observationsOf, updateMonitor, upsertObservations,
   type MonitorChange, type MonitorRow, type ObservationRow,
@@ -70,28 +71,6 @@ export function occurrencesOf(trace: ProcessedTrace, spanIds: string[]): Fingerp
 
 const traceKey = (t: Pick<ProcessedTrace, 'tenantId' | 'projectId'>) => `${t.tenantId}\u0000${t.projectId}`;
 
-/** A monitor's window while a group is evaluated: the latest observations of the active phase, newest first. */
-class Window {
-  constructor(
-    private readonly rows: ObservationRow[],
-    private readonly size: number,
-  ) {}
-
-  /** A trace observed again: its counts change where it stands; a new one enters at the top. */
-  observe(row: ObservationRow, isNew: boolean): void {
-    const at = this.rows.findIndex((r) => r.trace_id === row.trace_id);
-    if (at >= 0) this.rows[at] = row;
-    else if (isNew) {
-      this.rows.unshift(row);
-      if (this.rows.length > this.size) this.rows.pop();
-    }
-  }
-
-  get counts(): WindowCounts {
-    return { traces: this.rows.length, calls: this.rows.reduce((n, r) => n + r.calls, 0), matches: this.rows.reduce((n, r) => n + r.matches, 0) };
-  }
-}
-
 /**
  * The background evaluator (docs/monitors.md). It listens to groups of processed traces and, per
  * learning or active monitor of their project, records an observation of each trace, ends learning
@@ -116,7 +95,11 @@ export class MonitorEvaluator {
    */
   readonly onTracesProcessed = async (traces: ProcessedTrace[]): Promise<void> => {
     const byProject = new Map<string, ProcessedTrace[]>();
-    for (const t of traces) byProject.set(traceKey(t), [...(byProject.get(traceKey(t)) ?? []), t]);
+    for (const t of traces) {
+      const group = byProject.get(traceKey(t));
+      if (group) group.push(t);
+      else byProject.set(traceKey(t), [t]);
+    }
     for (const group of byProject.values()) {
       const monitors = await cachedWatchingMonitors(this.deps.sql, group[0].tenantId, group[0].projectId);
       for (const monitor of monitors) {
@@ -157,7 +140,7 @@ export class MonitorEvaluator {
       let status: 'learning' | 'active' = monitor.exploration_status;
       let baseline = monitor.baseline;
       let totals: WindowCounts | null = null;
-      let window: Window | null = null;
+      let window: ActiveWindow | null = null;
       const change: MonitorChange = {};
       let activatedAt: Date | null = null;
       const triggers: { at: number; input: FingerprintIssueInput }[] = [];
@@ -166,7 +149,7 @@ export class MonitorEvaluator {
         const observation: TraceObservation = observe(monitor.signal, trace);
         if (status === 'learning') totals ??= await learningTotals(tx, monitor.id);
         // Loaded when first needed: the group's own rows so far are learning ones, which the window leaves out.
-        if (status === 'active') window ??= new Window((await activeWindowRows(tx, monitor.id, windowSize)).map((r) => rows.get(r.trace_id) ?? r), windowSize);
+        if (status === 'active') window ??= new ActiveWindow((await activeWindowRows(tx, monitor.id, windowSize)).map((r) => rows.get(r.trace_id) ?? r), windowSize);
         const prior = rows.get(trace.traceId);
         const row: ObservationRow = { trace_id: trace.traceId, phase: prior?.phase ?? status, calls: observation.calls, matches: observation.matches };
         rows.set(row.trace_id, row);
