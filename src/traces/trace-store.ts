@@ -61,6 +61,8 @@ export interface StoredTraceCostView {
 
 export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, projectId: string, traceId: string): Promise<StoredTraceCostView> {
   const scope = { tenantId, projectId };
+  // One key: FINAL merges only the granules holding it, which is cheaper than processedTraces'
+  // project-wide look for re-processed traces (that read pays off over many traces, not one).
   const [row] = await ch.read<{ estimated_cost_usd: number | string | null; estimated_cost_basis: string; cost_unpriced_models: string[] }>(
     sql`SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models FROM ${scopedTable(ch.table('event_trace_processed'))} FINAL
             WHERE ${tenantGuard(scope)} AND trace_id = ${param('String', traceId)}
