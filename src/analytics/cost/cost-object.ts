@@ -120,7 +120,7 @@ function windowSelection(ctx: CostContext, options: CostWindowOptions): TraceSel
   );
   const groupBy = options.groupBy ?? 'none';
   const groups = groupBy === 'none' ? [] : groupBy === 'agent' ? [{ alias: 'agent', sql: raw('agent_name') }] : [{ alias: 'bucket', sql: raw(BUCKET_SQL[groupBy.bucket]) }];
-  return { table: ctx.ch.table('event_trace_processed'), scope: ctx, where: sql`${tenantGuard(ctx)} AND ${where}`, groups };
+  return { table: ctx.ch.table('event_trace_processed'), where: sql`${tenantGuard(ctx)} AND ${where}`, groups };
 }
 
 export async function computeCostObject(ctx: CostContext, options: CostWindowOptions): Promise<CostWindowResult> {

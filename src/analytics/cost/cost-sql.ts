@@ -1,6 +1,6 @@
 import { fromText, join, param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard, type TenantScope } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
 
 /**
@@ -11,7 +11,7 @@ import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
  * the SQL layer names them all and nothing here can collide or splice a caller string.
  *
  * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics");
- * trace.processed through processedTraces, which selects FINAL's rows without FINAL's cost.
+ * trace.processed through the SQL layer's processedTraces, the one read of that table.
  *
  * On a cluster the tables are Distributed, which refuse an IN or JOIN whose subquery reads a
  * Distributed table again (ClickHouse code 288): the live-trace set is therefore joined GLOBAL, built
@@ -23,8 +23,6 @@ export type SqlFragment = Fragment;
 export interface TraceSelection {
   /** Qualified trace.processed table. */
   table: string;
-  /** The tenant (and project) `where` guards: processedTraces looks for re-processed traces there. */
-  scope: TenantScope;
   where: Fragment;
   groups: { alias: string; sql: Fragment }[];
 }
@@ -75,7 +73,7 @@ export function storedSql(sel: TraceSelection, unpricedCap: number): Fragment {
   return sql`SELECT ${lead(g.select)}
   count() AS traces,
   ${storedColumns(unpricedCap)}
-FROM ${processedTraces(sel.table, sel.scope, sel.where)}${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
+FROM ${processedTraces(sel.table, sel.where)}${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
 
 /**
@@ -87,7 +85,7 @@ export function storedModelCostsSql(sel: TraceSelection): Fragment {
   return sql`SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost
 FROM (
   SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
-  FROM ${processedTraces(sel.table, sel.scope, sel.where)}
+  FROM ${processedTraces(sel.table, sel.where)}
   WHERE ${raw(PRICED)}
 )
 GROUP BY model`;
@@ -133,7 +131,7 @@ function liveCte(sel: TraceSelection, liveCap: number): Fragment {
   const g = groupColumns(sel.groups);
   return sql`WITH live AS (
   SELECT trace_id, total_tokens AS live_tokens${g.select ? sql`, ${g.select}` : raw('')}
-  FROM ${processedTraces(sel.table, sel.scope, sel.where)}
+  FROM ${processedTraces(sel.table, sel.where)}
   WHERE ${raw(UNWRITTEN)}
   ORDER BY timestamp, trace_id
   LIMIT ${param('UInt64', liveCap)}

@@ -65,7 +65,7 @@ async function traceCostRows(ctx: CostQueryContext, request: CostQueryRequest, c
   const limits = resolveLimits(ctx.limits);
   const result = await runTraceCost(
     { ch: ctx.ch, tenantId: ctx.tenantId, projectId: ctx.projectId, start: ctx.start, endExclusive: ctx.endExclusive, catalog, limits, now, timeoutSeconds: ctx.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS },
-    { table: request.table, scope: ctx, where: request.where, groups: request.groups },
+    { table: request.table, where: request.where, groups: request.groups },
   );
   const rows = new Map<string, Record<string, unknown>>();
   for (const [key, { partial }] of result.groups) {

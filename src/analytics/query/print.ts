@@ -5,8 +5,7 @@
  *  - identifiers are checked against a strict pattern before they are quoted (they come from the
  *    catalog or the compiler; the check is the last line of defence, HogQL's escaper),
  *  - every event table read is qualified, read with FINAL (trace.processed through the layer's
- *    processedTraces, the same rows without FINAL's cost), and guarded by the layer's tenant and
- *    project guard (HogQL injects the team guard in its printer the same way) — a tree that forgets
+ *    processedTraces, its one read), and guarded by the layer's tenant and project guard (HogQL injects the team guard in its printer the same way) — a tree that forgets
  *    the guard cannot be printed without it, and the layer's runner counts guards against tables.
  * The statement's settings are handed to the layer, which writes the SETTINGS clause.
  */
@@ -43,7 +42,7 @@ export interface PrintedQuery {
 /** Marks where an embedded value or fragment goes in the printed text; NUL never occurs in code-written SQL. */
 const SLOT = /\u0000(\d+)\u0000/g;
 
-/** The table processedTraces reads instead of `FINAL` (catalog.ts trace.processed). */
+/** trace.processed's table (catalog.ts), read through processedTraces. */
 const PROCESSED_TRACES = 'event_trace_processed';
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -124,10 +123,9 @@ export class Printer {
     const guard = node.from.kind === 'Table' ? this.guard() : null;
     const parts = [`SELECT ${node.items.map((item) => this.selectItem(item)).join(', ')}`];
     if (node.from.kind === 'Table' && node.from.table === PROCESSED_TRACES && guard !== null) {
-      // trace.processed: the SQL layer's one read of it (FINAL's rows without FINAL's cost), which
-      // applies the guarded condition itself, in each of its branches.
+      // trace.processed: the SQL layer's one read of it, which applies the guarded condition itself.
       const where = this.fragment(this.guardedWhere(node.where, guard));
-      parts.push(`FROM ${this.embed(processedTraces(this.context.qualify(PROCESSED_TRACES), this.context, where))}`);
+      parts.push(`FROM ${this.embed(processedTraces(this.context.qualify(PROCESSED_TRACES), where))}`);
     } else {
       parts.push(`FROM ${this.from(node.from)}`);
       if (guard !== null) parts.push(`WHERE ${this.guardedWhere(node.where, guard)}`);

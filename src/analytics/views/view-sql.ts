@@ -4,8 +4,8 @@
  * is a typed value of a fragment. Every statement carries the layer's tenant and project guard
  * (DESIGN.md "Tenancy and credentials": every query filters by tenant), runs on the analytics lane
  * (read-only, time-limited, gated) and reads event tables with FINAL so a re-sent span or a
- * re-processed trace counts once (DESIGN.md "Analytics") — trace.processed through processedTraces,
- * which gives FINAL's rows without FINAL's cost for the traces processed once.
+ * re-processed trace counts once (DESIGN.md "Analytics"); trace.processed through the SQL layer's
+ * processedTraces, the one place that decides how that table is deduplicated.
  */
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { param, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
@@ -78,12 +78,9 @@ export function table(scope: ViewScope, name: 'event_trace_processed' | 'event_g
   return scopedTable(scope.deps.ch.table(name));
 }
 
-/**
- * trace.processed rows of `where` (which starts with guard(scope)), newest processing per trace, as
- * a FROM source: what `event_trace_processed FINAL WHERE <where>` selects (processed-traces.ts).
- */
+/** trace.processed rows of `where` (which starts with guard(scope)), newest processing per trace, as a FROM source. */
 export function processedTraces(scope: ViewScope, where: Fragment): Fragment {
-  return processedTraceRows(scope.deps.ch.table('event_trace_processed'), scope, where);
+  return processedTraceRows(scope.deps.ch.table('event_trace_processed'), where);
 }
 
 /** A quantile list from quantilesExact, or nulls when no value went into it (ClickHouse answers 0s). */

@@ -9,7 +9,7 @@ import { isoFromDateTime64 } from '../../stores/clickhouse-time.js';
  * data that ingestion writes to ClickHouse, never posted as events. Each one is a small table of
  * SQL over one event table: identifiers here are constants, every value is a bound parameter, and
  * the event tables are read FINAL so a re-processed trace or re-sent span never counts twice
- * (trace.processed through the SQL layer's processedTraces: the same rows without FINAL's cost).
+ * (trace.processed through the SQL layer's processedTraces, the one read of that table).
  * "Higher is worse" for all of them, so the monitor rule latest_value > threshold reads as "breached".
  */
 export interface PresetDefinition {
@@ -114,7 +114,7 @@ export async function observedFigures(ch: ClickHouseStore, preset: PresetDefinit
   // The rows of `cond`, newest version per key: `FROM <source>` of each statement below.
   const rowsOf = (cond: Fragment) =>
     preset.table === 'event_trace_processed'
-      ? processedTraces(ch.table(preset.table), scope, cond)
+      ? processedTraces(ch.table(preset.table), cond)
       : sql`${scopedTable(ch.table(preset.table))} FINAL WHERE ${cond}`;
   const since = new Date(Date.now() - scope.intervalHours * 3_600_000);
   const [totals, recent, latest] = await Promise.all([

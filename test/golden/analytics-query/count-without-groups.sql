@@ -1,12 +1,5 @@
 SELECT count() AS `m0`
-FROM (
-  SELECT * FROM `lookout`.`event_trace_processed`
-  WHERE (`tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')}) AND first_processing = 1 AND trace_id GLOBAL NOT IN (SELECT trace_id FROM `lookout`.`event_trace_processed` WHERE `tenant_id` = {p4:String} AND `project_id` = {p5:String} AND first_processing = 0)
-  UNION ALL
-  SELECT * FROM `lookout`.`event_trace_processed` FINAL
-  PREWHERE `tenant_id` = {p4:String} AND `project_id` = {p5:String} AND trace_id GLOBAL IN (SELECT trace_id FROM `lookout`.`event_trace_processed` WHERE `tenant_id` = {p4:String} AND `project_id` = {p5:String} AND first_processing = 0)
-  WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')}
-)
+FROM (SELECT * FROM `lookout`.`event_trace_processed` FINAL WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')})
 SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 4294967296, output_format_json_quote_64bit_integers = 1, output_format_json_quote_denormals = 0, readonly = 2
 
 -- params
@@ -14,7 +7,5 @@ SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 42
   "p0": "tenant-golden",
   "p1": "project-golden",
   "p2": "2026-11-15 00:00:00.000",
-  "p3": "2026-11-22 00:00:00.000",
-  "p4": "tenant-golden",
-  "p5": "project-golden"
+  "p3": "2026-11-22 00:00:00.000"
 }

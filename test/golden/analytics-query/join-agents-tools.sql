@@ -1,24 +1,17 @@
 SELECT `p`.`g0` AS `g0`, `p`.`m0` AS `m0`, `p`.`m1` AS `m1`, `j`.`j0` AS `j0`, `j`.`j1` AS `j1`
 FROM (
   SELECT `agent_name` AS `g0`, count() AS `m0`, countIf(`error_count` > {p0:Float64}) AS `m1`
-  FROM (
-  SELECT * FROM `lookout`.`event_trace_processed`
-  WHERE (`tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')}) AND first_processing = 1 AND trace_id GLOBAL NOT IN (SELECT trace_id FROM `lookout`.`event_trace_processed` WHERE `tenant_id` = {p5:String} AND `project_id` = {p6:String} AND first_processing = 0)
-  UNION ALL
-  SELECT * FROM `lookout`.`event_trace_processed` FINAL
-  PREWHERE `tenant_id` = {p5:String} AND `project_id` = {p6:String} AND trace_id GLOBAL IN (SELECT trace_id FROM `lookout`.`event_trace_processed` WHERE `tenant_id` = {p5:String} AND `project_id` = {p6:String} AND first_processing = 0)
-  WHERE `tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')}
-)
+  FROM (SELECT * FROM `lookout`.`event_trace_processed` FINAL WHERE `tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')})
   GROUP BY `g0`
 ) AS `p`
 LEFT JOIN (
   SELECT `agent_name` AS `k`, count() AS `j0`, uniqExact(`tool`) AS `j1`
   FROM `lookout`.`event_tool_called` FINAL
-  WHERE `tenant_id` = {p7:String} AND `project_id` = {p8:String} AND `timestamp` >= {p9:DateTime64(3, 'UTC')} AND `timestamp` < {p10:DateTime64(3, 'UTC')} AND `error` = {p11:Float64}
+  WHERE `tenant_id` = {p5:String} AND `project_id` = {p6:String} AND `timestamp` >= {p7:DateTime64(3, 'UTC')} AND `timestamp` < {p8:DateTime64(3, 'UTC')} AND `error` = {p9:Float64}
   GROUP BY `k`
 ) AS `j` ON `p`.`g0` = `j`.`k`
 ORDER BY `m1` DESC, `g0` ASC
-LIMIT {p12:UInt32}
+LIMIT {p10:UInt32}
 SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 4294967296, output_format_json_quote_64bit_integers = 1, output_format_json_quote_denormals = 0, join_use_nulls = 1, readonly = 2
 
 -- params
@@ -30,10 +23,8 @@ SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 42
   "p4": "2026-11-22 00:00:00.000",
   "p5": "tenant-golden",
   "p6": "project-golden",
-  "p7": "tenant-golden",
-  "p8": "project-golden",
-  "p9": "2026-11-15 00:00:00.000",
-  "p10": "2026-11-22 00:00:00.000",
-  "p11": "1",
-  "p12": "10000"
+  "p7": "2026-11-15 00:00:00.000",
+  "p8": "2026-11-22 00:00:00.000",
+  "p9": "1",
+  "p10": "10000"
 }

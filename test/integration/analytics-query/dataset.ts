@@ -116,13 +116,6 @@ export function buildDataset(): { live: Dataset; all: Dataset } {
   const t12 = traces[12];
   stale.push({ ...t12, ts: EDGE + DAY, processed_at: t12.processed_at - DAY });
   traces[12] = { ...t12, ts: START - 2 * DAY };
-  // As the settler marks rows (trace.processed is read without FINAL for traces processed once): the
-  // first row written for a trace carries first_processing = 1 — the stale rows (inserted first) and
-  // the runs processed once — and re-processings 0. t30..t34 stay 0 throughout, as rows written
-  // before the mark existed.
-  for (const row of stale) row.first_processing = 1;
-  const staleIds = new Set(stale.map((r) => r.trace_id));
-  for (const row of traces) if (!staleIds.has(row.trace_id) && !['t30', 't31', 't32', 't33', 't34'].includes(row.trace_id)) row.first_processing = 1;
 
   const tools: ToolRow[] = [];
   for (let i = 0; i < 300; i++) {

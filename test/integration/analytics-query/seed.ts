@@ -66,8 +66,6 @@ export interface TraceRow extends Common {
   estimated_cost_usd: number | null;
   /** Milliseconds; the newest processing of a trace wins (ReplacingMergeTree version). */
   processed_at: number;
-  /** 1 on the first row written for the trace, as the settler marks it; absent = 0 (a re-processing or a row from before the mark). */
-  first_processing?: 0 | 1;
 }
 
 export interface IssueRow extends Common {
@@ -138,7 +136,6 @@ export const insertTraces = (store: ClickHouseStore, rows: TraceRow[]) =>
       total_tokens: r.input_tokens + r.output_tokens,
       estimated_cost_usd: r.estimated_cost_usd,
       processed_at: chTime(r.processed_at),
-      first_processing: r.first_processing ?? 0,
     })),
   );
 

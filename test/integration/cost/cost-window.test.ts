@@ -83,7 +83,7 @@ describe('cost object over a window', () => {
       query: `SELECT * FROM ${store.table('event_generation_completed')} WHERE trace_id = {id:String}`, query_params: { id }, format: 'JSONEachRow',
     })).json<Record<string, unknown>>();
     await store.client.insert({ table: store.table('event_generation_completed'), values: [{ ...gen, inserted_at: '2030-01-01 00:00:00.000' }], format: 'JSONEachRow' });
-    await seedTraces(store, scope, [{ traceId: id, timestamp: at(0, '10:00:00'), inputTokens: 1000, outputTokens: 500, basis: 'unavailable', processedAt: '2030-01-01 00:00:00.000', firstProcessing: 0 }]);
+    await seedTraces(store, scope, [{ traceId: id, timestamp: at(0, '10:00:00'), inputTokens: 1000, outputTokens: 500, basis: 'unavailable', processedAt: '2030-01-01 00:00:00.000' }]);
     const { total } = await computeCostObject(ctx(scope), WINDOW);
     expect(total.traces).toBe(1);
     expect(total.cost.estimated_cost_usd).toBeCloseTo(0.0054, 12);

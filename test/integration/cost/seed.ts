@@ -45,8 +45,6 @@ export interface TraceSeed {
   /** cost_model_costs: the stored per-model split of `cost`. */
   modelCosts?: Record<string, number>;
   processedAt?: string;
-  /** Default 1: a seeded trace is its first processing, as the settler marks it (0: a re-processing). */
-  firstProcessing?: 0 | 1;
 }
 
 export async function seedTraces(store: ClickHouseStore, scope: Scope, traces: TraceSeed[]): Promise<string[]> {
@@ -71,7 +69,6 @@ export async function seedTraces(store: ClickHouseStore, scope: Scope, traces: T
     cost_model_costs: t.modelCosts ?? {},
     models: [],
     processed_at: t.processedAt ?? '2025-03-05 00:00:00.000',
-    first_processing: t.firstProcessing ?? 1,
   }));
   await store.client.insert({ table: store.table('event_trace_processed'), values: rows, format: 'JSONEachRow' });
   return rows.map((r) => r.trace_id);
