@@ -5,8 +5,9 @@
  *  - identifiers are checked against a strict pattern before they are quoted (they come from the
  *    catalog or the compiler; the check is the last line of defence, HogQL's escaper),
  *  - every event table read is qualified, read with FINAL (trace.processed through the layer's
- *    processedTraces, its one read), and guarded by the layer's tenant and project guard (HogQL injects the team guard in its printer the same way) — a tree that forgets
- *    the guard cannot be printed without it, and the layer's runner counts guards against tables.
+ *    processedTraces, its one read), and guarded by the layer's tenant and project guard (HogQL
+ *    injects the team guard in its printer the same way) — a tree that forgets the guard cannot be
+ *    printed without it, and the layer's runner counts guards against tables.
  * The statement's settings are handed to the layer, which writes the SETTINGS clause.
  */
 import type {
