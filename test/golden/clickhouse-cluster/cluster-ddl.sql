@@ -346,3 +346,9 @@ GLOBAL LEFT JOIN
 WHERE t.generations = 0 AND t.generations_with_provider = 0 AND t.tool_calls = 0
     AND (g.generations > 0 OR c.tool_calls > 0)
 SETTINGS join_use_nulls = 0;
+
+ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS first_processing UInt8 DEFAULT 0 AFTER tool_calls;
+
+ALTER TABLE `lookout`.`event_trace_processed` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS first_processing UInt8 DEFAULT 0 AFTER tool_calls;

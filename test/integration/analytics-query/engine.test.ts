@@ -55,7 +55,8 @@ describe('catalog and DDL', () => {
     const notExposed: Record<string, string[]> = {
       // trace_id: SPEC "no queryable trace_id"; cost bookkeeping is read by trace_cost, not the DSL.
       // generations, generations_with_provider, tool_calls: the window view's coverage counts (005), not SPEC fields.
-      event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at', 'generations', 'generations_with_provider', 'tool_calls'],
+      // first_processing: the settler's first-settle mark (006), read only to skip FINAL.
+      event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at', 'generations', 'generations_with_provider', 'tool_calls', 'first_processing'],
       // SPEC lists neither provider nor cached tokens among generation.completed's fields.
       // cache_write_input_tokens: cost bookkeeping (004_cache_write_tokens.sql), read by generation_cost / trace_cost only.
       event_generation_completed: ['provider', 'cached_input_tokens', 'cache_write_input_tokens', 'inserted_at'],

@@ -39,8 +39,12 @@ async function rows(store: ClickHouseStore, query: string): Promise<Record<strin
   return result.json();
 }
 
+/** Columns later migrations add (compared up to this migration's schema). */
+const LATER: Record<string, string[]> = { event_trace_processed: ['first_processing'] };
+
 async function columns(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec: string }[]> {
-  return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as never;
+  const all = (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as { name: string; type: string; compression_codec: string }[];
+  return all.filter((c) => !(LATER[table] ?? []).includes(c.name));
 }
 
 /** Every row of a table, newest version per key, all columns, in key order. */
@@ -98,7 +102,9 @@ beforeAll(async () => {
     processedColumns: (await columns(previous, 'event_trace_processed')).map((c) => c.name),
     counts,
   };
-  applied = await migrateClickHouse(previous, migrationDirs.clickhouse);
+  // Migrated up to this migration only: later ones (006's first_processing) have tests of their own.
+  for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name === MIGRATION)) fs.writeFileSync(path.join(previousDir, file.name), file.text);
+  applied = await migrateClickHouse(previous, previousDir);
 }, 180_000);
 
 afterAll(async () => {
@@ -142,6 +148,6 @@ describe('ClickHouse migration 005 on an installation with data', () => {
   });
 
   it('is a no-op the second time', async () => {
-    expect(await migrateClickHouse(previous, migrationDirs.clickhouse)).toEqual([]);
+    expect(await migrateClickHouse(previous, previousDir)).toEqual([]);
   });
 });
