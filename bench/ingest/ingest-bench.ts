@@ -9,6 +9,7 @@
  *   loop (routing, write path, settle rounds, pricing, the hooks' PostgreSQL client), the ClickHouse
  *   engine's threads (inserts, duplicate check, read-backs, merges), and — outside the service
  *   process — the embedded PostgreSQL server (settle queue, hooks);
+ * - the statements the service sent to PostgreSQL per 1000 spans, by kind (postgres-stats.ts);
  * - the raw @clickhouse/client insert of the same rows in the same run, peak RSS, and what a query
  *   sees afterwards (nothing acknowledged lost or doubled).
  *
