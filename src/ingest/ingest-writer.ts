@@ -4,7 +4,8 @@ import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
 import { keptParts, lineOf, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
-import { traceKeyString } from './stored-spans.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
+import type { Registration } from './stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../origin.js';
 
@@ -26,7 +27,10 @@ import type { Origin } from '../origin.js';
  *   Recording before the insert instead would let a settler claim and finish the trace before the
  *   insert lands, losing those spans from the summary for good.
  * - Idempotence: spans already stored (same tenant, project, trace, span) are skipped with their
- *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
+ *   events, so a re-sent batch writes nothing new. Which traces can have stored spans at all is
+ *   answered by the stored-trace registry in PostgreSQL (stored-traces.ts): the flush registers its
+ *   traces before any insert, and only traces the registry already held are checked in ClickHouse
+ *   (a crash after the registration leaves a row without spans: the retry checks, finds none). The event tables are written before `spans`,
  *   so a span found in `spans` always has its events; a crash in between leaves the batch
  *   unacknowledged and the retry completes it (the event tables collapse repeats on merge).
  * - Span limit: a trace stores at most `maxSpansPerTrace` spans. The count is the trace's spans
@@ -92,6 +96,11 @@ export interface IngestWriterOptions {
   maxSpansPerTrace?: number;
   /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
   record?: (traces: TraceNote[]) => Promise<void>;
+  /**
+   * Registers a flush's traces before its inserts (stored-traces.ts registerTraces); a failure fails
+   * the flush. Absent: every trace is checked in ClickHouse.
+   */
+  register?: (traces: TraceKey[]) => Promise<Registration>;
 }
 
 export { OverloadedError };
@@ -197,15 +206,30 @@ export class IngestWriter {
    * For the traces of the batch: how many spans each already has in `spans`, which of the batch's
    * own span ids are among them, and whether a root is stored. One query, and its answer is bounded
    * by the batch, not by the traces' size (all ids of every touched trace was quadratic for a trace
-   * sent in many parts).
+   * sent in many parts). Traces the registry just created have nothing stored and are not read;
+   * `known` holds the others when a (complete) registry answered, else null.
    */
-  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string> }> {
+  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null }> {
     const { ch } = this.options;
-    const keys: TraceKeyLike[] = [];
+    let keys: TraceKeyLike[] = [];
+    for (const p of batch) keys.push(...p.write.traces);
+    const registration = this.options.register ? await this.options.register(keys) : null;
+    let known: Set<string> | null = null;
+    if (registration?.complete) {
+      known = new Set();
+      for (const k of keys) {
+        const key = traceKeyString(k);
+        if (!registration.created.has(key)) known.add(key);
+      }
+      keys = keys.filter((k) => known!.has(traceKeyString(k)));
+    }
+    const present = new Set<string>();
+    const counts = new Map<string, number>();
+    const rooted = new Set<string>();
+    if (keys.length === 0) return { present, counts, rooted, known };
     const spanIds = new Set<string>();
     for (const p of batch) {
-      keys.push(...p.write.traces);
-      for (const key of p.write.rows.spans.keys) spanIds.add(spanIdOfSpanKey(key));
+      for (const key of p.write.rows.spans.keys) if (!known || known.has(traceKeyOfSpanKey(key))) spanIds.add(spanIdOfSpanKey(key));
     }
     type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
     // Ingest lane: never behind the analytics gate. The trace-key guard over-selects when keys mix
@@ -218,9 +242,6 @@ export class IngestWriter {
           GROUP BY tenant_id, project_id, trace_id`,
       { lane: 'ingest' },
     );
-    const present = new Set<string>();
-    const counts = new Map<string, number>();
-    const rooted = new Set<string>();
     for (const r of rows) {
       const traceKey = traceKeyOf(r);
       counts.set(traceKey, Number(r.stored));
@@ -228,7 +249,7 @@ export class IngestWriter {
       if (Number(r.has_root) === 1) rooted.add(traceKey);
       for (const spanId of r.present) present.add(spanKeyIn(traceKey, spanId));
     }
-    return { present, counts, rooted };
+    return { present, counts, rooted, known };
   }
 
   /** Inserts a JSONEachRow body (encoded on the compute pool; whole request bodies or slices of them) on the ingest lane. */
@@ -238,7 +259,7 @@ export class IngestWriter {
 
   private async flushBatch(batch: Pending[]): Promise<void> {
     try {
-      const { present: stored, counts: storedCounts, rooted } = await this.storedState(batch);
+      const { present: stored, counts: storedCounts, rooted, known } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
       /** Spans per trace: stored before this flush, plus kept in it so far. */
@@ -304,7 +325,11 @@ export class IngestWriter {
             t.spanLines.push(lineOf(rows, i));
           }
           if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(spanKeyIn(traceKey, packedToolSpanId(r))));
-          t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
+          // A trace the registry held before may have spans this process does not (another process's
+          // insert still on its way, a crash's leftovers): at least 1, so the settle cache never takes
+          // it as wholly its own unless it holds stored spans of it. 0 only for a trace created here.
+          const before = storedCounts.get(traceKey) ?? 0;
+          t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
           if (rooted.has(traceKey)) t.hasRoot = true;
           touchedTraces.push(t);
         }

@@ -13,6 +13,7 @@ import { SettleCache, type CachedTrace } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
 import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
 import { readTraceSpansBytes, traceKeyString } from './stored-spans.js';
+import { markFirstSettled } from './stored-traces.js';
 import type { TracePricing } from '../trace-pricing.js';
 import type { Origin } from '../origin.js';
 
@@ -191,6 +192,7 @@ export class TraceSettler {
     readBack: { key: string; origin: Origin }[],
     stored: Uint8Array,
     processedAt: string,
+    first: Set<string>,
   ): Promise<SettledTrace[]> {
     const { compute, pricing } = this.options;
     // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
@@ -205,12 +207,15 @@ export class TraceSettler {
       groupSpans = 0;
     };
     for (const h of held) {
-      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: [...h.trace.toolRows.values()] });
+      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) });
       groupSpans += h.trace.rows.length;
       if (groupSpans >= 2000) send();
     }
     send();
-    if (readBack.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: readBack, stored, prices }, [stored.buffer as ArrayBuffer]));
+    if (readBack.length > 0) {
+      const traces = readBack.map((r) => ({ ...r, firstProcessing: first.has(r.key) }));
+      tasks.push(compute.run('settle-summaries', { processedAt, traces, stored, prices }, [stored.buffer as ArrayBuffer]));
+    }
     return (await Promise.all(tasks)).flat();
   }
 
@@ -225,13 +230,18 @@ export class TraceSettler {
       if (trace) held.push({ key: traceKeyString(claim), origin: claim.origin, trace });
       else toRead.push(claim);
     }
-    // Traces not provably held here whole are read back (one query for the round, parsed on the pool).
-    const stored = toRead.length > 0 ? await readTraceSpansBytes(ch, toRead) : new Uint8Array(0);
+    // Traces not provably held here whole are read back (one query for the round, parsed on the
+    // pool); meanwhile the round takes the first-settle mark of the traces that never had one.
+    const [stored, first] = await Promise.all([
+      toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
+      markFirstSettled(this.options.sql, round.claims),
+    ]);
     const settled = await this.summarize(
       held,
       toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
       stored,
       processedAt,
+      first,
     );
     const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);
     const processedRows = settled.map((s) => s.processedLine);
