@@ -79,11 +79,12 @@ async function stillStored(ch: ClickHouseStore, keys: TraceKey[]): Promise<Set<s
  */
 export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentionMs: number, pageSize = 1000): Promise<number> {
   let deleted = 0;
-  // last_seen_at travels as text: a Date would drop its microseconds and the page could repeat.
+  // last_seen_at travels as text (and goes back as a text parameter cast in SQL): a Date would drop
+  // its microseconds, and the page would repeat forever.
   let cursor: { at: string; key: KeyRow } | null = null;
   for (;;) {
     const after = cursor
-      ? sql`and (last_seen_at, tenant_id, project_id, trace_id) > (${cursor.at}::timestamptz, ${cursor.key.tenant_id}, ${cursor.key.project_id}, ${cursor.key.trace_id})`
+      ? sql`and (last_seen_at, tenant_id, project_id, trace_id) > (${cursor.at}::text::timestamptz, ${cursor.key.tenant_id}, ${cursor.key.project_id}, ${cursor.key.trace_id})`
       : sql``;
     const candidates: (KeyRow & { last_seen_at: string })[] = await sql<(KeyRow & { last_seen_at: string })[]>`
       select tenant_id, project_id, trace_id, last_seen_at::text as last_seen_at from stored_traces
