@@ -13,7 +13,9 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *   starts at 1 when the row is created and each flush that touches the trace adds 1), and
  * - no span of the trace was in ClickHouse before this process's first write to it and none it
  *   does not hold appeared later (`storedBeforeCount` of every write ≤ spans held: every span held
- *   was durable before that write, so the stored spans are exactly the held ones).
+ *   was durable before that write, so the stored spans are exactly the held ones). The writer reports
+ *   at least 1 for a trace the stored-trace registry held before the flush, so a trace another
+ *   process is writing at the same moment (its spans not yet visible) is never taken as whole here.
  *
  * Spans are held as the `spans` rows this process wrote (JSON lines, views into the insert bodies):
  * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A

@@ -31,6 +31,10 @@ import type { Origin } from '../origin.js';
  * A round that dies anywhere before that leaves its claims to expire and be settled again under a
  * newer version: hooks run once per settle version, and a finished trace's hooks have run.
  *
+ * Each round also takes the first-settle mark of its traces in PostgreSQL (stored-traces.ts): the
+ * traces it returns are written with first_processing = 1, every other row with 0, so a trace has at
+ * most one trace.processed row with 1 (readers skip FINAL for keys whose only row it is).
+ *
  * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
  * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
  * bytes ClickHouse returned; pricing (with the catalog shared once per version) and the rows'
