@@ -11,6 +11,8 @@ import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestService } from '../../../src/ingest/ingest-module.js';
+import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { markFirstSettled, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
 import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
@@ -30,6 +32,8 @@ let projectId: string;
 let duplicateChecks = 0;
 /** Fails the next insert into this table once (a crash between two steps of a flush or a round). */
 let failNextInsert: string | null = null;
+/** storedBeforeCount per trace id as the writer reported it to the settler, latest flush last. */
+const reported = new Map<string, number[]>();
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-registry-');
@@ -57,6 +61,13 @@ beforeAll(async () => {
   };
   svc = await startTestService({ TRACE_SETTLE_MS: '300', TRACE_MAX_WAIT_MS: '30000', TRACE_MAX_SPANS: String(MAX_SPANS) }, dataDir, { clickhouse: ch });
   projectId = (await svc.newProject('registry')).id;
+  // What the writer tells the settle cache about each trace (observed, then passed on unchanged).
+  const settler = ingestService(svc.service.deps).settler;
+  const record = settler.record.bind(settler);
+  settler.record = async (notes: TraceNote[]) => {
+    for (const n of notes) reported.set(n.traceId, [...(reported.get(n.traceId) ?? []), n.storedBeforeCount ?? -1]);
+    await record(notes);
+  };
   // Merges would fold repeated rows together before the tests count them.
   for (const table of ['spans', 'event_trace_processed']) await opened.client.command({ query: `SYSTEM STOP MERGES ${opened.table(table)}` });
   // The leader's backfill marks the registry complete (nothing stored yet on a fresh installation).
@@ -132,6 +143,8 @@ describe('the stored-trace registry', () => {
     expect(await send(spans)).toEqual({ status: 200, rejected: 0 });
     expect(duplicateChecks - before).toBe(0);
     for (const r of runs) expect(await registryRow(r.traceId)).toHaveLength(1);
+    // New to the registry: nothing stored before, the settle cache may hold them whole.
+    for (const r of runs) expect(reported.get(r.traceId)).toEqual([0]);
     // The same batch again: the traces are known, checked in ClickHouse, every span a duplicate.
     expect(await send(spans)).toEqual({ status: 200, rejected: 0 });
     expect(duplicateChecks - before).toBe(1);
@@ -161,6 +174,8 @@ describe('the stored-trace registry', () => {
     expect(await send(spans)).toEqual({ status: 200, rejected: 0 });
     expect(duplicateChecks - before).toBe(1);
     expect(await spanRows(run.traceId)).toEqual({ rows: 4, spans: 4 });
+    // Known to the registry though ClickHouse had none of it: reported as at least 1 (read back at settling).
+    expect(reported.get(run.traceId)).toEqual([1]);
     await settled(run.traceId);
     expect(await settledSpanCount(run.traceId)).toEqual({ n: 4, rows: 1 });
   });
