@@ -30,13 +30,15 @@ import type { Origin } from '../origin.js';
  *   events, so a re-sent batch writes nothing new. Which traces can have stored spans at all is
  *   answered by the stored-trace registry in PostgreSQL (stored-traces.ts): the flush registers its
  *   traces before any insert, and only traces the registry already held are checked in ClickHouse
- *   (a crash after the registration leaves a row without spans: the retry checks, finds none). The event tables are written before `spans`,
- *   so a span found in `spans` always has its events; a crash in between leaves the batch
- *   unacknowledged and the retry completes it (the event tables collapse repeats on merge).
+ *   (a crash after the registration leaves a row without spans: the retry checks, finds none).
+ *   The event tables are written before `spans`, so a span found in `spans` always has its events;
+ *   a crash in between leaves the batch unacknowledged and the retry completes it (the event
+ *   tables collapse repeats on merge).
  * - Span limit: a trace stores at most `maxSpansPerTrace` spans. The count is the trace's spans
- *   already in ClickHouse (the duplicate check reads them anyway) plus those kept earlier in the same
- *   flush; flushes run one at a time, so it is exact across requests within a process. Spans past
- *   it are rejected per request (OTLP partial_success), with their events; the rest is kept.
+ *   already in ClickHouse (the duplicate check reads them anyway; none for a trace the registry just
+ *   created) plus those kept earlier in the same flush; flushes run one at a time, so it is exact
+ *   across requests within a process. Spans past it are rejected per request (OTLP
+ *   partial_success), with their events; the rest is kept.
  * - Back-pressure: each request holds a reservation on the memory budget (ingest-budget.ts),
  *   charged as its body arrives and inflates and released when the request ends; over the bound
  *   the endpoint answers 429 with Retry-After instead of queueing more in memory.
