@@ -35,7 +35,12 @@ async function insertKeys(sql: Sql, rows: KeyRow[]): Promise<void> {
     on conflict do nothing`;
 }
 
-/** Copies every trace of `spans` into the registry (pages in key order), then marks it complete. Returns the traces read. */
+/**
+ * Copies every trace of `spans` into the registry (pages in key order), then marks it complete.
+ * Returns the traces read. The grouping follows the table's sorting key in order, so a page stops
+ * reading once it has its traces instead of grouping the rest of the table each time (a 1000-trace
+ * page of a 400,000-row, 4-partition table: 65,667 rows read instead of 400,114; chdb, 12:50).
+ */
 export async function backfillStoredTraces(sql: Sql, ch: ClickHouseStore, pageSize = 10_000): Promise<number> {
   const [done] = await sql<{ n: number }[]>`select count(*)::int as n from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
   if (done.n > 0) return 0;
@@ -47,7 +52,8 @@ export async function backfillStoredTraces(sql: Sql, ch: ClickHouseStore, pageSi
             WHERE (tenant_id, project_id, trace_id) > (${param('String', cursor.tenant_id)}, ${param('String', cursor.project_id)}, ${param('String', cursor.trace_id)})
             GROUP BY tenant_id, project_id, trace_id
             ORDER BY tenant_id, project_id, trace_id
-            LIMIT ${param('UInt32', pageSize)}`,
+            LIMIT ${param('UInt32', pageSize)}
+            SETTINGS optimize_aggregation_in_order = 1`,
       { lane: 'system' },
     );
     await insertKeys(sql, rows);
