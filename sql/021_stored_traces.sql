@@ -14,6 +14,10 @@ create table stored_traces (
   -- The trace's first settle, set once by the settler (UPDATE … WHERE first_settled_at IS NULL):
   -- that round writes the trace.processed row with first_processing = 1 (clickhouse/006).
   first_settled_at timestamptz,
+  -- Flushes that registered the trace, in every process. A process that holds a trace's spans in
+  -- memory proves it holds them all only if every registration since the trace's creation was its
+  -- own (docs/settling.md): another process's spans may still be on their way to ClickHouse.
+  registrations bigint not null default 1,
   primary key (tenant_id, project_id, trace_id)
 );
 create index stored_traces_last_seen on stored_traces (last_seen_at);

@@ -68,6 +68,11 @@ export interface TraceNote {
    * ids of a 100,000-span trace read back at every flush made ingesting it quadratic.
    */
   storedBeforeCount?: number;
+  /**
+   * Set by the writer when the stored-trace registry answered: the trace's registrations count after
+   * this flush's upsert. The settle cache holds a trace whole only while every registration was its own.
+   */
+  registeredSeq?: number;
 }
 
 export interface PreparedWrite {
@@ -211,11 +216,14 @@ export class IngestWriter {
    * sent in many parts). Traces the registry just created have nothing stored and are not read;
    * `known` holds the others when a (complete) registry answered, else null.
    */
-  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null }> {
+  private async storedState(
+    batch: Pending[],
+  ): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null; registrations: Map<string, number> | null }> {
     const { ch } = this.options;
     let keys: TraceKeyLike[] = [];
     for (const p of batch) keys.push(...p.write.traces);
     const registration = this.options.register ? await this.options.register(keys) : null;
+    const registrations = registration?.complete ? registration.registrations : null;
     let known: Set<string> | null = null;
     if (registration?.complete) {
       known = new Set();
@@ -228,7 +236,7 @@ export class IngestWriter {
     const present = new Set<string>();
     const counts = new Map<string, number>();
     const rooted = new Set<string>();
-    if (keys.length === 0) return { present, counts, rooted, known };
+    if (keys.length === 0) return { present, counts, rooted, known, registrations };
     const spanIds = new Set<string>();
     for (const p of batch) {
       for (const key of p.write.rows.spans.keys) if (!known || known.has(traceKeyOfSpanKey(key))) spanIds.add(spanIdOfSpanKey(key));
@@ -251,7 +259,7 @@ export class IngestWriter {
       if (Number(r.has_root) === 1) rooted.add(traceKey);
       for (const spanId of r.present) present.add(spanKeyIn(traceKey, spanId));
     }
-    return { present, counts, rooted, known };
+    return { present, counts, rooted, known, registrations };
   }
 
   /** Inserts a JSONEachRow body (encoded on the compute pool; whole request bodies or slices of them) on the ingest lane. */
@@ -261,7 +269,7 @@ export class IngestWriter {
 
   private async flushBatch(batch: Pending[]): Promise<void> {
     try {
-      const { present: stored, counts: storedCounts, rooted, known } = await this.storedState(batch);
+      const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
       /** Spans per trace: stored before this flush, plus kept in it so far. */
@@ -332,6 +340,7 @@ export class IngestWriter {
           // it as wholly its own unless it holds stored spans of it. 0 only for a trace created here.
           const before = storedCounts.get(traceKey) ?? 0;
           t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
+          t.registeredSeq = registrations?.get(traceKey);
           if (rooted.has(traceKey)) t.hasRoot = true;
           touchedTraces.push(t);
         }

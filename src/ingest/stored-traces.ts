@@ -39,33 +39,42 @@ function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
 export interface Registration {
   /** traceKeyString of the traces this upsert created: no span of theirs was stored before. */
   created: Set<string>;
+  /** Per trace (traceKeyString), its registrations count after this upsert (every trace of the flush). */
+  registrations: Map<string, number>;
   /** The registry covers every stored trace; when false, `created` must not be trusted (treat all as known). */
   complete: boolean;
 }
 
 /**
- * Registers a flush's traces in one statement: inserts the new ones, refreshes last_seen_at of known
- * ones when it is older than a day. `xmax = 0` tells an inserted row from an updated one; a known
- * row left as it is returns nothing. Either way the row is locked until the statement commits, which
- * is what orders it against the retention job's delete.
+ * Registers a flush's traces in one statement: inserts the new ones; counts a registration on known
+ * ones and refreshes their last_seen_at when it is older than a day (the column stays as it is
+ * otherwise, so the update leaves its index alone). `xmax = 0` tells an inserted row from an
+ * updated one. The row is locked until the statement commits, which orders it against the
+ * retention job's delete.
  */
 export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
   const rows = sortedKeys(keys);
-  if (rows.length === 0) return { created: new Set(), complete: true };
-  const result = await sql<{ tenant_id: string | null; project_id: string | null; trace_id: string | null; complete: boolean }[]>`
+  if (rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
+  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; inserted: boolean; registrations: string; complete: boolean }[]>`
     with up as (
       insert into stored_traces as s (tenant_id, project_id, trace_id)
       select * from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[])
-      on conflict (tenant_id, project_id, trace_id) do update set last_seen_at = now()
-        where s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond'
-      returning s.tenant_id, s.project_id, s.trace_id, (s.xmax = 0) as inserted
+      on conflict (tenant_id, project_id, trace_id) do update set
+        registrations = s.registrations + 1,
+        last_seen_at = case when s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
+      returning s.tenant_id, s.project_id, s.trace_id, (s.xmax = 0) as inserted, s.registrations
     )
-    select up.tenant_id, up.project_id, up.trace_id,
+    select up.tenant_id, up.project_id, up.trace_id, up.inserted, up.registrations::text as registrations,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
-    from (select 1) as one left join up on up.inserted`;
+    from up`;
   const created = new Set<string>();
-  for (const r of result) if (r.trace_id !== null) created.add(traceKeyOf(r as { tenant_id: string; project_id: string; trace_id: string }));
-  return { created, complete: result[0]?.complete ?? false };
+  const registrations = new Map<string, number>();
+  for (const r of result) {
+    const key = traceKeyOf(r);
+    if (r.inserted) created.add(key);
+    registrations.set(key, Number(r.registrations));
+  }
+  return { created, registrations, complete: result[0]?.complete ?? false };
 }
 
 /**

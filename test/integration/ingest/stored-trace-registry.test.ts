@@ -30,6 +30,8 @@ let dataDir: string;
 let projectId: string;
 /** The writer's duplicate checks so far (ingest-lane grouped reads of `spans`). */
 let duplicateChecks = 0;
+/** The settler's read-backs of spans so far (traces it could not prove it holds whole in memory). */
+let readBacks = 0;
 /** Fails the next insert into this table once (a crash between two steps of a flush or a round). */
 let failNextInsert: string | null = null;
 /** storedBeforeCount per trace id as the writer reported it to the settler, latest flush last. */
@@ -49,6 +51,10 @@ beforeAll(async () => {
     read: (statement, options) => {
       if (statementKind(options.lane, statement) === 'ingest select spans grouped') duplicateChecks++;
       return opened.read(statement, options);
+    },
+    readBytes: (statement, options) => {
+      if (statementKind(options.lane, statement) === 'ingest select spans') readBacks++;
+      return opened.readBytes(statement, options);
     },
     insertBody: async (table, parts, lane) => {
       failOnce(table);
@@ -153,12 +159,15 @@ describe('the stored-trace registry', () => {
 
   it('a known trace: new spans are kept, re-sent ones are not doubled, and it settles whole', async () => {
     const run = agentRun(4);
+    const readBacksBefore = readBacks;
     expect((await send([run.root, run.children[0], run.children[1]])).status).toBe(200);
     // Part two repeats chat 1 and brings chat 2 and 3.
     expect(await send(run.children.slice(1))).toEqual({ status: 200, rejected: 0 });
     expect(await spanRows(run.traceId)).toEqual({ rows: 5, spans: 5 });
     await settled(run.traceId);
     expect(await settledSpanCount(run.traceId)).toEqual({ n: 5, rows: 1 });
+    // Both parts came through this process and every registration was its own: settled from memory.
+    expect(readBacks - readBacksBefore).toBe(0);
   });
 
   it('a flush that failed after registering its traces is completed exactly by the retry', async () => {
@@ -176,7 +185,9 @@ describe('the stored-trace registry', () => {
     expect(await spanRows(run.traceId)).toEqual({ rows: 4, spans: 4 });
     // Known to the registry though ClickHouse had none of it: reported as at least 1 (read back at settling).
     expect(reported.get(run.traceId)).toEqual([1]);
+    const readBacksBefore = readBacks;
     await settled(run.traceId);
+    expect(readBacks - readBacksBefore).toBe(1);
     expect(await settledSpanCount(run.traceId)).toEqual({ n: 4, rows: 1 });
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { ingestService } from '../../../src/ingest/ingest-module.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import type { TestService } from '../../helpers/service.js';
@@ -87,5 +88,46 @@ describe('the stored-trace registry across instances', () => {
     expect(await processed()).toEqual({ rows: 2, first: 1 });
     expect(await summary()).toEqual({ n: 1, spans: 5 });
     for (const table of ['spans', 'event_trace_processed']) await ch.client.command({ query: `SYSTEM START MERGES ${ch.table(table)}` });
+    for (const svc of [b, restarted]) {
+      await svc.stop();
+      instances.splice(instances.indexOf(svc), 1);
+    }
+  });
+
+  it('a flush that stalls after creating a trace while another instance stores and settles spans of it: the trace still settles whole', { timeout: 120_000 }, async () => {
+    const env = { TRACE_SETTLE_MS: '300', TRACE_MAX_WAIT_MS: '800' };
+    const a = await stores.start(env);
+    instances.push(a);
+    // B only ingests: every settle happens in A, which holds its own part in memory.
+    const b = await stores.start({ ...env, LOOKOUT_ROLES: 'api,ingest' });
+    instances.push(b);
+    const project = await a.newProject('registry-stall');
+    const run = agentRun(3);
+    const traceId = lookoutTraceId(project.id, run.otelTraceId);
+    const send = (svc: TestService, spans: ReadableSpan[]) => postOtlp(svc.url, svc.adminKey, protobufBody(spans), { headers: { 'x-lookout-project': project.id } });
+    const ch = stores.ch;
+    const summary = () => one(`SELECT count() AS n, any(span_count) AS spans FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
+    // A registers the trace (new), then stalls before its inserts.
+    const writerA = ingestService(a.service.deps).writer;
+    let paused!: () => void;
+    const pausedAtA = new Promise<void>((resolve) => (paused = resolve));
+    let resumeA!: () => void;
+    writerA.afterDuplicateCheck = async () => {
+      writerA.afterDuplicateCheck = null;
+      paused();
+      await new Promise<void>((resolve) => (resumeA = resolve));
+    };
+    const sentToA = send(a, [run.root, run.children[0]]);
+    await pausedAtA;
+    // Meanwhile B stores chat 1 and 2 (known trace: checked, nothing stored yet) and they settle.
+    expect((await send(b, run.children.slice(1))).status).toBe(200);
+    await waitFor(async () => ((await summary()).n > 0 && (await queueDepth(stores.pg.sql)) === 0 ? true : undefined), 30_000, 'B settled its part');
+    resumeA();
+    expect((await sentToA).status).toBe(200);
+    await waitFor(async () => ((await summary()).spans === 4 ? true : undefined), 30_000, 'the trace settled with all four spans').catch(async (error) => {
+      throw new Error(`${(error as Error).message}: ${JSON.stringify(await summary())}`);
+    });
+    await waitFor(async () => ((await queueDepth(stores.pg.sql)) === 0 ? true : undefined), 30_000, 'queue empty');
+    expect(await summary()).toEqual({ n: 1, spans: 4 });
   });
 });
