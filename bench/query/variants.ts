@@ -63,19 +63,52 @@ FROM ${from} ${where} GROUP BY model`;
   const scoreTraces = (from: string, where: string) => `SELECT arrayJoin(models) AS model, count() AS traces FROM ${from} ${where} GROUP BY model`;
   const finalWhere = `WHERE ${g} AND ${w}`;
   // The cost module's stored pass (cost-sql.ts storedSql, ungrouped), as general and model_scorecard send it.
-  const storedCost = (from: string) => `SELECT count() AS traces, countIf(estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_traces,
+  const storedCost = (from: string, where = finalWhere) => `SELECT count() AS traces, countIf(estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_traces,
   countIf(estimated_cost_basis IN ('partial', 'unpriced')) AS stored_unpriced, sumIf(ifNull(estimated_cost_usd, 0), estimated_cost_basis IN ('stored', 'partial')) AS stored_cost,
   sumIf(cost_priced_tokens, estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_priced_tokens, sum(total_tokens) AS window_tokens,
   minIf(cost_priced_at, estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_priced_at,
   groupUniqArrayArrayIf(51)(cost_unpriced_models, estimated_cost_basis IN ('stored', 'partial', 'unpriced')) AS stored_unpriced_models
-FROM ${from} ${finalWhere}`;
+FROM ${from} ${where}`;
   const modelCosts = (from: string) => `SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost FROM (SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
   FROM ${from} ${finalWhere} AND estimated_cost_basis IN ('stored', 'partial')) GROUP BY model`;
   const noMerge = ' SETTINGS do_not_merge_across_partitions_select_final = 1';
   const written = "estimated_cost_basis IN ('stored', 'partial', 'unpriced')";
   const priced = "estimated_cost_basis IN ('stored', 'partial')";
   const prewhere = `PREWHERE ${g} AND ${w}`;
+  // trace.processed as src/stores/clickhouse-sql/processed-traces.ts reads it (issue 17, round 4): keys
+  // processed once plain, keys with a first_processing = 0 row through FINAL. `preMark` sends every key
+  // through FINAL (the plain branch empty, the set every trace): what rows written before migration 006 cost.
+  const w7 = `timestamp >= toDateTime64('${end}', 3, 'UTC') - INTERVAL 8 DAY AND timestamp < toDateTime64('${end}', 3, 'UTC')`;
+  const processed = (where: string, preMark = false) => {
+    const set = `(SELECT trace_id FROM ${traces} WHERE ${g} AND ${preMark ? '1' : 'first_processing = 0'})`;
+    return `(SELECT * FROM ${traces} WHERE (${where}) AND ${preMark ? '0' : 'first_processing = 1'} AND trace_id GLOBAL NOT IN ${set}
+  UNION ALL SELECT * FROM ${traces} FINAL PREWHERE ${g} AND trace_id GLOBAL IN ${set} WHERE ${where})`;
+  };
+  // The window view's trace.processed statement (window-view.ts, its coverage columns left out).
+  const windowStmt = (from: string, where: string) => `SELECT toDate(timestamp) AS date, grouping(date) AS is_total, count() AS traces,
+  countIf(has_root = 1 AND (root_status_code = 'ERROR' OR failing_tool_calls > 0)) AS failed, quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
+  sum(generations) AS generations, sum(tool_calls) AS tool_calls, sumIf(ifNull(estimated_cost_usd, 0), ${priced}) AS stored_cost
+FROM ${from} ${where} GROUP BY GROUPING SETS ((date), ())`;
+  // model_scorecard's one pass (model-scorecard-view.ts): runs per model and both stored-cost aggregates.
+  const scorecardPass = (from: string, where: string) => `SELECT count() AS traces, sumMap(models, arrayWithConstant(length(models), toUInt64(1))) AS runs_by_model,
+  countIf(${written}) AS stored_traces, sumIf(ifNull(estimated_cost_usd, 0), ${priced}) AS stored_cost, sum(total_tokens) AS window_tokens,
+  groupUniqArrayArrayIf(51)(cost_unpriced_models, ${written}) AS stored_unpriced_models,
+  sumMapIf(mapKeys(cost_model_costs), mapValues(cost_model_costs), arrayWithConstant(length(cost_model_costs), toUInt64(1)), ${priced}) AS stored_model_costs
+FROM ${from} ${where}`;
+  const freeCases = (label: string, stmt: (from: string, where: string) => string, where: string) => ({
+    [label]: {
+      before: stmt(`${traces} FINAL`, `WHERE ${where}`),
+      processedTraces: stmt(processed(where), ''),
+      'processedTraces, every row 0 (before 006)': stmt(processed(where, true), ''),
+      '~plain read (what FINAL costs; not exact)': stmt(traces, `WHERE ${where}`),
+    },
+  });
   return {
+    ...freeCases('trace.processed without FINAL: cost stored pass 30 d', (from, where) => storedCost(from, where), `${g} AND ${w}`),
+    ...freeCases('trace.processed without FINAL: window 30 d', windowStmt, `${g} AND ${w}`),
+    ...freeCases('trace.processed without FINAL: window 7 d', windowStmt, `${g} AND ${w7}`),
+    ...freeCases('trace.processed without FINAL: model_scorecard pass 30 d', scorecardPass, `${g} AND ${w}`),
+    ...freeCases('trace.processed without FINAL: model_scorecard pass 7 d', scorecardPass, `${g} AND ${w7}`),
     // Where each remaining view's time goes (issue 17, round 3): the statements a view sends at once
     // ("before", concurrent as the view sends them), each alone, and each without one of its parts.
     // Labels starting with ~ answer something else: timed only.

@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/query/views.ts [--runs 20] [--traces 1000000] [--generations 10000000] [--tools 3000000]
  *                                [--scale 1] [--query-timeout 15] [--unwritten-every 0] [--optimize]
- *                                [--data-dir DIR] [--only TEXT] [--trace-inserts 8]
+ *                                [--data-dir DIR] [--only TEXT] [--trace-inserts 8] [--reprocessed-percent 2] [--pre-mark]
  *
  * --scale multiplies the three sizes (--scale 10: 100 M generations, 10 M traces, 30 M tool calls,
  * what a user should expect at 10× the target size) and, unless --query-timeout is given, lets
@@ -23,6 +23,10 @@
  * table's whole key (tenant, project, trace_id) and FINAL must merge across all of them. Until
  * 2026-11-24 (issue 17, round 3) the runs went in as one insert in id order — parts that do not
  * overlap, where FINAL costs nothing — which hid that cost (--trace-inserts 1 seeds it that way).
+ * Rows carry first_processing as the settler writes it (clickhouse/006): 1 on each run's first row;
+ * --reprocessed-percent (default 2) of the runs are processed again one settle round later (a late
+ * span), that row 0 in the next insert, as variants.ts's first_processing split read expects
+ * (--pre-mark: every row 0, as data written before migration 006; bench/README.md, issue 17 round 4).
  *
  * Target (issue 6): p95 under 300 ms per view on this machine. Figures: bench/README.md.
  */
@@ -47,6 +51,9 @@ const TOOLS = Math.round(flag('tools', 3_000_000) * SCALE);
 const QUERY_TIMEOUT = flag('query-timeout', Math.max(15, Math.round(15 * SCALE)));
 const UNWRITTEN_EVERY = flag('unwritten-every', 0);
 const TRACE_INSERTS = Math.max(1, flag('trace-inserts', 8));
+/** Share of runs written a second time (first_processing 0), in per mille of runs. */
+const REPROCESSED_PERMILLE = Math.round(flag('reprocessed-percent', 2) * 10);
+const PRE_MARK = args.includes('--pre-mark');
 const OPTIMIZE = args.includes('--optimize');
 const text = (name: string) => {
   const i = args.indexOf(`--${name}`);
@@ -71,7 +78,11 @@ const TRACE_ID = `concat('00000000-0000-4000-8000-', leftPad(toString(n), 12, '0
 const SPAN_ID = `leftPad(lower(hex(number)), 16, '0')`;
 const MODELS = `['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022', 'claude-3-5-haiku-20241022', 'gemini-1.5-flash', 'in-house-model']`;
 
-/** One insert of the runs n ≡ part (mod parts): each part holds ids from the whole key range, as settle rounds write them. */
+/**
+ * One insert of the runs n ≡ part (mod parts) — each part holds ids from the whole key range, as settle
+ * rounds write them — with first_processing 1, plus the re-processings of the previous part's runs
+ * (REPROCESSED_PERMILLE of them, chosen by hash) with 0; part = parts writes only the last re-processings.
+ */
 async function seedTraces(ch: ClickHouseStore, params: Record<string, string>): Promise<void> {
   // Every --unwritten-every'th trace is written without prices (priced at query time from its generations).
   // Each run's model calls (and those naming a provider) and tool calls, as settling counts them:
@@ -81,7 +92,8 @@ async function seedTraces(ch: ClickHouseStore, params: Record<string, string>): 
     query: `INSERT INTO ${ch.table('event_trace_processed')}
       (tenant_id, project_id, timestamp, actor, surface, trace_id, agent_name, root_status_code, has_root, root_duration_ms,
        error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens, estimated_cost_usd, estimated_cost_basis,
-       cost_priced_tokens, cost_unpriced_models, cost_priced_at, cost_model_costs, models, generations, generations_with_provider, tool_calls)
+       cost_priced_tokens, cost_unpriced_models, cost_priced_at, cost_model_costs, models, generations, generations_with_provider, tool_calls,
+       first_processing)
       SELECT {t:String}, {p:String}, ${TRACE_TIME}, 'sdk', 'otlp', ${TRACE_ID}, concat('agent-', toString(n % 25)),
         if(n % 17 = 0, 'ERROR', 'UNSET'), if(n % 50 = 0, 0, 1), if(n % 50 = 0, NULL, toFloat64(cityHash64(n, 1) % 60000)),
         if(n % 17 = 0, 2, if(n % 9 = 0, 1, 0)), if(n % 9 = 0, 1, 0), 8000, 1500, 9500,
@@ -89,18 +101,27 @@ async function seedTraces(ch: ClickHouseStore, params: Record<string, string>): 
         if(u, 0, 8000), if(n % 13 = 0 AND NOT u, ['in-house-model'], []), now64(3),
         map('gpt-4o', 0.01, 'claude-3-5-sonnet-20241022', 0.0025), ['gpt-4o', 'claude-3-5-sonnet-20241022'],
         g_to - g_from, (g_to - g_from) - (intDiv(g_to + 10, 11) - intDiv(g_from + 10, 11)),
-        intDiv((n + 1) * ${TOOLS} + {traces:UInt64} - 1, {traces:UInt64}) - intDiv(n * ${TOOLS} + {traces:UInt64} - 1, {traces:UInt64})
+        intDiv((n + 1) * ${TOOLS} + {traces:UInt64} - 1, {traces:UInt64}) - intDiv(n * ${TOOLS} + {traces:UInt64} - 1, {traces:UInt64}),
+        if({premark:UInt8} = 1, 0, first)
       FROM (SELECT number AS n, {unwritten:UInt64} > 0 AND number % greatest({unwritten:UInt64}, 1) = 0 AS u,
-              least(n * {per:UInt64}, ${GENERATIONS}) AS g_from, least((n + 1) * {per:UInt64}, ${GENERATIONS}) AS g_to
-            FROM numbers({traces:UInt64}) WHERE number % {parts:UInt64} = {part:UInt64})`,
+              least(n * {per:UInt64}, ${GENERATIONS}) AS g_from, least((n + 1) * {per:UInt64}, ${GENERATIONS}) AS g_to,
+              number % {parts:UInt64} = {part:UInt64} AS first
+            FROM numbers({traces:UInt64})
+            WHERE (number % {parts:UInt64} = {part:UInt64} AND {part:UInt64} < {parts:UInt64})
+              OR ({part:UInt64} > 0 AND number % {parts:UInt64} = {part:UInt64} - 1 AND cityHash64(number, 12) % 1000 < {reprocessed:UInt64}))`,
     query_params: params,
   });
 }
 
 async function seed(ch: ClickHouseStore, params: Record<string, string>): Promise<void> {
   let t0 = performance.now();
-  for (let part = 0; part < TRACE_INSERTS; part++) await seedTraces(ch, { ...params, parts: String(TRACE_INSERTS), part: String(part) });
-  console.log(`seeded ${TRACES} traces in ${TRACE_INSERTS} inserts (unwritten: ${UNWRITTEN_EVERY > 0 ? `1 in ${UNWRITTEN_EVERY}` : 'none'}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const marks = { reprocessed: String(REPROCESSED_PERMILLE), premark: PRE_MARK ? '1' : '0' };
+  const rounds = TRACE_INSERTS + (REPROCESSED_PERMILLE > 0 ? 1 : 0);
+  for (let part = 0; part < rounds; part++) await seedTraces(ch, { ...params, ...marks, parts: String(TRACE_INSERTS), part: String(part) });
+  console.log(
+    `seeded ${TRACES} traces in ${rounds} inserts (re-processed: ${REPROCESSED_PERMILLE / 10} %${PRE_MARK ? ', every row 0 as before migration 006' : ''}; ` +
+      `unwritten: ${UNWRITTEN_EVERY > 0 ? `1 in ${UNWRITTEN_EVERY}` : 'none'}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   t0 = performance.now();
   await ch.client.command({
     query: `INSERT INTO ${ch.table('event_generation_completed')}

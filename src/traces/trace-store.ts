@@ -1,5 +1,6 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { join, param, raw, sql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
+import { processedTraces } from '../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import { isOtelTraceId } from '../ingest/trace-id.js';
@@ -62,8 +63,8 @@ export interface StoredTraceCostView {
 export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, projectId: string, traceId: string): Promise<StoredTraceCostView> {
   const scope = { tenantId, projectId };
   const [row] = await ch.read<{ estimated_cost_usd: number | string | null; estimated_cost_basis: string; cost_unpriced_models: string[] }>(
-    sql`SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models FROM ${scopedTable(ch.table('event_trace_processed'))} FINAL
-            WHERE ${tenantGuard(scope)} AND trace_id = ${param('String', traceId)}
+    sql`SELECT estimated_cost_usd, estimated_cost_basis, cost_unpriced_models
+            FROM ${processedTraces(ch.table('event_trace_processed'), sql`${tenantGuard(scope)} AND trace_id = ${param('String', traceId)}`)}
             LIMIT 1`,
     { lane: 'interactive', scope },
   );

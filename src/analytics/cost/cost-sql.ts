@@ -1,4 +1,5 @@
 import { fromText, join, param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
 
@@ -9,7 +10,8 @@ import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
  * views' own guard) that carry their own values; this module adds its own values the same way, so
  * the SQL layer names them all and nothing here can collide or splice a caller string.
  *
- * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics").
+ * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics");
+ * trace.processed through the SQL layer's processedTraces, the one read of that table.
  *
  * On a cluster the tables are Distributed, which refuse an IN or JOIN whose subquery reads a
  * Distributed table again (ClickHouse code 288): the live-trace set is therefore joined GLOBAL, built
@@ -71,8 +73,7 @@ export function storedSql(sel: TraceSelection, unpricedCap: number): Fragment {
   return sql`SELECT ${lead(g.select)}
   count() AS traces,
   ${storedColumns(unpricedCap)}
-FROM ${scopedTable(sel.table)} FINAL
-WHERE ${sel.where}${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
+FROM ${processedTraces(sel.table, sel.where)}${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
 
 /**
@@ -84,8 +85,8 @@ export function storedModelCostsSql(sel: TraceSelection): Fragment {
   return sql`SELECT tupleElement(kv, 1) AS model, sum(tupleElement(kv, 2)) AS cost
 FROM (
   SELECT arrayJoin(arrayZip(mapKeys(cost_model_costs), mapValues(cost_model_costs))) AS kv
-  FROM ${scopedTable(sel.table)} FINAL
-  WHERE (${sel.where}) AND ${raw(PRICED)}
+  FROM ${processedTraces(sel.table, sel.where)}
+  WHERE ${raw(PRICED)}
 )
 GROUP BY model`;
 }
@@ -130,8 +131,8 @@ function liveCte(sel: TraceSelection, liveCap: number): Fragment {
   const g = groupColumns(sel.groups);
   return sql`WITH live AS (
   SELECT trace_id, total_tokens AS live_tokens${g.select ? sql`, ${g.select}` : raw('')}
-  FROM ${scopedTable(sel.table)} FINAL
-  WHERE (${sel.where}) AND ${raw(UNWRITTEN)}
+  FROM ${processedTraces(sel.table, sel.where)}
+  WHERE ${raw(UNWRITTEN)}
   ORDER BY timestamp, trace_id
   LIMIT ${param('UInt64', liveCap)}
 )`;

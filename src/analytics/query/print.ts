@@ -4,9 +4,10 @@
  * binds (the Kysely query-compiler shape). Two guarantees live here:
  *  - identifiers are checked against a strict pattern before they are quoted (they come from the
  *    catalog or the compiler; the check is the last line of defence, HogQL's escaper),
- *  - every event table read is qualified, read with FINAL, and guarded by the layer's tenant and
- *    project guard (HogQL injects the team guard in its printer the same way) — a tree that forgets
- *    the guard cannot be printed without it, and the layer's runner counts guards against tables.
+ *  - every event table read is qualified, read with FINAL (trace.processed through the layer's
+ *    processedTraces, its one read), and guarded by the layer's tenant and project guard (HogQL
+ *    injects the team guard in its printer the same way) — a tree that forgets the guard cannot be
+ *    printed without it, and the layer's runner counts guards against tables.
  * The statement's settings are handed to the layer, which writes the SETTINGS clause.
  */
 import type {
@@ -24,6 +25,7 @@ import type {
 import { BUCKET_TEXT_FORMAT } from './ast.js';
 import type { StatementSettings } from '../../stores/clickhouse-sql/compile.js';
 import { param, type Fragment, type Part } from '../../stores/clickhouse-sql/fragment.js';
+import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 
 export interface PrintContext {
@@ -40,6 +42,9 @@ export interface PrintedQuery {
 
 /** Marks where an embedded value or fragment goes in the printed text; NUL never occurs in code-written SQL. */
 const SLOT = /\u0000(\d+)\u0000/g;
+
+/** trace.processed's table (catalog.ts), read through processedTraces. */
+const PROCESSED_TRACES = 'event_trace_processed';
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
@@ -118,9 +123,15 @@ export class Printer {
   private select(node: SelectNode, withSettings = true): string {
     const guard = node.from.kind === 'Table' ? this.guard() : null;
     const parts = [`SELECT ${node.items.map((item) => this.selectItem(item)).join(', ')}`];
-    parts.push(`FROM ${this.from(node.from)}`);
-    if (guard !== null) parts.push(`WHERE ${this.guardedWhere(node.where, guard)}`);
-    else if (node.where) parts.push(`WHERE ${this.expr(node.where)}`);
+    if (node.from.kind === 'Table' && node.from.table === PROCESSED_TRACES && guard !== null) {
+      // trace.processed: the SQL layer's one read of it, which applies the guarded condition itself.
+      const where = this.fragment(this.guardedWhere(node.where, guard));
+      parts.push(`FROM ${this.embed(processedTraces(this.context.qualify(PROCESSED_TRACES), where))}`);
+    } else {
+      parts.push(`FROM ${this.from(node.from)}`);
+      if (guard !== null) parts.push(`WHERE ${this.guardedWhere(node.where, guard)}`);
+      else if (node.where) parts.push(`WHERE ${this.expr(node.where)}`);
+    }
     if (node.groupBy.length > 0) parts.push(`GROUP BY ${node.groupBy.map((g) => this.expr(g)).join(', ')}`);
     if (node.orderBy.length > 0) parts.push(`ORDER BY ${node.orderBy.map((o) => this.orderItem(o)).join(', ')}`);
     if (node.limit) parts.push(`LIMIT ${this.param(node.limit)}`);

@@ -9,7 +9,7 @@ import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
-import { guard, inWindow, quantilesOrNull, ratio, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { guard, inWindow, quantilesOrNull, ratio, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Rows answered at most; the cost module keeps the same busiest agents (by traces). */
 export const MAX_AGENTS = 1000;
@@ -57,8 +57,7 @@ export async function agentScorecardView(deps: ViewDeps, tenantId: string, proje
   quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
   sum(total_tokens) AS tokens,
   ${stored}
-FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
+FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}
 GROUP BY agent
 ORDER BY traces DESC, agent ASC`,
   );

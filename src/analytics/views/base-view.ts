@@ -12,7 +12,7 @@ import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
-import { byDate, guard, inWindow, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { byDate, guard, inWindow, processedTraces, selectRows, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface BasePayload {
   window: { start: string; end_exclusive: string };
@@ -51,8 +51,7 @@ export async function baseView(deps: ViewDeps, tenantId: string, projectId: stri
   sum(input_tokens) AS input_tokens,
   sum(output_tokens) AS output_tokens,
   ${stored}
-FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
+FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}
 GROUP BY date
 ORDER BY date`,
   );

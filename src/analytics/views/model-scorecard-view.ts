@@ -9,7 +9,7 @@ import { UNNAMED_MODEL } from '../cost/stored-cost.js';
 import { formatUtcSecond } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
 import { sql } from '../../stores/clickhouse-sql/fragment.js';
-import { guard, inWindow, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { guard, inWindow, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface ModelScorecardRow {
   model: string;
@@ -51,8 +51,7 @@ export async function modelScorecardView(deps: ViewDeps, tenantId: string, proje
   sumMap(models, arrayWithConstant(length(models), toUInt64(1))) AS runs_by_model,
   ${storedCostColumns()},
   ${storedModelCostsColumn()}
-FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}`,
+FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}`,
   );
   const [generations, [tracesRow], cost] = await Promise.all([
     selectRows<GenerationByModel>(

@@ -9,7 +9,7 @@ import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
-import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export type RoiState = 'connect' | 'waiting' | 'populated';
 
@@ -57,8 +57,7 @@ export async function roiView(deps: ViewDeps, tenantId: string, projectId: strin
   count() AS traces,
   countIf(error_count > 0) AS errors,
   uniqExactIf(agent_name, agent_name != '') AS agents
-FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${guard(scope)}
+FROM ${processedTraces(scope, guard(scope))}
 ${raw(BY_DATE_WITH_TOTALS)}
 ORDER BY date`,
     ),

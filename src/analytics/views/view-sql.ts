@@ -4,10 +4,12 @@
  * is a typed value of a fragment. Every statement carries the layer's tenant and project guard
  * (DESIGN.md "Tenancy and credentials": every query filters by tenant), runs on the analytics lane
  * (read-only, time-limited, gated) and reads event tables with FINAL so a re-sent span or a
- * re-processed trace counts once (DESIGN.md "Analytics").
+ * re-processed trace counts once (DESIGN.md "Analytics"); trace.processed through the SQL layer's
+ * processedTraces, the one place that decides how that table is deduplicated.
  */
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { param, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { processedTraces as processedTraceRows } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import type { Sql } from '../../stores/postgres.js';
 import type { PriceCatalog } from '../cost/price-catalog.js';
@@ -74,6 +76,11 @@ export const BY_DATE_WITH_TOTALS = 'GROUP BY GROUPING SETS ((date), ())';
 
 export function table(scope: ViewScope, name: 'event_trace_processed' | 'event_generation_completed' | 'event_tool_called' | 'event_span_errored' | 'event_issue'): Fragment {
   return scopedTable(scope.deps.ch.table(name));
+}
+
+/** trace.processed rows of `where` (which starts with guard(scope)), newest processing per trace, as a FROM source. */
+export function processedTraces(scope: ViewScope, where: Fragment): Fragment {
+  return processedTraceRows(scope.deps.ch.table('event_trace_processed'), where);
 }
 
 /** A quantile list from quantilesExact, or nulls when no value went into it (ClickHouse answers 0s). */

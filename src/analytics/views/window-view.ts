@@ -9,7 +9,7 @@ import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCo
 import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
-import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, quantilesOrNull, ratio, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, quantilesOrNull, ratio, selectWithTotals, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface WindowPayload {
   window: { start: string; end_exclusive: string };
@@ -63,8 +63,7 @@ export async function windowView(deps: ViewDeps, tenantId: string, projectId: st
   quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
   ${raw(TRACE_COVERAGE_COLUMNS)},
   ${stored}
-FROM ${table(scope, 'event_trace_processed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
+FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}
 ${raw(BY_DATE_WITH_TOTALS)}
 ORDER BY date`,
   );

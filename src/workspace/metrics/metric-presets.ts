@@ -1,5 +1,6 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import { isoFromDateTime64 } from '../../stores/clickhouse-time.js';
 
@@ -7,7 +8,8 @@ import { isoFromDateTime64 } from '../../stores/clickhouse-time.js';
  * The preset metrics every project has (docs/metrics.md). They are OBSERVED: computed from trace
  * data that ingestion writes to ClickHouse, never posted as events. Each one is a small table of
  * SQL over one event table: identifiers here are constants, every value is a bound parameter, and
- * the event tables are read FINAL so a re-processed trace or re-sent span never counts twice.
+ * the event tables are read FINAL so a re-processed trace or re-sent span never counts twice
+ * (trace.processed through the SQL layer's processedTraces, the one read of that table).
  * "Higher is worse" for all of them, so the monitor rule latest_value > threshold reads as "breached".
  */
 export interface PresetDefinition {
@@ -107,23 +109,27 @@ function rows<T>(ch: ClickHouseStore, scope: PresetScope, statement: Fragment): 
 /** total_events, the latest 10 events and the interval aggregate of one preset metric. */
 export async function observedFigures(ch: ClickHouseStore, preset: PresetDefinition, scope: PresetScope): Promise<ObservedFigures> {
   // The preset's SQL pieces are constants of this file (never caller input); values are bound.
-  const table = () => scopedTable(ch.table(preset.table));
   const agent = scope.agentName !== null ? sql` AND agent_name = ${param('String', scope.agentName)}` : raw('');
   const where = () => sql`${tenantGuard(scope)} AND (${raw(preset.whereSql)})${agent}`;
+  // The rows of `cond`, newest version per key: `FROM <source>` of each statement below.
+  const rowsOf = (cond: Fragment) =>
+    preset.table === 'event_trace_processed'
+      ? processedTraces(ch.table(preset.table), cond)
+      : sql`${scopedTable(ch.table(preset.table))} FINAL WHERE ${cond}`;
   const since = new Date(Date.now() - scope.intervalHours * 3_600_000);
   const [totals, recent, latest] = await Promise.all([
-    rows<{ n: string | number }>(ch, scope, sql`SELECT count() AS n FROM ${table()} FINAL WHERE ${where()}`),
+    rows<{ n: string | number }>(ch, scope, sql`SELECT count() AS n FROM ${rowsOf(where())}`),
     rows<{ id: string; trace_id: string; ts: string; v: number }>(
       ch,
       scope,
       sql`SELECT ${raw(preset.idSql)} AS id, trace_id, toString(timestamp) AS ts, toFloat64(${raw(preset.valueSql)}) AS v
-       FROM ${table()} FINAL WHERE ${where()} ORDER BY timestamp DESC, id DESC LIMIT 10`,
+       FROM ${rowsOf(where())} ORDER BY timestamp DESC, id DESC LIMIT 10`,
     ),
     rows<{ v: number | null }>(
       ch,
       scope,
-      sql`SELECT toNullable(toFloat64(${raw(preset.aggregateSql)})) AS v FROM ${table()} FINAL
-       WHERE ${where()} AND timestamp >= ${param("DateTime64(3, 'UTC')", since)}`,
+      sql`SELECT toNullable(toFloat64(${raw(preset.aggregateSql)})) AS v
+       FROM ${rowsOf(sql`${where()} AND timestamp >= ${param("DateTime64(3, 'UTC')", since)}`)}`,
     ),
   ]);
   return {

@@ -1,8 +1,7 @@
 SELECT `p`.`g0` AS `g0`, `p`.`m0` AS `m0`, `p`.`m1` AS `m1`, `j`.`j0` AS `j0`, `j`.`j1` AS `j1`
 FROM (
   SELECT `agent_name` AS `g0`, count() AS `m0`, countIf(`error_count` > {p0:Float64}) AS `m1`
-  FROM `lookout`.`event_trace_processed` FINAL
-  WHERE `tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')}
+  FROM (SELECT * FROM `lookout`.`event_trace_processed` FINAL WHERE `tenant_id` = {p1:String} AND `project_id` = {p2:String} AND `timestamp` >= {p3:DateTime64(3, 'UTC')} AND `timestamp` < {p4:DateTime64(3, 'UTC')})
   GROUP BY `g0`
 ) AS `p`
 LEFT JOIN (

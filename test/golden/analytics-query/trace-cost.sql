@@ -1,6 +1,5 @@
 SELECT toDate(`timestamp`) AS `g0`, count() AS `m0`
-FROM `lookout`.`event_trace_processed` FINAL
-WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')}
+FROM (SELECT * FROM `lookout`.`event_trace_processed` FINAL WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')})
 GROUP BY `g0`
 ORDER BY `g0` ASC
 LIMIT {p4:UInt32}

@@ -1,0 +1,27 @@
+/**
+ * The one read of trace.processed (`event_trace_processed`): the rows of a condition, one per trace
+ * key (tenant, project, trace_id), the newest processing — what `FINAL` then `WHERE` selects. Every
+ * reader (views, cost module, DSL printer, metric presets) takes its rows from here, so how the table
+ * is deduplicated is decided in this file alone.
+ *
+ * Why FINAL and not the first_processing split: the settler marks the first row written for a trace
+ * with first_processing = 1 (clickhouse/006), so keys whose only row is that one could be read plain
+ * and only the keys with a 0 row through FINAL. That read was built, tested equal to FINAL (re-processed
+ * runs, runs moved across the window edge or a month's partition, rows from before the mark) and
+ * measured (bench/README.md, issue 17, 2026-11-24 round 4): on chdb 26.7 it is slower than FINAL —
+ * telling a row's key from the re-processed ones means reading and hashing every trace_id of the
+ * project twice (the window's rows, and all rows to find the re-processed keys' versions, which
+ * straddle partitions), and that costs more than FINAL's merge of the parts' sorted trace_id streams.
+ * bench/query/variants.ts (`--only "without FINAL"`) times both on a seeded data directory; if a
+ * server measures the split faster, its SQL is there and this file is the place to change.
+ *
+ * `where` (the tenant guard included) is applied after FINAL, as `FROM t FINAL WHERE <where>` does:
+ * a condition on a column a re-processing changed sees the newest row only.
+ */
+import { sql, type Fragment } from './fragment.js';
+import { scopedTable } from './tenant-guard.js';
+
+/** `(SELECT * FROM <table> FINAL WHERE <where>)`, a FROM source; the caller's SELECT names the columns it reads. */
+export function processedTraces(table: string, where: Fragment): Fragment {
+  return sql`(SELECT * FROM ${scopedTable(table)} FINAL WHERE ${where})`;
+}
