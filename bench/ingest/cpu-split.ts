@@ -50,7 +50,7 @@ const poolOf = (name: string) => name.replace(/[\s_:-]*\d+$/, '') || name;
  * CPU nanoseconds of every process below `pid` (the embedded PostgreSQL server and its backends),
  * children they already reaped included.
  */
-function descendantsCpu(pid: number): number {
+export function descendantsCpu(pid: number): number {
   const parents = new Map<number, number>();
   const stats = new Map<number, string[]>();
   for (const entry of fs.readdirSync('/proc')) {

@@ -8,12 +8,16 @@
  * and the background pools, read from /proc). Background work (merges) is reported apart,
  * including the wait for merges to finish after the run.
  *
- *   npx tsx bench/ingest/engine-replay.ts [--flushes 150] [--requests-per-flush 2] [--batch-size 1000] [--settle-every 6]
+ *   npx tsx bench/ingest/engine-replay.ts [--flushes 150] [--requests-per-flush 2] [--batch-size 1000] [--settle-every 6] [--registry 1]
  *   EXPERIMENT_DDL="ALTER TABLE lookout.spans ADD INDEX …" npx tsx bench/ingest/engine-replay.ts …   (try a schema change first)
  *
  * The rows are the service's own (prepareIngest, IngestWriter, settleSummaries); only the
  * concurrency differs (statements run one at a time, so per-statement CPU is attributable).
- * Absolute figures are CPU time, comparable across runs on a loaded machine.
+ * Absolute figures are CPU time, comparable across runs on a loaded machine. Each kind is also
+ * charged the rows the engine read while it ran (system.events SelectedRows around each statement,
+ * less what the probe itself reads). `--registry 1` gives the writer the stored-trace registry on an
+ * embedded PostgreSQL (stored-traces.ts), as the service has it: the duplicate check then reads
+ * ClickHouse only for traces seen before.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,8 +32,11 @@ import { msToDateTime64 } from '../../src/stores/clickhouse-time.js';
 import { raw } from '../../src/stores/clickhouse-sql/fragment.js';
 import { statementKind } from '../../src/stores/clickhouse-sql/statement-stats.js';
 import { migrateClickHouse } from '../../src/stores/migrations.js';
+import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../src/ingest/stored-traces.js';
+import { migratePostgres } from '../../src/stores/migrations.js';
+import { openPostgres, type PostgresStore } from '../../src/stores/postgres.js';
 import { numberArg, root } from '../service-process.js';
-import { threadCpu } from './cpu-split.js';
+import { descendantsCpu, threadCpu } from './cpu-split.js';
 import { syntheticBatch } from './synthetic-batch.js';
 
 const FLUSHES = numberArg('flushes', 150);
@@ -37,6 +44,7 @@ const PER_FLUSH = numberArg('requests-per-flush', 2);
 const BATCH_SPANS = numberArg('batch-size', 1000);
 /** A settle round every this many flushes (the settler's 1 s tick at ~12,000 spans/s and 2,000-span flushes). */
 const SETTLE_EVERY = numberArg('settle-every', 6);
+const REGISTRY = numberArg('registry', 0) === 1;
 
 /** Threads whose CPU is background work, not the running statement's. */
 const BACKGROUND = /^(MergeMutate|BgSchPool|BgStrmSchPool|BgDistSchPool|Move|Fetch|Common|PoolDelayExec|MemoryWorker|Collector)/;
@@ -46,6 +54,8 @@ const threads = () => threadCpu(process.pid);
 
 interface Tally {
   statements: number;
+  /** Rows the engine read during the kind's statements (SelectedRows). */
+  rows: number;
   engineMs: number;
   mainMs: number;
   wallMs: number;
@@ -57,12 +67,19 @@ interface Tally {
  */
 function measuredStore(ch: ClickHouseStore) {
   const tally = new Map<string, Tally>();
+  const selectedRows = async () => {
+    const [row] = await ch.read<{ n: string | number }>(raw("SELECT value AS n FROM system.events WHERE event = 'SelectedRows'"), { lane: 'system' });
+    return Number(row?.n ?? 0);
+  };
+  /** What one probe adds to the counter itself (measured once, subtracted from every statement). */
+  let probeRows: number | null = null;
   const background = { ms: 0 };
   let chain: Promise<unknown> = Promise.resolve();
   let last = threads();
-  const charge = (kind: string, before: ReturnType<typeof threads>, after: ReturnType<typeof threads>, wallMs: number) => {
-    const entry = tally.get(kind) ?? { statements: 0, engineMs: 0, mainMs: 0, wallMs: 0 };
+  const charge = (kind: string, before: ReturnType<typeof threads>, after: ReturnType<typeof threads>, wallMs: number, rows: number) => {
+    const entry = tally.get(kind) ?? { statements: 0, rows: 0, engineMs: 0, mainMs: 0, wallMs: 0 };
     entry.statements++;
+    entry.rows += rows;
     entry.wallMs += wallMs;
     for (const [tid, ns] of after.cpu) {
       const ms = (ns - (before.cpu.get(tid) ?? 0)) / 1e6;
@@ -80,11 +97,18 @@ function measuredStore(ch: ClickHouseStore) {
       for (const [tid, ns] of idle.cpu) {
         if (tid !== process.pid && BACKGROUND.test(idle.names.get(tid) ?? '')) background.ms += (ns - (last.cpu.get(tid) ?? 0)) / 1e6;
       }
+      if (probeRows === null) {
+        const a = await selectedRows();
+        probeRows = (await selectedRows()) - a;
+      }
+      const rowsBefore = await selectedRows();
+      const idleAfterProbe = threads();
       const started = performance.now();
       const result = await work();
       const after = threads();
-      charge(kind, idle, after, performance.now() - started);
-      last = after;
+      const rows = Math.max(0, (await selectedRows()) - rowsBefore - probeRows);
+      charge(kind, idleAfterProbe, after, performance.now() - started, rows);
+      last = threads();
       return result;
     });
     chain = run.catch(() => {});
@@ -118,7 +142,15 @@ async function main() {
     writes.push({ rows: prepared.rows, traces: prepared.traces, bytes: body.length * 3 });
   }
   const { store, tally, background } = measuredStore(ch);
+  // The registry as a fresh installation has it: empty, and complete (nothing stored before it).
+  let pg: PostgresStore | null = null;
+  if (REGISTRY) {
+    pg = await openPostgres({ databaseUrl: null, dataDir: dir });
+    await migratePostgres(pg.sql, path.join(root, 'sql'));
+    await pg.sql`insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, ${pg.sql.json({ traces: 0 })})`;
+  }
   const recorded: TraceNote[] = [];
+  const registry = { statements: 0, wallMs: 0 };
   const writer = new IngestWriter({
     ch: store,
     logger: pino({ level: 'warn' }),
@@ -128,6 +160,15 @@ async function main() {
     record: async (notes) => {
       recorded.push(...notes);
     },
+    register: pg
+      ? async (keys) => {
+          const t = performance.now();
+          const registration = await registerTraces(pg!.sql, keys);
+          registry.statements++;
+          registry.wallMs += performance.now() - t;
+          return registration;
+        }
+      : undefined,
   });
   let version = Date.now();
   const settle = async (notes: TraceNote[]) => {
@@ -149,6 +190,7 @@ async function main() {
   };
   const started = performance.now();
   const cpuStarted = process.cpuUsage();
+  const postgresStarted = descendantsCpu(process.pid);
   for (let f = 0; f < FLUSHES; f++) {
 
     // The group reaches batchRows with its last request: that starts the flush (flushMs is never reached).
@@ -157,6 +199,7 @@ async function main() {
   }
   await writer.stop();
   const runSeconds = (performance.now() - started) / 1000;
+  const postgresMs = (descendantsCpu(process.pid) - postgresStarted) / 1e6;
   // Merges the run started, to the end (the engine does them sooner or later, on the same cores).
   const before = threads();
   for (let quiet = 0; quiet < 3; ) {
@@ -179,13 +222,13 @@ async function main() {
   );
   const lines = [
     '',
-    `${FLUSHES} flushes x ${PER_FLUSH} requests x ${BATCH_SPANS} spans (${spans} spans), a settle round every ${SETTLE_EVERY} flushes; ${runSeconds.toFixed(1)} s, load ${os.loadavg()[0].toFixed(1)}`,
-    `engine CPU per 1000 spans by statement kind (statements per 1000 spans, engine ms, event-loop ms, wall ms):`,
+    `${FLUSHES} flushes x ${PER_FLUSH} requests x ${BATCH_SPANS} spans (${spans} spans), a settle round every ${SETTLE_EVERY} flushes; ${runSeconds.toFixed(1)} s, load ${os.loadavg()[0].toFixed(1)}; stored-trace registry ${REGISTRY ? 'on' : 'off'}`,
+    `engine CPU per 1000 spans by statement kind (statements per 1000 spans, engine ms, event-loop ms, wall ms, rows read):`,
   ];
   let engineTotal = 0;
   for (const [kind, t] of [...tally].sort((a, b) => b[1].engineMs - a[1].engineMs)) {
     engineTotal += t.engineMs;
-    lines.push(`  ${kind.padEnd(44)} ${((t.statements * 1000) / spans).toFixed(2).padStart(6)} ${perK(t.engineMs)} ${perK(t.mainMs)} ${perK(t.wallMs)}`);
+    lines.push(`  ${kind.padEnd(44)} ${((t.statements * 1000) / spans).toFixed(2).padStart(6)} ${perK(t.engineMs)} ${perK(t.mainMs)} ${perK(t.wallMs)} ${String(Math.round((t.rows * 1000) / spans)).padStart(8)}`);
   }
   lines.push(
     `  ${'statements, all kinds'.padEnd(44)} ${''.padStart(6)} ${perK(engineTotal)}`,
@@ -193,8 +236,14 @@ async function main() {
     `  ${'after the run, until merges finished'.padEnd(44)} ${''.padStart(6)} ${perK(mergeTail)}`,
     `engine total per 1000 spans: ${perK(engineTotal + background.ms + mergeTail).trim()} ms; process CPU during the run ${perK((cpu.user + cpu.system) / 1000).trim()} ms; active parts at the end ${parts.parts} (${parts.rows} rows)`,
   );
+  if (pg) {
+    lines.push(
+      `stored-trace registry per 1000 spans: ${((registry.statements * 1000) / spans).toFixed(2)} upserts, ${perK(registry.wallMs).trim()} ms wall; PostgreSQL server CPU ${perK(postgresMs).trim()} ms`,
+    );
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   await ch.close();
+  await pg?.close();
   fs.rmSync(dir, { recursive: true, force: true });
   clearInterval(keepAlive);
 }

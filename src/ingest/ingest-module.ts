@@ -4,6 +4,7 @@ import { traceHooks } from '../trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
+import { scheduleStoredTraceJobs } from './stored-traces-jobs.js';
 
 declare module '../app-deps.js' {
   interface ServiceRegistry {
@@ -45,6 +46,11 @@ export const ingestModule: LookoutModule = {
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),
   // /v1/traces in `ingest` processes; start/stop in all (the settler runs only with `worker`).
   roles: { root: 'ingest', background: 'any' },
-  start: (deps) => ingestService(deps).start(),
+  start(deps) {
+    ingestService(deps).start();
+    // The stored-trace registry's backfill and retention run on the leader (worker processes).
+    const leader = deps.services.leader;
+    if (leader) scheduleStoredTraceJobs(leader, { sql: deps.sql, ch: deps.ch, logger: deps.logger.child({ module: 'ingest' }), maxFutureSkewMs: deps.config.ingestMaxFutureSkewMs });
+  },
   stop: (deps) => ingestService(deps).stop(),
 };

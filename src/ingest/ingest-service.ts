@@ -13,6 +13,7 @@ import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
 import { IngestWriter } from './ingest-writer.js';
 import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
+import { registerTraces } from './stored-traces.js';
 import type { TracePricing } from '../trace-pricing.js';
 
 /**
@@ -76,6 +77,7 @@ export class IngestService {
       batchRows: config.ingestBatchRows,
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
+      register: (traces) => registerTraces(deps.sql, traces),
     });
   }
 

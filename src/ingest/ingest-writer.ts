@@ -4,7 +4,8 @@ import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
 import { keptParts, lineOf, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
-import { traceKeyString } from './stored-spans.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
+import type { Registration } from './stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../origin.js';
 
@@ -26,13 +27,18 @@ import type { Origin } from '../origin.js';
  *   Recording before the insert instead would let a settler claim and finish the trace before the
  *   insert lands, losing those spans from the summary for good.
  * - Idempotence: spans already stored (same tenant, project, trace, span) are skipped with their
- *   events, so a re-sent batch writes nothing new. The event tables are written before `spans`,
- *   so a span found in `spans` always has its events; a crash in between leaves the batch
- *   unacknowledged and the retry completes it (the event tables collapse repeats on merge).
+ *   events, so a re-sent batch writes nothing new. Which traces can have stored spans at all is
+ *   answered by the stored-trace registry in PostgreSQL (stored-traces.ts): the flush registers its
+ *   traces before any insert, and only traces the registry already held are checked in ClickHouse
+ *   (a crash after the registration leaves a row without spans: the retry checks, finds none).
+ *   The event tables are written before `spans`, so a span found in `spans` always has its events;
+ *   a crash in between leaves the batch unacknowledged and the retry completes it (the event
+ *   tables collapse repeats on merge).
  * - Span limit: a trace stores at most `maxSpansPerTrace` spans. The count is the trace's spans
- *   already in ClickHouse (the duplicate check reads them anyway) plus those kept earlier in the same
- *   flush; flushes run one at a time, so it is exact across requests within a process. Spans past
- *   it are rejected per request (OTLP partial_success), with their events; the rest is kept.
+ *   already in ClickHouse (the duplicate check reads them anyway; none for a trace the registry just
+ *   created) plus those kept earlier in the same flush; flushes run one at a time, so it is exact
+ *   across requests within a process. Spans past it are rejected per request (OTLP
+ *   partial_success), with their events; the rest is kept.
  * - Back-pressure: each request holds a reservation on the memory budget (ingest-budget.ts),
  *   charged as its body arrives and inflates and released when the request ends; over the bound
  *   the endpoint answers 429 with Retry-After instead of queueing more in memory.
@@ -62,6 +68,11 @@ export interface TraceNote {
    * ids of a 100,000-span trace read back at every flush made ingesting it quadratic.
    */
   storedBeforeCount?: number;
+  /**
+   * Set by the writer when the stored-trace registry answered: the trace's registrations count after
+   * this flush's upsert. The settle cache holds a trace whole only while every registration was its own.
+   */
+  registeredSeq?: number;
 }
 
 export interface PreparedWrite {
@@ -92,6 +103,11 @@ export interface IngestWriterOptions {
   maxSpansPerTrace?: number;
   /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
   record?: (traces: TraceNote[]) => Promise<void>;
+  /**
+   * Registers a flush's traces before its inserts (stored-traces.ts registerTraces); a failure fails
+   * the flush. Absent: every trace is checked in ClickHouse.
+   */
+  register?: (traces: TraceKey[]) => Promise<Registration>;
 }
 
 export { OverloadedError };
@@ -197,15 +213,33 @@ export class IngestWriter {
    * For the traces of the batch: how many spans each already has in `spans`, which of the batch's
    * own span ids are among them, and whether a root is stored. One query, and its answer is bounded
    * by the batch, not by the traces' size (all ids of every touched trace was quadratic for a trace
-   * sent in many parts).
+   * sent in many parts). Traces the registry just created have nothing stored and are not read;
+   * `known` holds the others when a (complete) registry answered, else null.
    */
-  private async storedState(batch: Pending[]): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string> }> {
+  private async storedState(
+    batch: Pending[],
+  ): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null; registrations: Map<string, number> | null }> {
     const { ch } = this.options;
-    const keys: TraceKeyLike[] = [];
+    let keys: TraceKeyLike[] = [];
+    for (const p of batch) keys.push(...p.write.traces);
+    const registration = this.options.register ? await this.options.register(keys) : null;
+    const registrations = registration?.complete ? registration.registrations : null;
+    let known: Set<string> | null = null;
+    if (registration?.complete) {
+      known = new Set();
+      for (const k of keys) {
+        const key = traceKeyString(k);
+        if (!registration.created.has(key)) known.add(key);
+      }
+      keys = keys.filter((k) => known!.has(traceKeyString(k)));
+    }
+    const present = new Set<string>();
+    const counts = new Map<string, number>();
+    const rooted = new Set<string>();
+    if (keys.length === 0) return { present, counts, rooted, known, registrations };
     const spanIds = new Set<string>();
     for (const p of batch) {
-      keys.push(...p.write.traces);
-      for (const key of p.write.rows.spans.keys) spanIds.add(spanIdOfSpanKey(key));
+      for (const key of p.write.rows.spans.keys) if (!known || known.has(traceKeyOfSpanKey(key))) spanIds.add(spanIdOfSpanKey(key));
     }
     type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
     // Ingest lane: never behind the analytics gate. The trace-key guard over-selects when keys mix
@@ -218,9 +252,6 @@ export class IngestWriter {
           GROUP BY tenant_id, project_id, trace_id`,
       { lane: 'ingest' },
     );
-    const present = new Set<string>();
-    const counts = new Map<string, number>();
-    const rooted = new Set<string>();
     for (const r of rows) {
       const traceKey = traceKeyOf(r);
       counts.set(traceKey, Number(r.stored));
@@ -228,7 +259,7 @@ export class IngestWriter {
       if (Number(r.has_root) === 1) rooted.add(traceKey);
       for (const spanId of r.present) present.add(spanKeyIn(traceKey, spanId));
     }
-    return { present, counts, rooted };
+    return { present, counts, rooted, known, registrations };
   }
 
   /** Inserts a JSONEachRow body (encoded on the compute pool; whole request bodies or slices of them) on the ingest lane. */
@@ -238,7 +269,7 @@ export class IngestWriter {
 
   private async flushBatch(batch: Pending[]): Promise<void> {
     try {
-      const { present: stored, counts: storedCounts, rooted } = await this.storedState(batch);
+      const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
       /** Spans per trace: stored before this flush, plus kept in it so far. */
@@ -304,7 +335,12 @@ export class IngestWriter {
             t.spanLines.push(lineOf(rows, i));
           }
           if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(spanKeyIn(traceKey, packedToolSpanId(r))));
-          t.storedBeforeCount = storedCounts.get(traceKey) ?? 0;
+          // A trace the registry held before may have spans this process does not (another process's
+          // insert still on its way, a crash's leftovers): at least 1, so the settle cache never takes
+          // it as wholly its own unless it holds stored spans of it. 0 only for a trace created here.
+          const before = storedCounts.get(traceKey) ?? 0;
+          t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
+          t.registeredSeq = registrations?.get(traceKey);
           if (rooted.has(traceKey)) t.hasRoot = true;
           touchedTraces.push(t);
         }

@@ -13,7 +13,14 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *   starts at 1 when the row is created and each flush that touches the trace adds 1), and
  * - no span of the trace was in ClickHouse before this process's first write to it and none it
  *   does not hold appeared later (`storedBeforeCount` of every write ≤ spans held: every span held
- *   was durable before that write, so the stored spans are exactly the held ones).
+ *   was durable before that write, so the stored spans are exactly the held ones). The writer reports
+ *   at least 1 for a trace the stored-trace registry held before the flush, so a trace another
+ *   process is writing at the same moment (its spans not yet visible) is never taken as whole here;
+ * - and, with the registry, every registration of the trace was this process's own: each write's
+ *   `registeredSeq` follows the previous one by 1, and the registry still says so when the flush
+ *   records it (`registrations` of the queue upsert). Another process registers a trace before it
+ *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
+ *   or that settled in a queue row of their own before this flush recorded, are never missed.
  *
  * Spans are held as the `spans` rows this process wrote (JSON lines, views into the insert bodies):
  * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
@@ -41,6 +48,8 @@ interface CacheEntry {
   upserts: number;
   /** The seq of the last upsert counted (notes of one flush share one upsert). */
   lastSeq: string;
+  /** The trace's registry count after this process's last registration; null before the first or without a registry. */
+  registrations: number | null;
   /** The trace's `spans` rows (JSON lines) by span id; null once the entry can no longer prove it holds the whole trace. */
   spans: Map<string, Uint8Array> | null;
   /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
@@ -93,7 +102,7 @@ export class SettleCache {
       let entry = this.entries.get(key);
       if (!entry || entry.rowId !== row.rowId) {
         if (entry) this.drop(key, entry);
-        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', spans: new Map(), toolRows: new Map(), touchedAt: now };
+        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spans: new Map(), toolRows: new Map(), touchedAt: now };
         this.entries.set(key, entry);
       }
       // Several notes of one flush (two requests, same trace) share one upsert.
@@ -104,6 +113,8 @@ export class SettleCache {
       const ids = note.spanIds ?? [];
       const lines = note.spanLines ?? [];
       if ((note.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
+      if (entry.spans && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry);
+      entry.registrations = note.registeredSeq ?? null;
       if (entry.spans && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
       if (entry.spans && entry.spans.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
       if (entry.spans) {
@@ -121,6 +132,16 @@ export class SettleCache {
       }
       for (const r of note.toolRows) entry.toolRows.set(packedToolSpanId(r), r);
     }
+  }
+
+  /**
+   * Every registration of the trace since this entry began was this process's: the flush's own count
+   * follows the last one seen here (the same count again: another note of the same flush), and no
+   * other registration came between the flush's upsert and its record.
+   */
+  private ownRegistrations(entry: CacheEntry, registeredSeq: number, atRecord: number | null | undefined): boolean {
+    if (atRecord !== undefined && atRecord !== registeredSeq) return false;
+    return entry.registrations === null || registeredSeq === entry.registrations || registeredSeq === entry.registrations + 1;
   }
 
   /** The whole trace when this process provably holds it, else null (read it from ClickHouse). */

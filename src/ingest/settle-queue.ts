@@ -28,6 +28,11 @@ export interface RecordedRow extends TraceKey {
   /** Identity of the row's lifetime (a new row after the trace was settled and reopened). */
   rowId: string;
   seq: string;
+  /**
+   * The trace's registrations count in the stored-trace registry when the flush recorded it
+   * (stored-traces.ts); null without a registry row. Only the writer's record returns it.
+   */
+  registrations?: number | null;
 }
 
 export interface Claim extends RecordedRow {
@@ -61,6 +66,7 @@ interface QueueRow {
   trace_id: string;
   row_id: bigint | string;
   seq: bigint | string;
+  registrations?: bigint | string | null;
 }
 
 /**
@@ -88,8 +94,17 @@ export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timin
                           then least(now() + ${timing.settleMs}::bigint * interval '1 millisecond', q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond')
                           else q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
       actor = excluded.actor, surface = excluded.surface, user_id = excluded.user_id, api_key_id = excluded.api_key_id
-    returning tenant_id, project_id, trace_id, row_id, seq`;
-  return result.map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id, rowId: String(r.row_id), seq: String(r.seq) }));
+    returning tenant_id, project_id, trace_id, row_id, seq,
+      (select s.registrations from stored_traces s
+       where s.tenant_id = q.tenant_id and s.project_id = q.project_id and s.trace_id = q.trace_id) as registrations`;
+  return result.map((r) => ({
+    tenantId: r.tenant_id,
+    projectId: r.project_id,
+    traceId: r.trace_id,
+    rowId: String(r.row_id),
+    seq: String(r.seq),
+    registrations: r.registrations === null || r.registrations === undefined ? null : Number(r.registrations),
+  }));
 }
 
 interface ClaimRow extends QueueRow {

@@ -19,7 +19,33 @@ const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: 
 const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
 const held = (cache: SettleCache, c: Claim) => cache.take(c)?.rows.map((line) => (JSON.parse(Buffer.from(line).toString()) as { span_id: string }).span_id).sort() ?? null;
 
+/** With the stored-trace registry: the flush's registration count, and the registry's count when the flush recorded. */
+const registered = (n: TraceNote, seq: number): TraceNote => ({ ...n, registeredSeq: seq });
+const rowAt = (rowId: string, seq: number, registrations: number): RecordedRow => ({ ...row(rowId, seq), registrations });
+
 describe('settle cache', () => {
+  it('with the registry: holds a trace while every registration was its own', () => {
+    const cache = new SettleCache(1000);
+    cache.add([registered(note(['a']), 1)], [rowAt('1', 1, 1)]);
+    cache.add([registered(note(['b'], ['a']), 2), registered(note(['c'], ['a']), 2)], [rowAt('1', 2, 2)]);
+    expect(held(cache, claim('1', 2))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('with the registry: not when another process registered the trace between this flush\'s upsert and its record', () => {
+    // Its spans may still be on their way, or settled in a queue row of their own already.
+    const cache = new SettleCache(1000);
+    cache.add([registered(note(['a']), 1)], [rowAt('1', 1, 2)]);
+    expect(held(cache, claim('1', 1))).toBeNull();
+  });
+
+  it('with the registry: not when another process registered the trace between two of this process\'s flushes', () => {
+    const cache = new SettleCache(1000);
+    cache.add([registered(note(['a']), 1)], [rowAt('1', 1, 1)]);
+    // Registration 2 was another process's (its spans not yet visible: the count read 1).
+    cache.add([registered(note(['b'], ['a']), 3)], [rowAt('1', 2, 3)]);
+    expect(held(cache, claim('1', 2))).toBeNull();
+  });
+
   it('holds a trace whose every upsert was its own', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['a', 'b'])], [row('1', 1)]);

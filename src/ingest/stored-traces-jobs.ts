@@ -1,0 +1,140 @@
+import type { Logger } from 'pino';
+import type { ClickHouseStore } from '../stores/clickhouse.js';
+import type { Leader } from '../stores/leader.js';
+import { param, raw, sql as chSql } from '../stores/clickhouse-sql/fragment.js';
+import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
+import type { Sql } from '../stores/postgres.js';
+import { traceKeyOf } from './encoded-rows.js';
+import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
+import type { TraceKey } from './stored-spans.js';
+
+/**
+ * The stored-trace registry's two leader jobs (src/stores/leader.ts; one process runs them):
+ *
+ * - Backfill: an installation that stored spans before the registry existed copies every trace of
+ *   `spans` into it once, then records `complete` in shared_state. Until then writers treat every
+ *   trace as known and read ClickHouse as before, so nothing depends on the backfill's timing. Spans
+ *   written meanwhile by this version already have their row (it is upserted before the insert), so
+ *   one pass over `spans` covers everything — provided no process of an older version still writes.
+ * - Retention: a row may go once no writer touched it for longer than the spans live (their TTL plus
+ *   how far in the future a span's time may be), and only when ClickHouse holds nothing of the trace:
+ *   no span (TTL removes rows at a merge, not at the hour) and no trace.processed row (a recreated
+ *   row would mark a second first settle). The delete re-checks last_seen_at under the row lock, so a
+ *   writer that registered the trace meanwhile keeps it.
+ */
+
+type KeyRow = { tenant_id: string; project_id: string; trace_id: string };
+
+const toKey = (r: KeyRow): TraceKey => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id });
+
+async function insertKeys(sql: Sql, rows: KeyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    insert into stored_traces (tenant_id, project_id, trace_id)
+    select * from unnest(${rows.map((r) => r.tenant_id)}::text[], ${rows.map((r) => r.project_id)}::text[], ${rows.map((r) => r.trace_id)}::text[])
+    on conflict do nothing`;
+}
+
+/**
+ * Copies every trace of `spans` into the registry (pages in key order), then marks it complete.
+ * Returns the traces read. The grouping follows the table's sorting key in order, so a page stops
+ * reading once it has its traces instead of grouping the rest of the table each time (a 1000-trace
+ * page of a 400,000-row, 4-partition table: 65,667 rows read instead of 400,114; chdb, 12:50).
+ */
+export async function backfillStoredTraces(sql: Sql, ch: ClickHouseStore, pageSize = 10_000): Promise<number> {
+  const [done] = await sql<{ n: number }[]>`select count(*)::int as n from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
+  if (done.n > 0) return 0;
+  let cursor: KeyRow = { tenant_id: '', project_id: '', trace_id: '' };
+  let total = 0;
+  for (;;) {
+    const rows = await ch.read<KeyRow>(
+      chSql`SELECT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))}
+            WHERE (tenant_id, project_id, trace_id) > (${param('String', cursor.tenant_id)}, ${param('String', cursor.project_id)}, ${param('String', cursor.trace_id)})
+            GROUP BY tenant_id, project_id, trace_id
+            ORDER BY tenant_id, project_id, trace_id
+            LIMIT ${param('UInt32', pageSize)}
+            SETTINGS optimize_aggregation_in_order = 1`,
+      { lane: 'system' },
+    );
+    await insertKeys(sql, rows);
+    total += rows.length;
+    if (rows.length < pageSize) break;
+    cursor = rows[rows.length - 1];
+  }
+  await sql`
+    insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, ${sql.json({ traces: total })})
+    on conflict (name) do nothing`;
+  return total;
+}
+
+/** Of `keys`, those ClickHouse still holds a span or a trace.processed row of. */
+async function stillStored(ch: ClickHouseStore, keys: TraceKey[]): Promise<Set<string>> {
+  const guard = traceKeysGuard(keys);
+  const rows = await ch.read<KeyRow>(
+    chSql`SELECT DISTINCT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))} WHERE ${guard}
+          UNION DISTINCT
+          SELECT DISTINCT tenant_id, project_id, trace_id FROM ${raw(ch.table('event_trace_processed'))} WHERE ${guard}`,
+    { lane: 'system' },
+  );
+  return new Set(rows.map(traceKeyOf));
+}
+
+/**
+ * Deletes registry rows untouched for `retentionMs` whose trace ClickHouse no longer holds, in
+ * pages of `pageSize` (last_seen_at order). Returns how many went.
+ */
+export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentionMs: number, pageSize = 1000): Promise<number> {
+  let deleted = 0;
+  // last_seen_at travels as text (and goes back as a text parameter cast in SQL): a Date would drop
+  // its microseconds, and the page would repeat forever.
+  let cursor: { at: string; key: KeyRow } | null = null;
+  for (;;) {
+    const after = cursor
+      ? sql`and (last_seen_at, tenant_id, project_id, trace_id) > (${cursor.at}::text::timestamptz, ${cursor.key.tenant_id}, ${cursor.key.project_id}, ${cursor.key.trace_id})`
+      : sql``;
+    const candidates: (KeyRow & { last_seen_at: string })[] = await sql<(KeyRow & { last_seen_at: string })[]>`
+      select tenant_id, project_id, trace_id, last_seen_at::text as last_seen_at from stored_traces
+      where last_seen_at < now() - ${retentionMs}::bigint * interval '1 millisecond' ${after}
+      order by last_seen_at, tenant_id, project_id, trace_id
+      limit ${pageSize}`;
+    if (candidates.length === 0) break;
+    const last = candidates[candidates.length - 1];
+    cursor = { at: last.last_seen_at, key: last };
+    const stored = await stillStored(ch, candidates.map(toKey));
+    const gone = candidates.filter((c) => !stored.has(traceKeyOf(c)));
+    if (gone.length > 0) {
+      const result = await sql`
+        delete from stored_traces s
+        using unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
+        where s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
+          and s.last_seen_at < now() - ${retentionMs}::bigint * interval '1 millisecond'`;
+      deleted += result.count;
+    }
+    if (candidates.length < pageSize) break;
+  }
+  return deleted;
+}
+
+/** How long spans live (the `spans` table's TTL, clickhouse/001_spans.sql). */
+export const SPANS_TTL_MS = 90 * 24 * 3_600_000;
+const BACKFILL_EVERY_MS = 60_000;
+const EXPIRE_EVERY_MS = 3_600_000;
+
+/**
+ * Registers both jobs on the leader. Retention waits for the spans' TTL plus the future skew a
+ * span's time may have (a span stored at last_seen_at lives until at most last_seen_at + skew + TTL).
+ */
+export function scheduleStoredTraceJobs(
+  leader: Leader,
+  deps: { sql: Sql; ch: ClickHouseStore; logger: Logger; maxFutureSkewMs: number },
+): void {
+  const { sql, ch, logger } = deps;
+  leader.every('stored-traces-backfill', BACKFILL_EVERY_MS, async () => {
+    const traces = await backfillStoredTraces(sql, ch);
+    if (traces > 0) logger.info({ traces }, 'stored-trace registry backfilled from ClickHouse');
+  });
+  leader.every('stored-traces-retention', EXPIRE_EVERY_MS, async () => {
+    const deleted = await expireStoredTraces(sql, ch, SPANS_TTL_MS + deps.maxFutureSkewMs);
+    if (deleted > 0) logger.info({ deleted }, 'stored-trace registry rows past retention removed');
+  });
+}

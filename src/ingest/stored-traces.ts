@@ -1,0 +1,96 @@
+import type { SqlHandle } from '../stores/postgres.js';
+import { traceKeyOf } from './encoded-rows.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
+
+/**
+ * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, docs/settling.md "Which
+ * traces have spans"): a row for every trace that may have spans in ClickHouse.
+ *
+ * - The ingest writer registers each flush's traces with one upsert BEFORE its ClickHouse inserts.
+ *   A trace the upsert creates had no row, hence no stored span: its duplicate check, span count
+ *   and root lookup need no ClickHouse read (nearly every trace of a flush is new, and that read
+ *   grew with the table: one granule per trace per part). Only the other traces are checked there.
+ * - The answer is trusted only once the registry covers spans stored before it existed
+ *   (`complete`: the backfill job, stored-traces-jobs.ts, recorded that it copied every trace of
+ *   the `spans` table); until then every trace is treated as known.
+ * - The settler marks a trace's first settle (`markFirstSettled`): at most one round ever gets it.
+ */
+
+/** shared_state row written when the backfill copied every trace of `spans` into the registry. */
+export const REGISTRY_COMPLETE_STATE = 'stored_traces_backfill';
+
+/**
+ * A row's last_seen_at is refreshed by a flush only when older than this, so a trace sent in many
+ * parts costs one row update a day, not one per flush. The retention job's cutoff (spans' TTL) is
+ * far longer, so a row a writer is using is never a candidate (stored-traces-jobs.ts).
+ */
+const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
+
+const keyOrder = (a: TraceKey, b: TraceKey) =>
+  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : 0;
+
+/** Distinct keys in key order: concurrent flushes in several processes lock shared rows in one order (no deadlock). */
+function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
+  const byKey = new Map<string, TraceKey>();
+  for (const k of keys) byKey.set(traceKeyString(k), { tenantId: k.tenantId, projectId: k.projectId, traceId: k.traceId });
+  return [...byKey.values()].sort(keyOrder);
+}
+
+export interface Registration {
+  /** traceKeyString of the traces this upsert created: no span of theirs was stored before. */
+  created: Set<string>;
+  /** Per trace (traceKeyString), its registrations count after this upsert (every trace of the flush). */
+  registrations: Map<string, number>;
+  /** The registry covers every stored trace; when false, `created` must not be trusted (treat all as known). */
+  complete: boolean;
+}
+
+/**
+ * Registers a flush's traces in one statement: inserts the new ones; counts a registration on known
+ * ones and refreshes their last_seen_at when it is older than a day (the column stays as it is
+ * otherwise, so the update leaves its index alone). `xmax = 0` tells an inserted row from an
+ * updated one. The row is locked until the statement commits, which orders it against the
+ * retention job's delete.
+ */
+export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
+  const rows = sortedKeys(keys);
+  if (rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
+  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; inserted: boolean; registrations: string; complete: boolean }[]>`
+    with up as (
+      insert into stored_traces as s (tenant_id, project_id, trace_id)
+      select * from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[])
+      on conflict (tenant_id, project_id, trace_id) do update set
+        registrations = s.registrations + 1,
+        last_seen_at = case when s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
+      returning s.tenant_id, s.project_id, s.trace_id, (s.xmax = 0) as inserted, s.registrations
+    )
+    select up.tenant_id, up.project_id, up.trace_id, up.inserted, up.registrations::text as registrations,
+           exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
+    from up`;
+  const created = new Set<string>();
+  const registrations = new Map<string, number>();
+  for (const r of result) {
+    const key = traceKeyOf(r);
+    if (r.inserted) created.add(key);
+    registrations.set(key, Number(r.registrations));
+  }
+  return { created, registrations, complete: result[0]?.complete ?? false };
+}
+
+/**
+ * The settler's first-settle mark: sets first_settled_at on the round's traces that have none and
+ * returns those (traceKeyString). Their trace.processed rows are written with first_processing = 1,
+ * every other row with 0, so a key has at most one row with 1 ever; a round that dies after the mark
+ * leaves the retry writing 0 (the reader then takes the key through FINAL — exact). Traces without
+ * a registry row (stored before it existed and not yet backfilled) are never marked.
+ */
+export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
+  const rows = sortedKeys(keys);
+  if (rows.length === 0) return new Set();
+  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
+    update stored_traces s set first_settled_at = now()
+    from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[]) as k(t, p, tr)
+    where s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr and s.first_settled_at is null
+    returning s.tenant_id, s.project_id, s.trace_id`;
+  return new Set(result.map(traceKeyOf));
+}

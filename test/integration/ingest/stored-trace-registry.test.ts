@@ -1,0 +1,300 @@
+/**
+ * The stored-trace registry (issue 15): a flush registers its traces in PostgreSQL before its
+ * ClickHouse inserts and runs the duplicate check in ClickHouse only for traces the registry held
+ * already. Against the real stores: new traces cost no ClickHouse read; re-sent spans never double
+ * (new and known traces); a flush that failed between the registration and the spans insert is
+ * completed exactly by its retry; the span limit stays exact; the settler's first-settle mark puts
+ * first_processing = 1 on exactly one trace.processed row per trace (a retried round writes 0);
+ * the backfill and the retention job.
+ */
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestService } from '../../../src/ingest/ingest-module.js';
+import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
+import { queueDepth } from '../../../src/ingest/settle-queue.js';
+import { markFirstSettled, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
+import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
+import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stats.js';
+import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
+
+const MAX_SPANS = 6;
+let svc: TestService;
+let opened: ClickHouseStore;
+let dataDir: string;
+let projectId: string;
+/** The writer's duplicate checks so far (ingest-lane grouped reads of `spans`). */
+let duplicateChecks = 0;
+/** The settler's read-backs of spans so far (traces it could not prove it holds whole in memory). */
+let readBacks = 0;
+/** Fails the next insert into this table once (a crash between two steps of a flush or a round). */
+let failNextInsert: string | null = null;
+/** storedBeforeCount per trace id as the writer reported it to the settler, latest flush last. */
+const reported = new Map<string, number[]>();
+
+beforeAll(async () => {
+  dataDir = tempDataDir('lookout-registry-');
+  opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
+  const failOnce = (table: string) => {
+    if (failNextInsert !== null && table === opened.table(failNextInsert)) {
+      failNextInsert = null;
+      throw new Error(`injected failure inserting into ${table}`);
+    }
+  };
+  const ch: ClickHouseStore = {
+    ...opened,
+    read: (statement, options) => {
+      if (statementKind(options.lane, statement) === 'ingest select spans grouped') duplicateChecks++;
+      return opened.read(statement, options);
+    },
+    readBytes: (statement, options) => {
+      if (statementKind(options.lane, statement) === 'ingest select spans') readBacks++;
+      return opened.readBytes(statement, options);
+    },
+    insertBody: async (table, parts, lane) => {
+      failOnce(table);
+      await opened.insertBody(table, parts, lane);
+    },
+    insertLines: async (table, lines, lane) => {
+      failOnce(table);
+      await opened.insertLines(table, lines, lane);
+    },
+  };
+  svc = await startTestService({ TRACE_SETTLE_MS: '300', TRACE_MAX_WAIT_MS: '30000', TRACE_MAX_SPANS: String(MAX_SPANS) }, dataDir, { clickhouse: ch });
+  projectId = (await svc.newProject('registry')).id;
+  // What the writer tells the settle cache about each trace (observed, then passed on unchanged).
+  const settler = ingestService(svc.service.deps).settler;
+  const record = settler.record.bind(settler);
+  settler.record = async (notes: TraceNote[]) => {
+    for (const n of notes) reported.set(n.traceId, [...(reported.get(n.traceId) ?? []), n.storedBeforeCount ?? -1]);
+    await record(notes);
+  };
+  // Merges would fold repeated rows together before the tests count them.
+  for (const table of ['spans', 'event_trace_processed']) await opened.client.command({ query: `SYSTEM STOP MERGES ${opened.table(table)}` });
+  // The leader's backfill marks the registry complete (nothing stored yet on a fresh installation).
+  await waitFor(async () => ((await registryComplete()) ? true : undefined), 30_000, 'registry backfill');
+}, 120_000);
+
+afterAll(async () => {
+  await svc?.stop();
+  await opened?.close();
+  if (dataDir) removeDir(dataDir);
+});
+
+const sql = () => svc.service.deps.sql;
+
+async function registryComplete(): Promise<boolean> {
+  const rows = await sql()<{ name: string }[]>`select name from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
+  return rows.length === 1;
+}
+
+/** One agent run: a root span and `children` chat spans below it. */
+function agentRun(children: number): { root: ReadableSpan; children: ReadableSpan[]; traceId: string } {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'registry' }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracer = provider.getTracer('registry');
+  const root = tracer.startSpan('invoke_agent registry-agent', { attributes: { 'gen_ai.agent.name': 'registry-agent' } });
+  const ctx = trace.setSpan(ROOT_CONTEXT, root);
+  for (let i = 0; i < children; i++) {
+    tracer.startSpan(`chat ${i}`, { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 2 } }, ctx).end();
+  }
+  root.end();
+  const spans = exporter.getFinishedSpans();
+  const rootSpan = spans.find((s) => s.name.startsWith('invoke_agent'))!;
+  return { root: rootSpan, children: spans.filter((s) => s !== rootSpan), traceId: lookoutTraceId(projectId, root.spanContext().traceId) };
+}
+
+async function send(spans: ReadableSpan[]): Promise<{ status: number; rejected: number }> {
+  const answer = await postOtlp(svc.url, svc.adminKey, jsonBody(spans), { contentType: 'application/json', headers: { 'x-lookout-project': projectId } });
+  const body = answer.body.length > 0 ? (JSON.parse(answer.body.toString()) as { partialSuccess?: { rejectedSpans?: number | string } }) : {};
+  return { status: answer.status, rejected: Number(body.partialSuccess?.rejectedSpans ?? 0) };
+}
+
+async function count(query: string, traceId: string): Promise<Record<string, number>> {
+  const result = await opened.client.query({ query, query_params: { t: traceId }, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+  return (await result.json<Record<string, number>>())[0];
+}
+
+/** Span rows of a trace as stored (no FINAL, merges stopped: a doubled span counts twice). */
+const spanRows = async (traceId: string) =>
+  count(`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${opened.table('spans')} WHERE trace_id = {t:String}`, traceId);
+
+/** Every trace.processed row of a trace (no FINAL) and how many carry first_processing = 1. */
+const processedRows = async (traceId: string) =>
+  count(`SELECT count() AS rows, countIf(first_processing = 1) AS first FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
+
+const settledSpanCount = async (traceId: string) =>
+  (await count(`SELECT any(span_count) AS n, count() AS rows FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId)) as { n: number; rows: number };
+
+async function registryRow(traceId: string) {
+  const rows = await sql()<{ first_settled_at: Date | null }[]>`select first_settled_at from stored_traces where trace_id = ${traceId}`;
+  return rows;
+}
+
+/** Waits until the trace has `n` processed rows and nothing waits in the settle queue. */
+async function settled(traceId: string, n = 1): Promise<void> {
+  await waitFor(async () => ((await processedRows(traceId)).rows >= n && (await queueDepth(sql())) === 0 ? true : undefined), 30_000, `trace settled ${n}x`);
+}
+
+describe('the stored-trace registry', () => {
+  it('stores new traces without reading ClickHouse, and a re-sent batch adds nothing', async () => {
+    const runs = [agentRun(2), agentRun(3), agentRun(1)];
+    const spans = runs.flatMap((r) => [r.root, ...r.children]);
+    const before = duplicateChecks;
+    expect(await send(spans)).toEqual({ status: 200, rejected: 0 });
+    expect(duplicateChecks - before).toBe(0);
+    for (const r of runs) expect(await registryRow(r.traceId)).toHaveLength(1);
+    // New to the registry: nothing stored before, the settle cache may hold them whole.
+    for (const r of runs) expect(reported.get(r.traceId)).toEqual([0]);
+    // The same batch again: the traces are known, checked in ClickHouse, every span a duplicate.
+    expect(await send(spans)).toEqual({ status: 200, rejected: 0 });
+    expect(duplicateChecks - before).toBe(1);
+    for (const r of runs) expect(await spanRows(r.traceId)).toEqual({ rows: r.children.length + 1, spans: r.children.length + 1 });
+  });
+
+  it('a known trace: new spans are kept, re-sent ones are not doubled, and it settles whole', async () => {
+    const run = agentRun(4);
+    const readBacksBefore = readBacks;
+    expect((await send([run.root, run.children[0], run.children[1]])).status).toBe(200);
+    // Part two repeats chat 1 and brings chat 2 and 3.
+    expect(await send(run.children.slice(1))).toEqual({ status: 200, rejected: 0 });
+    expect(await spanRows(run.traceId)).toEqual({ rows: 5, spans: 5 });
+    await settled(run.traceId);
+    expect(await settledSpanCount(run.traceId)).toEqual({ n: 5, rows: 1 });
+    // Both parts came through this process and every registration was its own: settled from memory.
+    expect(readBacks - readBacksBefore).toBe(0);
+  });
+
+  it('a flush that failed after registering its traces is completed exactly by the retry', async () => {
+    const run = agentRun(3);
+    const spans = [run.root, ...run.children];
+    failNextInsert = 'spans';
+    expect((await send(spans)).status).toBe(503);
+    expect(failNextInsert).toBeNull();
+    // Registered, events written, no span stored: the row says "may have spans", not "has".
+    expect(await registryRow(run.traceId)).toHaveLength(1);
+    expect(await spanRows(run.traceId)).toEqual({ rows: 0, spans: 0 });
+    const before = duplicateChecks;
+    expect(await send(spans)).toEqual({ status: 200, rejected: 0 });
+    expect(duplicateChecks - before).toBe(1);
+    expect(await spanRows(run.traceId)).toEqual({ rows: 4, spans: 4 });
+    // Known to the registry though ClickHouse had none of it: reported as at least 1 (read back at settling).
+    expect(reported.get(run.traceId)).toEqual([1]);
+    const readBacksBefore = readBacks;
+    await settled(run.traceId);
+    expect(readBacks - readBacksBefore).toBe(1);
+    expect(await settledSpanCount(run.traceId)).toEqual({ n: 4, rows: 1 });
+  });
+
+  it('keeps the span limit exact for a new trace and for a known one', async () => {
+    const fresh = agentRun(MAX_SPANS + 1);
+    const answer = await send([fresh.root, ...fresh.children]);
+    expect(answer).toEqual({ status: 200, rejected: 2 });
+    expect((await spanRows(fresh.traceId)).rows).toBe(MAX_SPANS);
+
+    const known = agentRun(MAX_SPANS + 1);
+    expect(await send([known.root, ...known.children.slice(0, 3)])).toEqual({ status: 200, rejected: 0 });
+    // 4 stored; of the next 4 (one of them a repeat) 2 fit.
+    expect(await send(known.children.slice(2, 7))).toEqual({ status: 200, rejected: 2 });
+    expect(await spanRows(known.traceId)).toEqual({ rows: MAX_SPANS, spans: MAX_SPANS });
+  });
+
+  it('marks the first settle: one row with first_processing = 1, a reopened trace\'s later rows 0', async () => {
+    const run = agentRun(2);
+    expect((await send([run.root, run.children[0]])).status).toBe(200);
+    await settled(run.traceId);
+    expect(await processedRows(run.traceId)).toEqual({ rows: 1, first: 1 });
+    const [row] = await registryRow(run.traceId);
+    expect(row.first_settled_at).toBeInstanceOf(Date);
+    // A late span reopens the trace: processed again, with 0.
+    expect((await send([run.children[1]])).status).toBe(200);
+    await settled(run.traceId, 2);
+    expect(await processedRows(run.traceId)).toEqual({ rows: 2, first: 1 });
+    expect((await registryRow(run.traceId))[0].first_settled_at).toEqual(row.first_settled_at);
+    expect(await settledSpanCount(run.traceId)).toEqual({ n: 3, rows: 1 });
+  });
+
+  it('a round that failed after taking the mark is retried with 0: no row says first', async () => {
+    const run = agentRun(1);
+    failNextInsert = 'event_trace_processed';
+    expect((await send([run.root, ...run.children])).status).toBe(200);
+    await settled(run.traceId);
+    expect(failNextInsert).toBeNull();
+    expect(await processedRows(run.traceId)).toEqual({ rows: 1, first: 0 });
+    expect((await registryRow(run.traceId))[0].first_settled_at).toBeInstanceOf(Date);
+  });
+
+  it('never marks a trace the registry does not hold (stored before it existed)', async () => {
+    const run = agentRun(1);
+    const key = { tenantId: svc.service.bootstrap!.tenantId, projectId, traceId: run.traceId };
+    expect(await markFirstSettled(sql(), [key])).toEqual(new Set());
+    expect(await registryRow(run.traceId)).toHaveLength(0);
+  });
+
+  it('until the backfill completes every trace is checked in ClickHouse; the backfill registers every stored trace', async () => {
+    // The leader's own backfill job would mark the registry complete again under the test's feet.
+    await svc.service.deps.services.leader?.stop();
+    const stored = agentRun(2);
+    expect((await send([stored.root, ...stored.children])).status).toBe(200);
+    // An installation from before the registry: rows missing, not complete.
+    await sql()`delete from stored_traces where trace_id = ${stored.traceId}`;
+    await sql()`delete from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
+    const before = duplicateChecks;
+    const untrusted = agentRun(1);
+    expect((await send([untrusted.root, ...untrusted.children])).status).toBe(200);
+    expect(duplicateChecks - before).toBe(1);
+    // The old trace re-sent: found in ClickHouse though the registry lacked it.
+    expect((await send([stored.root, ...stored.children])).status).toBe(200);
+    expect(await spanRows(stored.traceId)).toEqual({ rows: 3, spans: 3 });
+
+    await sql()`delete from stored_traces where trace_id = ${stored.traceId}`;
+    expect(await backfillStoredTraces(sql(), opened, 2)).toBeGreaterThanOrEqual(2);
+    expect(await registryComplete()).toBe(true);
+    expect(await registryRow(stored.traceId)).toHaveLength(1);
+    const [{ n: missing }] = await sql()<{ n: number }[]>`select count(*)::int as n from stored_traces`;
+    const [{ traces }] = (await opened.client.query({ query: `SELECT uniqExact(tenant_id, project_id, trace_id) AS traces FROM ${opened.table('spans')}`, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } }).then((r) => r.json())) as { traces: number }[];
+    expect(missing).toBeGreaterThanOrEqual(traces);
+    // Trusted again: a new trace costs no read.
+    const after = duplicateChecks;
+    const fresh = agentRun(1);
+    expect((await send([fresh.root, ...fresh.children])).status).toBe(200);
+    expect(duplicateChecks - after).toBe(0);
+    await settled(fresh.traceId);
+  });
+
+  it('retention removes only rows untouched past the cutoff whose trace ClickHouse no longer holds', async () => {
+    const tenantId = svc.service.bootstrap!.tenantId;
+    const withSpans = agentRun(1);
+    expect((await send([withSpans.root, ...withSpans.children])).status).toBe(200);
+    await settled(withSpans.traceId);
+    // A leftover of a failed flush (registered, nothing stored), and a trace whose spans are gone
+    // but whose trace.processed row is not.
+    const leftover = agentRun(1);
+    await sql()`insert into stored_traces (tenant_id, project_id, trace_id) values (${tenantId}, ${projectId}, ${leftover.traceId})`;
+    const processedOnly = agentRun(1);
+    expect((await send([processedOnly.root, ...processedOnly.children])).status).toBe(200);
+    await settled(processedOnly.traceId);
+    // A mutation runs as a merge: merges of spans resume (no test below counts doubled rows).
+    await opened.client.command({ query: `SYSTEM START MERGES ${opened.table('spans')}` });
+    await opened.client.command({ query: `ALTER TABLE ${opened.table('spans')} DELETE WHERE trace_id = {t:String}`, query_params: { t: processedOnly.traceId }, clickhouse_settings: { mutations_sync: '2' } });
+    expect((await spanRows(processedOnly.traceId)).rows).toBe(0);
+    const recent = agentRun(1);
+    await sql()`insert into stored_traces (tenant_id, project_id, trace_id) values (${tenantId}, ${projectId}, ${recent.traceId})`;
+
+    const old = [withSpans.traceId, leftover.traceId, processedOnly.traceId];
+    await sql()`update stored_traces set last_seen_at = now() - interval '100 days' where trace_id = any(${old})`;
+    const retentionMs = 90 * 24 * 3_600_000;
+    expect(await expireStoredTraces(sql(), opened, retentionMs, 2)).toBe(1);
+    expect(await registryRow(leftover.traceId)).toHaveLength(0);
+    for (const kept of [withSpans.traceId, processedOnly.traceId, recent.traceId]) expect(await registryRow(kept)).toHaveLength(1);
+    // A writer touching an old row refreshes it, so the job no longer considers it.
+    expect((await send([withSpans.children[0]])).status).toBe(200);
+    const [{ fresh }] = await sql()<{ fresh: boolean }[]>`select last_seen_at > now() - interval '1 minute' as fresh from stored_traces where trace_id = ${withSpans.traceId}`;
+    expect(fresh).toBe(true);
+  });
+});
