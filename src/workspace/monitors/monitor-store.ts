@@ -202,16 +202,26 @@ export async function observationsOf(sql: SqlHandle, monitorId: string, traceIds
  * Records what a monitor saw in some traces, in one statement. Re-processing a trace (a late span)
  * replaces its counts but keeps the phase and time of the first observation, so a trace is counted
  * once. New observations are stamped in the order given, each later than the one before and than
- * every observation already stored: the caller holds the monitor's row lock, so every earlier
- * writer of this monitor has committed before this clock reading.
+ * every observation already stored (ActiveWindow relies on a new trace being the newest): from a
+ * base read once, the later of this clock reading and a microsecond past the monitor's latest
+ * stamp. The clock alone is not enough: an earlier writer stamped up to a group's length in
+ * microseconds ahead of its own clock, and a clock can step back. The caller holds the monitor's
+ * row lock, so every earlier writer of this monitor has committed and the latest stamp is final.
  */
 export async function upsertObservations(sql: SqlHandle, monitorId: string, rows: ObservationRow[]): Promise<void> {
   if (rows.length === 0) return;
+  // The latest stamp per phase: two reads of the (monitor, phase, observed_at) index, not a scan of the monitor's rows.
   await sql`
+    with base as materialized (
+      select greatest(clock_timestamp(),
+        (select max(observed_at) from monitor_observations where monitor_id = ${monitorId}::uuid and phase = 'learning') + interval '1 microsecond',
+        (select max(observed_at) from monitor_observations where monitor_id = ${monitorId}::uuid and phase = 'active') + interval '1 microsecond') as at
+    )
     insert into monitor_observations (monitor_id, trace_id, phase, calls, matches, matched, observed_at)
-    select ${monitorId}::uuid, o.trace_id, o.phase, o.calls, o.matches, o.matches > 0, clock_timestamp() + o.n * interval '1 microsecond'
+    select ${monitorId}::uuid, o.trace_id, o.phase, o.calls, o.matches, o.matches > 0, base.at + (o.n - 1) * interval '1 microsecond'
     from unnest(${rows.map((r) => r.trace_id)}::text[], ${rows.map((r) => r.phase)}::text[], ${rows.map((r) => r.calls)}::int[], ${rows.map((r) => r.matches)}::int[])
       with ordinality as o(trace_id, phase, calls, matches, n)
+      cross join base
     order by o.n
     on conflict (monitor_id, trace_id) do update set calls = excluded.calls, matches = excluded.matches, matched = excluded.matched`;
 }

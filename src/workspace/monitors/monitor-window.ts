@@ -6,8 +6,8 @@ import type { ObservationRow } from './monitor-store.js';
  * a group of traces: the latest `size` observations of the active phase, newest first, as read
  * once under the monitor's lock, then moved on trace by trace as the stored window would be — a
  * trace observed again keeps its place with its new counts, a new one enters at the top and pushes
- * the oldest out. Stored observations are stamped later than every earlier one
- * (monitor-store.ts upsertObservations), so a new trace is always the newest.
+ * the oldest out. Stored observations are stamped later than every stored one, whatever the clock
+ * says (monitor-store.ts upsertObservations), so a new trace is always the newest.
  */
 export class ActiveWindow {
   constructor(

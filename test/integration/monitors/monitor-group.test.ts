@@ -8,6 +8,7 @@ import type { ProcessedTrace } from '../../../src/trace-hooks.js';
 import type { Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { MonitorEvaluator, monitorEvaluator, type Evaluation } from '../../../src/workspace/monitors/monitor-evaluator.js';
+import { activeWindowRows } from '../../../src/workspace/monitors/monitor-store.js';
 
 /**
  * A monitor evaluates a settle group in one transaction (issue 15): what it makes of each trace —
@@ -105,6 +106,20 @@ describe('monitor evaluation of a settle group', () => {
     expect(state.monitor).toMatchObject({ exploration_status: 'active', triggered: true });
     expect(state.observations.find((o) => o.trace_id === 't4')).toMatchObject({ phase: 'learning', matches: 1 });
     expect(state.events).toEqual(['monitor.activated', 'issue.created']);
+  });
+
+  it('stamps a new observation newest even when stored stamps are ahead of the clock', async () => {
+    const evaluator = monitorEvaluator(svc.service.deps);
+    const { monitorId, traces, names } = await setUp('monitor stamps');
+    const sql = svc.service.deps.sql;
+    await evaluator.evaluateGroup(monitorId, traces.slice(0, 20));
+    // An earlier writer's stamps ahead of this clock (stamps run a group's length past the clock; clocks step back).
+    await sql`update monitor_observations set observed_at = observed_at + interval '1 hour' where monitor_id = ${monitorId}`;
+    const evaluations = await evaluator.evaluateGroup(monitorId, traces.slice(20));
+    // The stored latest ten are the ten the evaluator counted: t16…t25, newest first.
+    const latest = await activeWindowRows(sql, monitorId, 10);
+    expect(latest.map((r) => names.get(r.trace_id))).toEqual(['t25', 't24', 't23', 't22', 't21', 't20', 't19', 't18', 't17', 't16']);
+    expect(evaluations.at(-1)).toEqual({ outcome: 'watching', window: { traces: 10, calls: 10, matches: latest.reduce((n, r) => n + r.matches, 0) } });
   });
 
   it('evaluates a group in a fixed number of statements, read once and written once', async () => {
