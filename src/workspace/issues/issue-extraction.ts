@@ -86,7 +86,8 @@ export async function extractIssues(sql: Sql, trace: ProcessedTrace): Promise<Is
 
 /**
  * Writes the extraction record of each trace in one statement: completed, with the counts of its
- * stored occurrences (an earlier processing, or a monitor, counts as well).
+ * stored occurrences (an earlier processing, or a monitor, counts as well) as this transaction sees
+ * them; readExtraction counts again on read (a concurrent extraction of the same trace may be missing).
  */
 async function recordExtractions(sql: SqlHandle, traces: ProcessedTrace[]): Promise<Map<string, IssueExtraction>> {
   const unique = new Map<string, ProcessedTrace>();
@@ -158,11 +159,26 @@ export function extractionGroupListener(sql: Sql, logger: Logger, afterCommit: (
   };
 }
 
+/**
+ * A trace's extraction record as the traces API shows it. A completed record's reason and counts
+ * are read from the trace's occurrences as they stand (indexed by tenant, project, trace), not from
+ * the stored counts: two versions of one trace extracted at once by different groups (attaching to
+ * different issues, so no issue lock orders them) each count from their own snapshot, and the later
+ * write can miss the other's occurrences. The stored row keeps the status (and a failed record's zeros).
+ */
 export async function readExtraction(sql: SqlHandle, tenantId: string, projectId: string, traceId: string): Promise<IssueExtraction | null> {
   if (!isUuid(traceId) || !isUuid(projectId)) return null;
   const [row] = await sql<(Omit<IssueExtraction, 'completed_at'> & { completed_at: Date | null })[]>`
-    select status, reason, issue_count, occurrence_count, completed_at from trace_issue_extractions
-    where tenant_id = ${tenantId} and project_id = ${projectId} and trace_id = ${traceId}`;
+    select e.status, e.completed_at,
+      case when e.status <> ${EXTRACTION.completed} then e.reason when o.occurrences > 0 then ${EXTRACTION.failuresAttached} else ${EXTRACTION.noFailures} end as reason,
+      case when e.status = ${EXTRACTION.completed} then o.issues else e.issue_count end as issue_count,
+      case when e.status = ${EXTRACTION.completed} then o.occurrences else e.occurrence_count end as occurrence_count
+    from trace_issue_extractions e
+    cross join lateral (
+      select count(distinct issue_id)::int as issues, count(*)::int as occurrences from issue_occurrences
+      where tenant_id = e.tenant_id and project_id = e.project_id and trace_id = e.trace_id
+    ) o
+    where e.tenant_id = ${tenantId} and e.project_id = ${projectId} and e.trace_id = ${traceId}`;
   return row ? { ...row, completed_at: row.completed_at?.toISOString() ?? null } : null;
 }
 
