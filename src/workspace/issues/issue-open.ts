@@ -34,7 +34,12 @@ export interface AttachResult {
   attached: number;
 }
 
-/** Byte order, as PostgreSQL orders uuid and `collate "C"` text: every process locks issues in this one order. */
+/**
+ * The order every process locks issues in: PostgreSQL's (uuid, fingerprint `collate "C"`) order,
+ * which is byte order. JS compares UTF-16 code units, which matches UTF-8 byte order only up to
+ * U+FFFF; the keys here are ASCII (a lower-case uuid, NUL, a hex or `monitor:<uuid>` fingerprint),
+ * so the two agree. A non-ASCII fingerprint would need a byte-wise comparison.
+ */
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 interface IssueKey {

@@ -69,7 +69,7 @@ export function occurrencesOf(trace: ProcessedTrace, spanIds: string[]): Fingerp
   });
 }
 
-const traceKey = (t: Pick<ProcessedTrace, 'tenantId' | 'projectId'>) => `${t.tenantId}\u0000${t.projectId}`;
+const projectKey = (t: Pick<ProcessedTrace, 'tenantId' | 'projectId'>) => `${t.tenantId}\u0000${t.projectId}`;
 
 /**
  * The background evaluator (docs/monitors.md). It listens to groups of processed traces and, per
@@ -96,9 +96,9 @@ export class MonitorEvaluator {
   readonly onTracesProcessed = async (traces: ProcessedTrace[]): Promise<void> => {
     const byProject = new Map<string, ProcessedTrace[]>();
     for (const t of traces) {
-      const group = byProject.get(traceKey(t));
+      const group = byProject.get(projectKey(t));
       if (group) group.push(t);
-      else byProject.set(traceKey(t), [t]);
+      else byProject.set(projectKey(t), [t]);
     }
     for (const group of byProject.values()) {
       const monitors = await cachedWatchingMonitors(this.deps.sql, group[0].tenantId, group[0].projectId);
