@@ -20,9 +20,11 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
 export const REGISTRY_COMPLETE_STATE = 'stored_traces_backfill';
 
 /**
- * A row's last_seen_at is refreshed by a flush only when older than this, so a trace sent in many
- * parts costs one row update a day, not one per flush. The retention job's cutoff (spans' TTL) is
- * far longer, so a row a writer is using is never a candidate (stored-traces-jobs.ts).
+ * A row's last_seen_at is refreshed by a flush only when older than this. Every flush of a known
+ * trace updates its row anyway (`registrations + 1`), but an update that leaves last_seen_at's value
+ * alone can stay on the row's heap page without new index entries (a HOT update), which a changing
+ * indexed column would rule out. The retention job's cutoff (spans' TTL) is far longer, so a row a
+ * writer is using is never a candidate (stored-traces-jobs.ts).
  */
 const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 
@@ -46,11 +48,10 @@ export interface Registration {
 }
 
 /**
- * Registers a flush's traces in one statement: inserts the new ones; counts a registration on known
- * ones and refreshes their last_seen_at when it is older than a day (the column stays as it is
- * otherwise, so the update leaves its index alone). `xmax = 0` tells an inserted row from an
- * updated one. The row is locked until the statement commits, which orders it against the
- * retention job's delete.
+ * Registers a flush's traces in one statement: inserts the new ones; updates every known one, counting
+ * a registration and refreshing last_seen_at when it is older than a day (REFRESH_AFTER_MS). A row
+ * that comes back with `xmax = 0` was inserted by this statement. The rows are locked in key order
+ * until the statement commits, which orders them against the retention job's delete.
  */
 export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
   const rows = sortedKeys(keys);
