@@ -50,8 +50,9 @@ export interface Registration {
 /**
  * Registers a flush's traces in one statement: inserts the new ones; updates every known one, counting
  * a registration and refreshing last_seen_at when it is older than a day (REFRESH_AFTER_MS). A row
- * that comes back with `xmax = 0` was inserted by this statement. The rows are locked in key order
- * until the statement commits, which orders them against the retention job's delete.
+ * that comes back with `registrations = 1` was inserted by this statement (an update makes it at
+ * least 2; `xmax = 0` would say the same through undocumented behaviour). The rows are locked in key
+ * order until the statement commits, which orders them against the retention job's delete.
  */
 export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
   const rows = sortedKeys(keys);
@@ -63,7 +64,7 @@ export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]):
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
         last_seen_at = case when s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
-      returning s.tenant_id, s.project_id, s.trace_id, (s.xmax = 0) as inserted, s.registrations
+      returning s.tenant_id, s.project_id, s.trace_id, (s.registrations = 1) as inserted, s.registrations
     )
     select up.tenant_id, up.project_id, up.trace_id, up.inserted, up.registrations::text as registrations,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
