@@ -129,11 +129,21 @@ export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentio
     const stored = await stillStored(ch, candidates.map(toKey));
     const gone = candidates.filter((c) => !stored.has(traceKeyOf(c)));
     if (gone.length > 0) {
+      // Locked first in key order, as writers' upserts lock them (a DELETE … USING locks in its
+      // join's order and could deadlock with one); the age is checked again on the locked row.
+      const cutoff = sql`now() - ${retentionMs}::bigint * interval '1 millisecond'`;
       const result = await sql`
-        delete from stored_traces s
-        using unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
-        where s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
-          and s.last_seen_at < now() - ${retentionMs}::bigint * interval '1 millisecond'`;
+        with locked as (
+          select s.tenant_id, s.project_id, s.trace_id from stored_traces s
+          join unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
+            on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
+          where s.last_seen_at < ${cutoff}
+          order by s.tenant_id, s.project_id, s.trace_id
+          for update of s
+        )
+        delete from stored_traces s using locked l
+        where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id
+          and s.last_seen_at < ${cutoff}`;
       deleted += result.count;
     }
     if (candidates.length < pageSize) break;
