@@ -29,7 +29,9 @@ beforeAll(async () => {
   svc = await startTestService({}, dataDir);
   await waitFor(async () => ((await sql()`select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}`).length === 1 ? true : undefined), 30_000, 'first backfill');
   // The test runs the backfill itself; the leader's job would race it.
-  await svc.service.deps.services.leader?.stop();
+  const leader = svc.service.deps.services.leader;
+  expect(leader).toBeDefined();
+  await leader!.stop();
   const spans = ch().table('spans');
   // Trace ids padded so key order is numeric order; one INSERT makes one part (merges cannot reorder it).
   await ch().client.command({
