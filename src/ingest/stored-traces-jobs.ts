@@ -3,6 +3,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Leader } from '../stores/leader.js';
 import { param, raw, sql as chSql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
+import { traceKeyAfter, type TraceKeyCursor } from '../stores/clickhouse-sql/trace-key-after.js';
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
 import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
@@ -23,7 +24,7 @@ import type { TraceKey } from './stored-spans.js';
  *   writer that registered the trace meanwhile keeps it.
  */
 
-type KeyRow = { tenant_id: string; project_id: string; trace_id: string };
+type KeyRow = TraceKeyCursor;
 
 const toKey = (r: KeyRow): TraceKey => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id });
 
@@ -41,18 +42,13 @@ export const BACKFILL_CURSOR_STATE = 'stored_traces_backfill_cursor';
 type BackfillCursor = KeyRow & { traces: number };
 
 /**
- * One page of the backfill: the first `pageSize` traces of `spans` after `cursor`, in key order.
- * "After" is spelled out column by column because ClickHouse prunes the primary key for that form
- * and not for the tuple comparison `(tenant_id, project_id, trace_id) > (…)`, which selects every
- * granule (EXPLAIN indexes = 1, chdb): with the tuple each page read all rows before its cursor, so
- * the pass was quadratic in the table. The grouping follows the sorting key in order, so a page stops
- * reading once it has its traces instead of grouping the rest of the table.
+ * One page of the backfill: the first `pageSize` traces of `spans` after `cursor`, in key order
+ * (traceKeyAfter prunes the primary key). The grouping follows the sorting key in order, so a page
+ * stops reading once it has its traces instead of grouping the rest of the table.
  */
 export function backfillPage(ch: ClickHouseStore, cursor: KeyRow, pageSize: number): Fragment {
-  const t = param('String', cursor.tenant_id);
-  const p = param('String', cursor.project_id);
   return chSql`SELECT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))}
-    WHERE tenant_id > ${t} OR (tenant_id = ${t} AND (project_id > ${p} OR (project_id = ${p} AND trace_id > ${param('String', cursor.trace_id)})))
+    WHERE ${traceKeyAfter(cursor)}
     GROUP BY tenant_id, project_id, trace_id
     ORDER BY tenant_id, project_id, trace_id
     LIMIT ${param('UInt32', pageSize)}
