@@ -19,5 +19,10 @@ create table stored_traces (
   -- own (docs/settling.md): another process's spans may still be on their way to ClickHouse.
   registrations bigint not null default 1,
   primary key (tenant_id, project_id, trace_id)
-);
+)
+-- Every flush of a known trace updates its row (registrations). Room left on each page lets that
+-- update stay on the page (HOT: no new index entries; last_seen_at, the indexed column, keeps its
+-- value but once a day). Two re-flushes of 20,000 rows right after their insert: 25% of the updates
+-- HOT at 90 against 9% at the default 100, for a heap 11% larger.
+with (fillfactor = 90);
 create index stored_traces_last_seen on stored_traces (last_seen_at);

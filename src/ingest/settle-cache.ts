@@ -137,11 +137,14 @@ export class SettleCache {
   /**
    * Every registration of the trace since this entry began was this process's: the flush's own count
    * follows the last one seen here (the same count again: another note of the same flush), and no
-   * other registration came between the flush's upsert and its record.
+   * other registration came between the flush's upsert and its record. With no count seen yet, only
+   * the entry's first flush starts the chain: a later one follows flushes whose registrations were
+   * not counted (no registry answer), so nothing proves the ones between were this process's.
    */
   private ownRegistrations(entry: CacheEntry, registeredSeq: number, atRecord: number | null | undefined): boolean {
     if (atRecord !== undefined && atRecord !== registeredSeq) return false;
-    return entry.registrations === null || registeredSeq === entry.registrations || registeredSeq === entry.registrations + 1;
+    if (entry.registrations === null) return entry.upserts === 1;
+    return registeredSeq === entry.registrations || registeredSeq === entry.registrations + 1;
   }
 
   /** The whole trace when this process provably holds it, else null (read it from ClickHouse). */

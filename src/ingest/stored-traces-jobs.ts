@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Leader } from '../stores/leader.js';
-import { param, raw, sql as chSql } from '../stores/clickhouse-sql/fragment.js';
+import { param, raw, sql as chSql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
-import type { Sql } from '../stores/postgres.js';
+import { traceKeyAfter, type TraceKeyCursor } from '../stores/clickhouse-sql/trace-key-after.js';
+import type { Sql, SqlHandle } from '../stores/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
 import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
 import type { TraceKey } from './stored-spans.js';
@@ -23,11 +24,11 @@ import type { TraceKey } from './stored-spans.js';
  *   writer that registered the trace meanwhile keeps it.
  */
 
-type KeyRow = { tenant_id: string; project_id: string; trace_id: string };
+type KeyRow = TraceKeyCursor;
 
 const toKey = (r: KeyRow): TraceKey => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id });
 
-async function insertKeys(sql: Sql, rows: KeyRow[]): Promise<void> {
+async function insertKeys(sql: SqlHandle, rows: KeyRow[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     insert into stored_traces (tenant_id, project_id, trace_id)
@@ -35,36 +36,57 @@ async function insertKeys(sql: Sql, rows: KeyRow[]): Promise<void> {
     on conflict do nothing`;
 }
 
+/** shared_state row holding the backfill's position between runs: the last key copied and the traces so far. */
+export const BACKFILL_CURSOR_STATE = 'stored_traces_backfill_cursor';
+
+type BackfillCursor = KeyRow & { traces: number };
+
+/**
+ * One page of the backfill: the first `pageSize` traces of `spans` after `cursor`, in key order
+ * (traceKeyAfter prunes the primary key). The grouping follows the sorting key in order, so a page
+ * stops reading once it has its traces instead of grouping the rest of the table.
+ */
+export function backfillPage(ch: ClickHouseStore, cursor: KeyRow, pageSize: number): Fragment {
+  return chSql`SELECT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))}
+    WHERE ${traceKeyAfter(cursor)}
+    GROUP BY tenant_id, project_id, trace_id
+    ORDER BY tenant_id, project_id, trace_id
+    LIMIT ${param('UInt32', pageSize)}
+    SETTINGS optimize_aggregation_in_order = 1`;
+}
+
 /**
  * Copies every trace of `spans` into the registry (pages in key order), then marks it complete.
- * Returns the traces read. The grouping follows the table's sorting key in order, so a page stops
- * reading once it has its traces instead of grouping the rest of the table each time (a 1000-trace
- * page of a 400,000-row, 4-partition table: 65,667 rows read instead of 400,114; chdb, 12:50).
+ * Each page's rows and the cursor after it commit together in shared_state, so a run that fails
+ * (a restart, a timeout, the leader moving) is resumed by the next run where it stopped rather than
+ * from the start. Returns the traces read by this run.
  */
 export async function backfillStoredTraces(sql: Sql, ch: ClickHouseStore, pageSize = 10_000): Promise<number> {
   const [done] = await sql<{ n: number }[]>`select count(*)::int as n from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
   if (done.n > 0) return 0;
-  let cursor: KeyRow = { tenant_id: '', project_id: '', trace_id: '' };
-  let total = 0;
+  const [saved] = await sql<{ value: BackfillCursor }[]>`select value from shared_state where name = ${BACKFILL_CURSOR_STATE}`;
+  let cursor: BackfillCursor = saved?.value ?? { tenant_id: '', project_id: '', trace_id: '', traces: 0 };
+  let read = 0;
   for (;;) {
-    const rows = await ch.read<KeyRow>(
-      chSql`SELECT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))}
-            WHERE (tenant_id, project_id, trace_id) > (${param('String', cursor.tenant_id)}, ${param('String', cursor.project_id)}, ${param('String', cursor.trace_id)})
-            GROUP BY tenant_id, project_id, trace_id
-            ORDER BY tenant_id, project_id, trace_id
-            LIMIT ${param('UInt32', pageSize)}
-            SETTINGS optimize_aggregation_in_order = 1`,
-      { lane: 'system' },
-    );
-    await insertKeys(sql, rows);
-    total += rows.length;
-    if (rows.length < pageSize) break;
-    cursor = rows[rows.length - 1];
+    const rows = await ch.read<KeyRow>(backfillPage(ch, cursor, pageSize), { lane: 'system' });
+    read += rows.length;
+    const last = rows[rows.length - 1];
+    if (last) cursor = { tenant_id: last.tenant_id, project_id: last.project_id, trace_id: last.trace_id, traces: cursor.traces + rows.length };
+    await sql.begin(async (tx) => {
+      await insertKeys(tx, rows);
+      if (rows.length < pageSize) {
+        await tx`delete from shared_state where name = ${BACKFILL_CURSOR_STATE}`;
+        await tx`
+          insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, ${tx.json({ traces: cursor.traces })})
+          on conflict (name) do nothing`;
+      } else {
+        await tx`
+          insert into shared_state (name, value, updated_at) values (${BACKFILL_CURSOR_STATE}, ${tx.json(cursor)}, now())
+          on conflict (name) do update set value = excluded.value, updated_at = now()`;
+      }
+    });
+    if (rows.length < pageSize) return read;
   }
-  await sql`
-    insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, ${sql.json({ traces: total })})
-    on conflict (name) do nothing`;
-  return total;
 }
 
 /** Of `keys`, those ClickHouse still holds a span or a trace.processed row of. */
@@ -81,9 +103,11 @@ async function stillStored(ch: ClickHouseStore, keys: TraceKey[]): Promise<Set<s
 
 /**
  * Deletes registry rows untouched for `retentionMs` whose trace ClickHouse no longer holds, in
- * pages of `pageSize` (last_seen_at order). Returns how many went.
+ * pages of `pageSize` (last_seen_at order). Returns how many went. Pages of 10,000: the hourly run
+ * must keep up with a day's new traces (100 traces/s is 360,000 rows an hour), and each page costs
+ * three round trips whatever its size; 10,000 keys are a 360 KB parameter per statement.
  */
-export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentionMs: number, pageSize = 1000): Promise<number> {
+export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentionMs: number, pageSize = 10_000): Promise<number> {
   let deleted = 0;
   // last_seen_at travels as text (and goes back as a text parameter cast in SQL): a Date would drop
   // its microseconds, and the page would repeat forever.
@@ -103,11 +127,21 @@ export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentio
     const stored = await stillStored(ch, candidates.map(toKey));
     const gone = candidates.filter((c) => !stored.has(traceKeyOf(c)));
     if (gone.length > 0) {
+      // Locked first in key order, as writers' upserts lock them (a DELETE … USING locks in its
+      // join's order and could deadlock with one); the age is checked again on the locked row.
+      const cutoff = sql`now() - ${retentionMs}::bigint * interval '1 millisecond'`;
       const result = await sql`
-        delete from stored_traces s
-        using unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
-        where s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
-          and s.last_seen_at < now() - ${retentionMs}::bigint * interval '1 millisecond'`;
+        with locked as (
+          select s.tenant_id, s.project_id, s.trace_id from stored_traces s
+          join unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
+            on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
+          where s.last_seen_at < ${cutoff}
+          order by s.tenant_id, s.project_id, s.trace_id
+          for update of s
+        )
+        delete from stored_traces s using locked l
+        where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id
+          and s.last_seen_at < ${cutoff}`;
       deleted += result.count;
     }
     if (candidates.length < pageSize) break;

@@ -20,9 +20,11 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
 export const REGISTRY_COMPLETE_STATE = 'stored_traces_backfill';
 
 /**
- * A row's last_seen_at is refreshed by a flush only when older than this, so a trace sent in many
- * parts costs one row update a day, not one per flush. The retention job's cutoff (spans' TTL) is
- * far longer, so a row a writer is using is never a candidate (stored-traces-jobs.ts).
+ * A row's last_seen_at is refreshed by a flush only when older than this. Every flush of a known
+ * trace updates its row anyway (`registrations + 1`), but an update that leaves last_seen_at's value
+ * alone can stay on the row's heap page without new index entries (a HOT update), which a changing
+ * indexed column would rule out. The retention job's cutoff (spans' TTL) is far longer, so a row a
+ * writer is using is never a candidate (stored-traces-jobs.ts).
  */
 const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 
@@ -46,11 +48,12 @@ export interface Registration {
 }
 
 /**
- * Registers a flush's traces in one statement: inserts the new ones; counts a registration on known
- * ones and refreshes their last_seen_at when it is older than a day (the column stays as it is
- * otherwise, so the update leaves its index alone). `xmax = 0` tells an inserted row from an
- * updated one. The row is locked until the statement commits, which orders it against the
- * retention job's delete.
+ * Registers a flush's traces in one statement: inserts the new ones; updates every known one, counting
+ * a registration and refreshing last_seen_at when it is older than a day (REFRESH_AFTER_MS). A row
+ * that comes back with `registrations = 1` was inserted by this statement (an update makes it at
+ * least 2; `xmax = 0` would say the same through undocumented behaviour). The rows are locked in key
+ * order until the statement commits, which orders them against the retention job's delete and the
+ * settler's mark (both lock in key order too: no deadlock).
  */
 export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
   const rows = sortedKeys(keys);
@@ -62,7 +65,7 @@ export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]):
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
         last_seen_at = case when s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
-      returning s.tenant_id, s.project_id, s.trace_id, (s.xmax = 0) as inserted, s.registrations
+      returning s.tenant_id, s.project_id, s.trace_id, (s.registrations = 1) as inserted, s.registrations
     )
     select up.tenant_id, up.project_id, up.trace_id, up.inserted, up.registrations::text as registrations,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
@@ -83,14 +86,26 @@ export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]):
  * every other row with 0, so a key has at most one row with 1 ever; a round that dies after the mark
  * leaves the retry writing 0 (the reader then takes the key through FINAL — exact). Traces without
  * a registry row (stored before it existed and not yet backfilled) are never marked.
+ *
+ * The rows are locked first, in key order (`for update` after `order by`): an `UPDATE … FROM`
+ * locks them in its join's order, which could cross a writer's upsert locking the same rows in key
+ * order and deadlock.
  */
 export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
   const rows = sortedKeys(keys);
   if (rows.length === 0) return new Set();
   const result = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
+    with locked as (
+      select s.tenant_id, s.project_id, s.trace_id from stored_traces s
+      join unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[]) as k(t, p, tr)
+        on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
+      where s.first_settled_at is null
+      order by s.tenant_id, s.project_id, s.trace_id
+      for update of s
+    )
     update stored_traces s set first_settled_at = now()
-    from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[]) as k(t, p, tr)
-    where s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr and s.first_settled_at is null
+    from locked l
+    where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id and s.first_settled_at is null
     returning s.tenant_id, s.project_id, s.trace_id`;
   return new Set(result.map(traceKeyOf));
 }

@@ -3,6 +3,7 @@ import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
 import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { traceKeyAfter, type TraceKeyCursor } from '../../stores/clickhouse-sql/trace-key-after.js';
 import { GENERATION_MARGIN_MS, parseChTime } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
 import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
@@ -105,19 +106,18 @@ export async function backfillCosts(store: ClickHouseStore, options: BackfillOpt
     const [row] = await read(store, sql`SELECT count() AS n FROM ${raw(table)} FINAL WHERE NOT (${raw(WRITTEN)})${scope}`);
     return { ...result, scanned: Number(row?.n ?? 0), skipped: 'prices_unavailable' };
   }
-  let cursor: [string, string, string] = ['', '', ''];
+  let cursor: TraceKeyCursor = { tenant_id: '', project_id: '', trace_id: '' };
   for (;;) {
-    const after = sql`(${param('String', cursor[0])}, ${param('String', cursor[1])}, ${param('String', cursor[2])})`;
     const batch = await read(
       store,
       sql`SELECT * FROM ${raw(table)} FINAL
-WHERE NOT (${raw(WRITTEN)})${scope} AND (tenant_id, project_id, trace_id) > ${after}
+WHERE NOT (${raw(WRITTEN)})${scope} AND ${traceKeyAfter(cursor)}
 ORDER BY tenant_id, project_id, trace_id LIMIT ${param('UInt32', batchSize)}`,
     );
     if (batch.length === 0) break;
     result.scanned += batch.length;
     const last = batch[batch.length - 1];
-    cursor = [String(last.tenant_id), String(last.project_id), String(last.trace_id)];
+    cursor = { tenant_id: String(last.tenant_id), project_id: String(last.project_id), trace_id: String(last.trace_id) };
 
     const byProject = new Map<string, Record<string, unknown>[]>();
     for (const row of batch) {

@@ -1,8 +1,10 @@
 /**
  * The one read of trace.processed (`event_trace_processed`): the rows of a condition, one per trace
- * key (tenant, project, trace_id), the newest processing — what `FINAL` then `WHERE` selects. Every
- * reader (views, cost module, DSL printer, metric presets) takes its rows from here, so how the table
- * is deduplicated is decided in this file alone.
+ * key (tenant, project, trace_id), the newest processing — what `FINAL` then `WHERE` selects. The
+ * readers of one row per trace (views, cost module, DSL printer, metric presets, the traces API) take
+ * their rows from here. Two read the table directly: the coverage view (views/coverage.ts: a max()
+ * over every row, which any version of a key answers alike) and the cost backfill (cost/backfill.ts:
+ * its own FINAL, paged in key order), so a change of deduplication must look at those too.
  *
  * Why FINAL and not the first_processing split: the settler marks the first row written for a trace
  * with first_processing = 1 (clickhouse/006), so keys whose only row is that one could be read plain

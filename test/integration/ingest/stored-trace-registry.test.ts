@@ -4,8 +4,9 @@
  * already. Against the real stores: new traces cost no ClickHouse read; re-sent spans never double
  * (new and known traces); a flush that failed between the registration and the spans insert is
  * completed exactly by its retry; the span limit stays exact; the settler's first-settle mark puts
- * first_processing = 1 on exactly one trace.processed row per trace (a retried round writes 0);
- * the backfill and the retention job.
+ * first_processing = 1 on exactly one trace.processed row per trace (a retried round writes 0, a
+ * trace without a registry row 0); the backfill and the retention job, and the retention delete
+ * racing a writer's registration of the same row.
  */
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
 import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
-import { markFirstSettled, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
+import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
 import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
@@ -36,6 +37,8 @@ let readBacks = 0;
 let failNextInsert: string | null = null;
 /** storedBeforeCount per trace id as the writer reported it to the settler, latest flush last. */
 const reported = new Map<string, number[]>();
+/** Trace ids whose registry row is deleted after their flush registered them, before the settle queue hears of them. */
+const unregisterBeforeRecord = new Set<string>();
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-registry-');
@@ -72,6 +75,7 @@ beforeAll(async () => {
   const record = settler.record.bind(settler);
   settler.record = async (notes: TraceNote[]) => {
     for (const n of notes) reported.set(n.traceId, [...(reported.get(n.traceId) ?? []), n.storedBeforeCount ?? -1]);
+    for (const n of notes) if (unregisterBeforeRecord.delete(n.traceId)) await svc.service.deps.sql`delete from stored_traces where trace_id = ${n.traceId}`;
     await record(notes);
   };
   // Merges would fold repeated rows together before the tests count them.
@@ -229,16 +233,26 @@ describe('the stored-trace registry', () => {
     expect((await registryRow(run.traceId))[0].first_settled_at).toBeInstanceOf(Date);
   });
 
-  it('never marks a trace the registry does not hold (stored before it existed)', async () => {
+  it('never marks a trace the registry does not hold: it settles with first_processing = 0', async () => {
+    // Stored, then its row gone before it settles (what a trace stored before the registry and not
+    // yet backfilled looks like): the mark's UPDATE finds no row and creates none.
     const run = agentRun(1);
+    unregisterBeforeRecord.add(run.traceId);
+    expect((await send([run.root, ...run.children])).status).toBe(200);
+    expect(unregisterBeforeRecord.has(run.traceId)).toBe(false);
+    await settled(run.traceId);
+    expect(await processedRows(run.traceId)).toEqual({ rows: 1, first: 0 });
+    expect(await settledSpanCount(run.traceId)).toEqual({ n: 2, rows: 1 });
+    expect(await registryRow(run.traceId)).toHaveLength(0);
     const key = { tenantId: svc.service.bootstrap!.tenantId, projectId, traceId: run.traceId };
     expect(await markFirstSettled(sql(), [key])).toEqual(new Set());
-    expect(await registryRow(run.traceId)).toHaveLength(0);
   });
 
   it('until the backfill completes every trace is checked in ClickHouse; the backfill registers every stored trace', async () => {
     // The leader's own backfill job would mark the registry complete again under the test's feet.
-    await svc.service.deps.services.leader?.stop();
+    const leader = svc.service.deps.services.leader;
+    expect(leader).toBeDefined();
+    await leader!.stop();
     const stored = agentRun(2);
     expect((await send([stored.root, ...stored.children])).status).toBe(200);
     // An installation from before the registry: rows missing, not complete.
@@ -296,5 +310,28 @@ describe('the stored-trace registry', () => {
     expect((await send([withSpans.children[0]])).status).toBe(200);
     const [{ fresh }] = await sql()<{ fresh: boolean }[]>`select last_seen_at > now() - interval '1 minute' as fresh from stored_traces where trace_id = ${withSpans.traceId}`;
     expect(fresh).toBe(true);
+  });
+
+  it('a retention delete racing a writer\'s registration keeps the row the writer refreshed', async () => {
+    const key = { tenantId: svc.service.bootstrap!.tenantId, projectId, traceId: agentRun(1).traceId };
+    await sql()`insert into stored_traces (tenant_id, project_id, trace_id, last_seen_at) values (${key.tenantId}, ${key.projectId}, ${key.traceId}, now() - interval '100 days')`;
+    let expiring: Promise<number> | null = null;
+    await sql().begin(async (tx) => {
+      // The writer's upsert holds the row (refreshed, not yet committed) when the job looks: the job
+      // still sees the old age and nothing in ClickHouse, so it tries to delete, and waits for the lock.
+      const registration = await registerTraces(tx, [key]);
+      expect(registration.created.size).toBe(0);
+      expiring = expireStoredTraces(sql(), opened, 90 * 24 * 3_600_000);
+      await waitFor(
+        async () => ((await sql()`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%delete from stored_traces%'`).length > 0 ? true : undefined),
+        30_000,
+        'the retention delete waiting for the row lock',
+      );
+    });
+    // After the commit the delete re-checks the age on the refreshed row and leaves it.
+    expect(await expiring!).toBe(0);
+    const rows = await sql()<{ registrations: string; fresh: boolean }[]>`
+      select registrations::text, last_seen_at > now() - interval '1 minute' as fresh from stored_traces where trace_id = ${key.traceId}`;
+    expect(rows).toEqual([{ registrations: '2', fresh: true }]);
   });
 });

@@ -46,6 +46,18 @@ describe('settle cache', () => {
     expect(held(cache, claim('1', 2))).toBeNull();
   });
 
+  it('with the registry: not when the entry\'s earlier flushes carried no registration count', () => {
+    // The first flush's registration went uncounted: whatever came between is unknown.
+    const cache = new SettleCache(1000);
+    cache.add([note(['a'])], [row('1', 1)]);
+    cache.add([registered(note(['b'], ['a']), 5)], [rowAt('1', 2, 5)]);
+    expect(held(cache, claim('1', 2))).toBeNull();
+    // The entry's first flush may start the chain with its count, and two notes of it share it.
+    const fresh = new SettleCache(1000);
+    fresh.add([registered(note(['a']), 1), registered(note(['b']), 1)], [rowAt('1', 1, 1)]);
+    expect(held(fresh, claim('1', 1))).toEqual(['a', 'b']);
+  });
+
   it('holds a trace whose every upsert was its own', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['a', 'b'])], [row('1', 1)]);
