@@ -8,9 +8,7 @@
  * trace without a registry row 0); the backfill and the retention job, and the retention delete
  * racing a writer's registration of the same row.
  */
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
 import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
@@ -23,6 +21,7 @@ import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stat
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
+import { agentRun as sdkAgentRun } from '../../helpers/agent-run.js';
 
 const MAX_SPANS = 6;
 let svc: TestService;
@@ -92,25 +91,15 @@ afterAll(async () => {
 
 const sql = () => svc.service.deps.sql;
 
+/** One agent run of `children` chat spans, with its Lookout trace id in this test's project. */
+function agentRun(children: number) {
+  const run = sdkAgentRun(children, 'registry-agent');
+  return { ...run, traceId: lookoutTraceId(projectId, run.otelTraceId) };
+}
+
 async function registryComplete(): Promise<boolean> {
   const rows = await sql()<{ name: string }[]>`select name from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
   return rows.length === 1;
-}
-
-/** One agent run: a root span and `children` chat spans below it. */
-function agentRun(children: number): { root: ReadableSpan; children: ReadableSpan[]; traceId: string } {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'registry' }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const tracer = provider.getTracer('registry');
-  const root = tracer.startSpan('invoke_agent registry-agent', { attributes: { 'gen_ai.agent.name': 'registry-agent' } });
-  const ctx = trace.setSpan(ROOT_CONTEXT, root);
-  for (let i = 0; i < children; i++) {
-    tracer.startSpan(`chat ${i}`, { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 2 } }, ctx).end();
-  }
-  root.end();
-  const spans = exporter.getFinishedSpans();
-  const rootSpan = spans.find((s) => s.name.startsWith('invoke_agent'))!;
-  return { root: rootSpan, children: spans.filter((s) => s !== rootSpan), traceId: lookoutTraceId(projectId, root.spanContext().traceId) };
 }
 
 async function send(spans: ReadableSpan[]): Promise<{ status: number; rejected: number }> {

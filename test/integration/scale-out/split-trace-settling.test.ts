@@ -1,7 +1,5 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
@@ -10,6 +8,7 @@ import type { ProcessedTrace } from '../../../src/trace-hooks.js';
 import type { TestService } from '../../helpers/service.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 import { openSharedStores, sleep, type SharedStores } from './instances.js';
+import { agentRun } from '../../helpers/agent-run.js';
 
 /**
  * Settling across instances (issue 14 item 1): the spans of one trace reach two instances, and the
@@ -29,22 +28,6 @@ afterAll(async () => {
   for (const svc of instances) await svc.stop().catch(() => {});
   await stores?.close();
 });
-
-/** One agent run: a root span and `children` chat spans below it, each 10 + 2 tokens. */
-function agentRun(children: number): { root: ReadableSpan; children: ReadableSpan[]; otelTraceId: string } {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'scale-out' }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const tracer = provider.getTracer('scale-out');
-  const root = tracer.startSpan('invoke_agent split-agent', { attributes: { 'gen_ai.agent.name': 'split-agent' } });
-  const ctx = trace.setSpan(ROOT_CONTEXT, root);
-  for (let i = 0; i < children; i++) {
-    tracer.startSpan(`chat ${i}`, { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 2 } }, ctx).end();
-  }
-  root.end();
-  const spans = exporter.getFinishedSpans();
-  const rootSpan = spans.find((s) => s.name.startsWith('invoke_agent'))!;
-  return { root: rootSpan, children: spans.filter((s) => s !== rootSpan), otelTraceId: root.spanContext().traceId };
-}
 
 /** Counts hook runs per trace on an instance (every instance registers the same listeners). */
 function countHooks(svc: TestService, runs: Map<string, number>, seen?: (t: ProcessedTrace) => Promise<void>): void {
@@ -86,7 +69,7 @@ describe('settling across instances', () => {
     countHooks(a, runs);
     countHooks(b, runs);
     const project = await a.newProject('split');
-    const run = agentRun(5);
+    const run = agentRun(5, 'split-agent');
     const traceId = lookoutTraceId(project.id, run.otelTraceId);
     const send = (svc: TestService, spans: ReadableSpan[]) =>
       postOtlp(svc.url, svc.adminKey, protobufBody(spans), { headers: { 'x-lookout-project': project.id } });
@@ -149,7 +132,7 @@ describe('settling across instances', () => {
       entered();
       await blocked;
     });
-    const run = agentRun(3);
+    const run = agentRun(3, 'split-agent');
     const traceId = lookoutTraceId(project.id, run.otelTraceId);
     const sent = await postOtlp(dying.url, dying.adminKey, protobufBody([run.root, ...run.children]), { headers: { 'x-lookout-project': project.id } });
     expect(sent.status).toBe(200);

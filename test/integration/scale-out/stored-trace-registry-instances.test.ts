@@ -1,13 +1,12 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import type { TestService } from '../../helpers/service.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 import { openSharedStores, type SharedStores } from './instances.js';
+import { agentRun } from '../../helpers/agent-run.js';
 
 /**
  * The stored-trace registry across instances and restarts (issue 15): the registry lives in the
@@ -26,21 +25,6 @@ afterAll(async () => {
   await stores?.close();
 });
 
-function agentRun(children: number): { root: ReadableSpan; children: ReadableSpan[]; otelTraceId: string } {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'registry' }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const tracer = provider.getTracer('registry');
-  const root = tracer.startSpan('invoke_agent registry-agent', { attributes: { 'gen_ai.agent.name': 'registry-agent' } });
-  const ctx = trace.setSpan(ROOT_CONTEXT, root);
-  for (let i = 0; i < children; i++) {
-    tracer.startSpan(`chat ${i}`, { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 2 } }, ctx).end();
-  }
-  root.end();
-  const spans = exporter.getFinishedSpans();
-  const rootSpan = spans.find((s) => s.name.startsWith('invoke_agent'))!;
-  return { root: rootSpan, children: spans.filter((s) => s !== rootSpan), otelTraceId: root.spanContext().traceId };
-}
-
 async function one(query: string, traceId: string): Promise<Record<string, number>> {
   const result = await stores.ch.client.query({ query, query_params: { t: traceId }, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
   return (await result.json<Record<string, number>>())[0];
@@ -54,7 +38,7 @@ describe('the stored-trace registry across instances', () => {
     const b = await stores.start(env);
     instances.push(b);
     const project = await a.newProject('registry-split');
-    const run = agentRun(4);
+    const run = agentRun(4, 'registry-agent');
     const traceId = lookoutTraceId(project.id, run.otelTraceId);
     const send = (svc: TestService, spans: ReadableSpan[]) => postOtlp(svc.url, svc.adminKey, protobufBody(spans), { headers: { 'x-lookout-project': project.id } });
     const ch = stores.ch;
@@ -102,7 +86,7 @@ describe('the stored-trace registry across instances', () => {
     const b = await stores.start({ ...env, LOOKOUT_ROLES: 'api,ingest' });
     instances.push(b);
     const project = await a.newProject('registry-stall');
-    const run = agentRun(3);
+    const run = agentRun(3, 'registry-agent');
     const traceId = lookoutTraceId(project.id, run.otelTraceId);
     const send = (svc: TestService, spans: ReadableSpan[]) => postOtlp(svc.url, svc.adminKey, protobufBody(spans), { headers: { 'x-lookout-project': project.id } });
     const ch = stores.ch;
