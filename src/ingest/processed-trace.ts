@@ -3,7 +3,15 @@ import { isoFromDateTime64, nsToDateTime64 } from '../stores/clickhouse-time.js'
 import type { NormalizedSpan } from './normalized-span.js';
 import type { TraceSummary } from './trace-summary.js';
 
-/** The hook payload (src/trace-hooks.ts) for the issues and monitors modules. */
+/**
+ * Text as PostgreSQL can store it: its text type refuses NUL, which a span's status message or an
+ * exception may hold (binary output, C strings). Written as U+FFFD, as the ClickHouse insert lines
+ * write lone surrogates, so such a trace still gets its issues instead of failing extraction at
+ * every processing.
+ */
+const storable = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
+
+/** The hook payload (src/trace-hooks.ts) for the issues and monitors modules; its texts reach PostgreSQL. */
 export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[]): ProcessedTrace {
   const { trace } = summary;
   const failures = spans
@@ -15,10 +23,10 @@ export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: Norm
       const exceptionMessage = exception?.attributes['exception.message'];
       return {
         span_id: s.spanId,
-        span_name: s.name,
-        error_type: typeof exceptionType === 'string' ? exceptionType : typeof errorType === 'string' ? errorType : '',
-        message: s.statusDescription || (typeof exceptionMessage === 'string' ? exceptionMessage : ''),
-        tool_name: s.spanClass === 'tool' ? s.toolName || s.name : '',
+        span_name: storable(s.name),
+        error_type: storable(typeof exceptionType === 'string' ? exceptionType : typeof errorType === 'string' ? errorType : ''),
+        message: storable(s.statusDescription || (typeof exceptionMessage === 'string' ? exceptionMessage : '')),
+        tool_name: storable(s.spanClass === 'tool' ? s.toolName || s.name : ''),
         timestamp: isoFromDateTime64(nsToDateTime64(s.startNs)),
       };
     });
@@ -26,11 +34,11 @@ export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: Norm
     .filter((s) => s.spanClass === 'tool')
     .map((s) => ({
       span_id: s.spanId,
-      name: s.toolName || s.name,
+      name: storable(s.toolName || s.name),
       is_error: s.statusCode === 'ERROR',
       duration_ms: s.durationMs,
-      input: s.toolArguments ?? '',
-      output: s.toolResult ?? '',
+      input: storable(s.toolArguments ?? ''),
+      output: storable(s.toolResult ?? ''),
     }));
   // Spans without attributes add nothing a monitor could match, only bytes to copy back.
   const spanAttributes: Record<string, Record<string, unknown>> = {};
@@ -46,7 +54,7 @@ export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: Norm
     traceId: trace.trace_id,
     otelTraceId: trace.otel_trace_id,
     timestamp: isoFromDateTime64(trace.timestamp),
-    agentName: trace.agent_name,
+    agentName: storable(trace.agent_name),
     hasError: trace.has_error === 1,
     failures,
     toolCalls,

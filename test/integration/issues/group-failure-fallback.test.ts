@@ -9,8 +9,9 @@ import { monitorEvaluator } from '../../../src/workspace/monitors/monitor-evalua
 /**
  * A settle group is one transaction per hook (issue 15); when it fails, its traces are handled one
  * by one, so one trace PostgreSQL cannot store fails alone. Here that trace's failure message holds
- * a NUL character, which PostgreSQL text refuses (as it did when every trace had its own
- * transaction): the others get their issues, records, observations and events as if it were not there.
+ * a NUL character, which PostgreSQL text refuses (settling writes a real trace's NULs as U+FFFD —
+ * issue-extraction-otlp.test.ts; this hand-made payload stands for any trace the store refuses): the
+ * others get their issues, records, observations and events as if it were not there.
  */
 let svc: TestService;
 const silent = pino({ level: 'silent' });
