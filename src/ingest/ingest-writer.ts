@@ -226,12 +226,14 @@ export class IngestWriter {
     const registrations = registration?.complete ? registration.registrations : null;
     let known: Set<string> | null = null;
     if (registration?.complete) {
+      const created = registration.created;
       known = new Set();
-      for (const k of keys) {
+      keys = keys.filter((k) => {
         const key = traceKeyString(k);
-        if (!registration.created.has(key)) known.add(key);
-      }
-      keys = keys.filter((k) => known!.has(traceKeyString(k)));
+        if (created.has(key)) return false;
+        known!.add(key);
+        return true;
+      });
     }
     const present = new Set<string>();
     const counts = new Map<string, number>();

@@ -1,7 +1,7 @@
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import type { Origin } from '../origin.js';
 import { traceKeyOf } from './encoded-rows.js';
-import { traceKeyString, type TraceKey } from './stored-spans.js';
+import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
 
 /**
  * The settle queue in PostgreSQL (sql/014_settle_queue.sql): the one record of which traces got
@@ -45,9 +45,6 @@ export interface SettleTiming {
   maxWaitMs: number;
 }
 
-const keyOrder = (a: TraceKey, b: TraceKey) =>
-  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : 0;
-
 /** One row per trace (a multi-row upsert may not touch a row twice): roots OR-ed, the last origin kept. */
 function mergeRecords(records: QueueRecord[]): QueueRecord[] {
   const byKey = new Map<string, QueueRecord>();
@@ -57,7 +54,7 @@ function mergeRecords(records: QueueRecord[]): QueueRecord[] {
     byKey.set(key, seen ? { ...r, hasRoot: seen.hasRoot || r.hasRoot } : r);
   }
   // Key order: concurrent flushes in several processes lock shared rows in one order (no deadlock).
-  return [...byKey.values()].sort(keyOrder);
+  return [...byKey.values()].sort(traceKeyOrder);
 }
 
 interface QueueRow {
@@ -139,7 +136,7 @@ export interface ClaimOptions {
 export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRound> {
   const { token, limit, leaseMs, keys } = options;
   if (keys && keys.length === 0) return { claims: [], versionMs: 0 };
-  const sorted = keys ? [...keys].sort(keyOrder) : [];
+  const sorted = keys ? [...keys].sort(traceKeyOrder) : [];
   const due = keys
     ? sql`
         select q.tenant_id, q.project_id, q.trace_id from settle_queue q
@@ -194,7 +191,7 @@ export async function extendLease(sql: SqlHandle, token: string, leaseMs: number
 export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[]): Promise<TraceKey[]> {
   let finished: TraceKey[] = [];
   if (claims.length > 0) {
-    const sorted = [...claims].sort(keyOrder);
+    const sorted = [...claims].sort(traceKeyOrder);
     const rows = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
       delete from settle_queue q
       using unnest(${sorted.map((c) => c.tenantId)}::text[], ${sorted.map((c) => c.projectId)}::text[], ${sorted.map((c) => c.traceId)}::text[],

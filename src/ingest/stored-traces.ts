@@ -1,6 +1,6 @@
 import type { SqlHandle } from '../stores/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
-import { traceKeyString, type TraceKey } from './stored-spans.js';
+import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
 
 /**
  * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, docs/settling.md "Which
@@ -28,14 +28,11 @@ export const REGISTRY_COMPLETE_STATE = 'stored_traces_backfill';
  */
 const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 
-const keyOrder = (a: TraceKey, b: TraceKey) =>
-  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : 0;
-
 /** Distinct keys in key order: concurrent flushes in several processes lock shared rows in one order (no deadlock). */
 function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
   const byKey = new Map<string, TraceKey>();
   for (const k of keys) byKey.set(traceKeyString(k), { tenantId: k.tenantId, projectId: k.projectId, traceId: k.traceId });
-  return [...byKey.values()].sort(keyOrder);
+  return [...byKey.values()].sort(traceKeyOrder);
 }
 
 export interface Registration {
