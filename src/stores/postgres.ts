@@ -62,6 +62,14 @@ async function stopPostmaster(pid: number): Promise<void> {
 
 const EMBEDDED_PASSWORD = 'lookout-embedded';
 
+const embeddedUrl = (port: number) => `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
+
+/** The URL of the embedded server running under DATA_DIR `dataRoot`, null when none runs (a second pool: tools, tests). */
+export function embeddedPostgresUrl(dataRoot: string): string | null {
+  const live = livePostmaster(path.join(dataRoot, 'postgres'));
+  return live ? embeddedUrl(live.port) : null;
+}
+
 async function startEmbedded(dataRoot: string): Promise<{ url: string; stop(): Promise<void> }> {
   const dataDir = path.join(dataRoot, 'postgres');
   // initdb runs as the unprivileged `postgres` user when we are root, so every parent must be traversable.
@@ -76,7 +84,7 @@ async function startEmbedded(dataRoot: string): Promise<{ url: string; stop(): P
   }
   const adopted = livePostmaster(dataDir);
   if (adopted) {
-    return { url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${adopted.port}/postgres`, stop: () => stopPostmaster(adopted.pid) };
+    return { url: embeddedUrl(adopted.port), stop: () => stopPostmaster(adopted.pid) };
   }
   const port = await freePort();
   const server = new EmbeddedPostgres({
@@ -91,7 +99,21 @@ async function startEmbedded(dataRoot: string): Promise<{ url: string; stop(): P
   });
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
-  return { url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`, stop: () => server.stop() };
+  return { url: embeddedUrl(port), stop: () => server.stop() };
+}
+
+/**
+ * A pool on `url` as the service configures its own (bigint as BigInt, undefined as null, notices
+ * dropped); `stats` counts its statements by kind. Also what tests use for a second "process".
+ */
+export function connectPostgres(url: string, options: { max: number; stats?: PostgresStatementStats | null }): Sql {
+  return postgres(url, {
+    max: options.max,
+    onnotice: () => {},
+    types: { bigint: postgres.BigInt },
+    transform: { undefined: null },
+    ...(options.stats ? { debug: options.stats.count } : {}),
+  }) as unknown as Sql;
 }
 
 /**
@@ -102,13 +124,7 @@ export async function openPostgres(options: { databaseUrl: string | null; dataDi
   const embedded = options.databaseUrl ? null : await startEmbedded(options.dataDir);
   const url = options.databaseUrl ?? embedded!.url;
   const stats = options.statsFile ? new PostgresStatementStats(options.statsFile) : null;
-  const sql = postgres(url, {
-    max: 10,
-    onnotice: () => {},
-    types: { bigint: postgres.BigInt },
-    transform: { undefined: null },
-    ...(stats ? { debug: stats.count } : {}),
-  }) as unknown as Sql;
+  const sql = connectPostgres(url, { max: 10, stats });
   await sql`select 1`;
   return {
     sql,

@@ -1,11 +1,8 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace, TraceFailure } from '../../../src/trace-hooks.js';
-import type { Sql } from '../../../src/stores/postgres.js';
+import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { extractIssueGroup, extractIssues } from '../../../src/workspace/issues/issue-extraction.js';
 import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.js';
@@ -21,14 +18,7 @@ let tenantId: string;
 const pools: Sql[] = [];
 
 function pool(stats?: PostgresStatementStats): Sql {
-  const port = Number(fs.readFileSync(path.join(svc.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);
-  const sql = postgres(`postgres://postgres:lookout-embedded@127.0.0.1:${port}/postgres`, {
-    max: 4,
-    onnotice: () => {},
-    types: { bigint: postgres.BigInt },
-    transform: { undefined: null },
-    ...(stats ? { debug: stats.count } : {}),
-  }) as unknown as Sql;
+  const sql = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 4, stats });
   pools.push(sql);
   return sql;
 }

@@ -1,11 +1,8 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace } from '../../../src/trace-hooks.js';
-import type { Sql } from '../../../src/stores/postgres.js';
+import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { MonitorEvaluator, monitorEvaluator, type Evaluation } from '../../../src/workspace/monitors/monitor-evaluator.js';
 import { activeWindowRows } from '../../../src/workspace/monitors/monitor-store.js';
@@ -146,11 +143,8 @@ describe('monitor evaluation of a settle group', () => {
   it('evaluates a group in a fixed number of statements, read once and written once', async () => {
     const { monitorId, traces } = await setUp('monitor statements');
     // A pool of its own on the service's PostgreSQL, counting what it sends (as POSTGRES_STATS_FILE does).
-    const port = Number(fs.readFileSync(path.join(svc.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);
     const stats = new PostgresStatementStats('/dev/null');
-    const counted = postgres(`postgres://postgres:lookout-embedded@127.0.0.1:${port}/postgres`, {
-      max: 2, onnotice: () => {}, types: { bigint: postgres.BigInt }, transform: { undefined: null }, debug: stats.count,
-    }) as unknown as Sql;
+    const counted = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 2, stats });
     try {
       await counted`select 1`;
       const before = stats.snapshot().statements;

@@ -1,9 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import postgres from 'postgres';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sql } from '../../../src/stores/postgres.js';
+import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { fanOutOnce } from '../../../src/webhooks/webhook-fanout.js';
 import type { WebhookDeliverer } from '../../../src/webhooks/webhook-deliverer.js';
@@ -27,10 +24,7 @@ beforeAll(async () => {
   svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_PUBLIC_URL: PUBLIC_URL });
   // The fan-out is driven by hand here.
   await (svc.service.deps.services.webhookDeliverer as WebhookDeliverer).stop();
-  const port = Number(fs.readFileSync(path.join(svc.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);
-  counted = postgres(`postgres://postgres:lookout-embedded@127.0.0.1:${port}/postgres`, {
-    max: 2, onnotice: () => {}, types: { bigint: postgres.BigInt }, transform: { undefined: null }, debug: stats.count,
-  }) as unknown as Sql;
+  counted = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 2, stats });
   await counted`select 1`;
 }, 120_000);
 
