@@ -55,24 +55,25 @@ export interface Registration {
 export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
   const rows = sortedKeys(keys);
   if (rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
-  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; inserted: boolean; registrations: string; complete: boolean }[]>`
+  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; registrations: string; complete: boolean }[]>`
     with up as (
       insert into stored_traces as s (tenant_id, project_id, trace_id)
       select * from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[])
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
         last_seen_at = case when s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
-      returning s.tenant_id, s.project_id, s.trace_id, (s.registrations = 1) as inserted, s.registrations
+      returning s.tenant_id, s.project_id, s.trace_id, s.registrations
     )
-    select up.tenant_id, up.project_id, up.trace_id, up.inserted, up.registrations::text as registrations,
+    select up.tenant_id, up.project_id, up.trace_id, up.registrations::text as registrations,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
     from up`;
   const created = new Set<string>();
   const registrations = new Map<string, number>();
   for (const r of result) {
     const key = traceKeyOf(r);
-    if (r.inserted) created.add(key);
-    registrations.set(key, Number(r.registrations));
+    const count = Number(r.registrations);
+    if (count === 1) created.add(key);
+    registrations.set(key, count);
   }
   return { created, registrations, complete: result[0]?.complete ?? false };
 }
