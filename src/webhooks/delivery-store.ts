@@ -6,10 +6,7 @@ const DELIVERY_COLUMNS = `id, tenant_id, endpoint_id, event_id, event_type, atte
 
 /** Stores an event's body once (several endpoints may get it); a repeat is a no-op. */
 export async function insertEvent(tx: SqlHandle, e: { eventId: string; tenantId: string; projectId: string; type: string; body: string }): Promise<void> {
-  await tx`
-    insert into webhook_events (event_id, tenant_id, project_id, type, body)
-    values (${e.eventId}, ${e.tenantId}, ${e.projectId}, ${e.type}, ${e.body})
-    on conflict (event_id) do nothing`;
+  await insertEvents(tx, [e]);
 }
 
 /** Queues an attempt; (endpoint, event, attempt) is unique, so a repeated fan-out queues nothing twice. */

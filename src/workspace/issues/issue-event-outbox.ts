@@ -25,12 +25,7 @@ export interface IssueEventInput {
  * the event exists exactly when the change does (DESIGN.md "Issues": no event lost or invented).
  */
 export async function recordIssueEvent(tx: SqlHandle, event: IssueEventInput): Promise<string> {
-  const eventId = crypto.randomUUID();
-  const occurredAt = new Date((event.occurredAt ?? new Date()).getTime());
-  await tx`
-    insert into issue_event_outbox (event_id, tenant_id, project_id, issue_id, name, occurred_at, actor, surface, user_id, api_key_id)
-    values (${eventId}, ${event.tenantId}, ${event.projectId}, ${event.issueId}, ${event.name}, ${occurredAt},
-            ${event.actor.actor}, ${event.actor.surface}, ${event.actor.user_id}, ${event.actor.api_key_id})`;
+  const [eventId] = await recordIssueEvents(tx, [event]);
   return eventId;
 }
 

@@ -42,12 +42,17 @@ export interface AttachResult {
  */
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** The issue columns qualified by the alias `i` (a join selects them beside the keys). */
+const ISSUE_COLUMNS_OF_I = ISSUE_COLUMNS.split(', ').map((c) => `i.${c}`).join(', ');
+
 interface IssueKey {
   tenantId: string;
   projectId: string;
   fingerprint: string;
   /** The input that opens the issue if there is none: the first with this fingerprint, as one input after another would. */
   first: FingerprintIssueInput;
+  /** Its position in the inputs. */
+  firstIndex: number;
 }
 
 const keyOf = (i: { projectId: string; fingerprint: string }) => `${i.projectId.toLowerCase()}\u0000${i.fingerprint}`;
@@ -94,7 +99,7 @@ async function issuesForFingerprints(tx: SqlHandle, keys: IssueKey[]): Promise<{
   if (rest.length > 0) {
     // LockRows runs above the sort, so rows are locked in this order.
     const existing = await tx<IssueRow[]>`
-      select ${tx.unsafe(ISSUE_COLUMNS.split(', ').map((c) => `i.${c}`).join(', '))}
+      select ${tx.unsafe(ISSUE_COLUMNS_OF_I)}
       from issues i
       join unnest(${rest.map((k) => k.tenantId)}::uuid[], ${rest.map((k) => k.projectId)}::uuid[], ${rest.map((k) => k.fingerprint)}::text[]) as k(tenant_id, project_id, fingerprint)
         on i.tenant_id = k.tenant_id and i.project_id = k.project_id and i.fingerprint = k.fingerprint
@@ -122,10 +127,10 @@ async function issuesForFingerprints(tx: SqlHandle, keys: IssueKey[]): Promise<{
 export async function attachToIssues(tx: SqlHandle, inputs: FingerprintIssueInput[]): Promise<{ results: AttachResult[]; events: number }> {
   if (inputs.length === 0) return { results: [], events: 0 };
   const byKey = new Map<string, IssueKey>();
-  for (const input of inputs) {
+  inputs.forEach((input, i) => {
     const key = keyOf(input);
-    if (!byKey.has(key)) byKey.set(key, { tenantId: input.tenantId, projectId: input.projectId.toLowerCase(), fingerprint: input.fingerprint, first: input });
-  }
+    if (!byKey.has(key)) byKey.set(key, { tenantId: input.tenantId, projectId: input.projectId.toLowerCase(), fingerprint: input.fingerprint, first: input, firstIndex: i });
+  });
   const keys = [...byKey.entries()].sort(([a], [b]) => byteOrder(a, b)).map(([, k]) => k);
   const { issues, created } = await issuesForFingerprints(tx, keys);
   const issueOf = (input: FingerprintIssueInput) => issues.get(keyOf(input))!;
@@ -143,14 +148,10 @@ export async function attachToIssues(tx: SqlHandle, inputs: FingerprintIssueInpu
     }
   });
   const results: AttachResult[] = inputs.map((input) => ({ issueId: issueOf(input).id, created: false, attached: 0 }));
-  for (const key of created) results[inputs.findIndex((input) => keyOf(input) === key)].created = true;
-  if (rows.length === 0) {
-    const events = createdEvents(inputs, results, issues).map((e) => e.event);
-    await recordIssueEvents(tx, events);
-    return { results, events: events.length };
-  }
+  for (const key of created) results[byKey.get(key)!.firstIndex].created = true;
   const col = <T>(pick: (r: (typeof rows)[number]) => T) => rows.map(pick);
-  const inserted = await tx<{ issue_id: string; trace_id: string; span_id: string }[]>`
+  // No occurrence to insert (every failure already counted): the statement is skipped, the rest finds nothing touched.
+  const inserted = rows.length === 0 ? [] : await tx<{ issue_id: string; trace_id: string; span_id: string }[]>`
     insert into issue_occurrences (tenant_id, project_id, issue_id, trace_id, otel_trace_id, span_id, occurred_at, error_type, span_name, tool_name, message)
     select o.tenant_id, o.project_id, o.issue_id, o.trace_id, o.otel_trace_id, o.span_id, o.occurred_at, o.error_type, o.span_name, o.tool_name, o.message
     from unnest(${col((r) => r.trace.tenantId)}::uuid[], ${col((r) => r.trace.projectId)}::uuid[], ${col((r) => r.issueId)}::uuid[],

@@ -136,7 +136,8 @@ export class MonitorEvaluator {
       if (!monitor || monitor.project_id !== projectId || monitor.exploration_status === 'paused') return traces.map(() => ({ outcome: 'skipped' }) as const);
       const windowSize = Math.max(1, this.learningMinTraces);
       // The group's observations as they stand: stored, then as this group changes them.
-      const rows = new Map((await observationsOf(tx, monitor.id, [...new Set(traces.map((t) => t.traceId))])).map((r) => [r.trace_id, r]));
+      const traceIds = [...new Set(traces.map((t) => t.traceId))];
+      const rows = new Map((await observationsOf(tx, monitor.id, traceIds)).map((r) => [r.trace_id, r]));
       let status: 'learning' | 'active' = monitor.exploration_status;
       let baseline = monitor.baseline;
       let totals: WindowCounts | null = null;
@@ -183,7 +184,7 @@ export class MonitorEvaluator {
         evaluations.push({ outcome: 'triggered', window: counts, issueId: '' });
       }
       // Each trace once, in the order first seen, so new observations are stamped in that order.
-      await upsertObservations(tx, monitor.id, [...new Set(traces.map((t) => t.traceId))].map((id) => rows.get(id)!));
+      await upsertObservations(tx, monitor.id, traceIds.map((id) => rows.get(id)!));
       if (activatedAt) await recordMonitorActivated(tx, { tenantId, projectId, monitorId: monitor.id, occurredAt: activatedAt });
       if (triggers.length > 0) {
         const { results } = await attachToIssues(tx, triggers.map((t) => t.input));
