@@ -121,7 +121,7 @@ function measuredStore(ch: ClickHouseStore) {
     insertBody: (table, parts, lane) => serial(`${lane} insert ${table.split('.').at(-1)?.replaceAll('`', '')}`, () => ch.insertBody(table, parts, lane)),
     insertLines: (table, lines, lane) => serial(`${lane} insert ${table.split('.').at(-1)?.replaceAll('`', '')} (settle)`, () => ch.insertLines(table, lines, lane)),
   };
-  return { store, tally, background, backgroundSince: () => last };
+  return { store, tally, background };
 }
 
 async function main() {

@@ -75,9 +75,10 @@ FROM ${from} ${where}`;
   const written = "estimated_cost_basis IN ('stored', 'partial', 'unpriced')";
   const priced = "estimated_cost_basis IN ('stored', 'partial')";
   const prewhere = `PREWHERE ${g} AND ${w}`;
-  // trace.processed as src/stores/clickhouse-sql/processed-traces.ts reads it (issue 17, round 4): keys
-  // processed once plain, keys with a first_processing = 0 row through FINAL. `preMark` sends every key
-  // through FINAL (the plain branch empty, the set every trace): what rows written before migration 006 cost.
+  // The first_processing split read of trace.processed (issue 17, round 4; measured slower than FINAL
+  // on chdb 26.7, not adopted — processed-traces.ts reads FINAL): keys processed once plain, keys with a
+  // first_processing = 0 row through FINAL. `preMark` sends every key through FINAL (the plain branch
+  // empty, the set every trace): what rows written before migration 006 would cost.
   const w7 = `timestamp >= toDateTime64('${end}', 3, 'UTC') - INTERVAL 8 DAY AND timestamp < toDateTime64('${end}', 3, 'UTC')`;
   const processed = (where: string, preMark = false) => {
     const set = `(SELECT trace_id FROM ${traces} WHERE ${g} AND ${preMark ? '1' : 'first_processing = 0'})`;
@@ -98,8 +99,8 @@ FROM ${from} ${where}`;
   const freeCases = (label: string, stmt: (from: string, where: string) => string, where: string) => ({
     [label]: {
       before: stmt(`${traces} FINAL`, `WHERE ${where}`),
-      processedTraces: stmt(processed(where), ''),
-      'processedTraces, every row 0 (before 006)': stmt(processed(where, true), ''),
+      'first_processing split': stmt(processed(where), ''),
+      'split, every row 0 (before 006)': stmt(processed(where, true), ''),
       '~plain read (what FINAL costs; not exact)': stmt(traces, `WHERE ${where}`),
     },
   });
