@@ -60,6 +60,12 @@ export interface Config {
   traceMaxSpans: number;
   /** How far past the server clock a span may start; later starts are rejected (partial success). */
   ingestMaxFutureSkewMs: number;
+  /**
+   * TRACE_REGISTRY_WINDOW_HOURS in ms: how long the stored-trace registry keeps a trace's row after
+   * its last flush and its latest span (docs/settling.md "Which traces have spans"); null (unset):
+   * the spans' lifetime, exact for every trace.
+   */
+  traceRegistryWindowMs: number | null;
   queryTimeoutSeconds: number;
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
@@ -89,6 +95,15 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
   return value;
+}
+
+/** A window in hours, at least one; unset or empty: null. */
+function hoursOrNull(env: NodeJS.ProcessEnv, name: string): number | null {
+  const raw = str(env, name);
+  if (raw === null) return null;
+  const hours = Number(raw);
+  if (!Number.isFinite(hours) || hours < 1) throw new Error(`${name} must be a number of hours, at least 1, got ${raw}`);
+  return hours * 3_600_000;
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -198,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     computeHeapMb: int(env, 'COMPUTE_HEAP_MB', 0),
     traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
     ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
+    traceRegistryWindowMs: hoursOrNull(env, 'TRACE_REGISTRY_WINDOW_HOURS'),
     queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),

@@ -4,7 +4,7 @@ import { traceHooks } from '../trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp-router.js';
-import { scheduleStoredTraceJobs } from './stored-traces-jobs.js';
+import { registryWindowMs, scheduleStoredTraceJobs } from './stored-traces-jobs.js';
 
 declare module '../app-deps.js' {
   interface ServiceRegistry {
@@ -50,7 +50,7 @@ export const ingestModule: LookoutModule = {
     ingestService(deps).start();
     // The stored-trace registry's backfill and retention run on the leader (worker processes).
     const leader = deps.services.leader;
-    if (leader) scheduleStoredTraceJobs(leader, { sql: deps.sql, ch: deps.ch, logger: deps.logger.child({ module: 'ingest' }), maxFutureSkewMs: deps.config.ingestMaxFutureSkewMs });
+    if (leader) scheduleStoredTraceJobs(leader, { sql: deps.sql, ch: deps.ch, logger: deps.logger.child({ module: 'ingest' }), maxFutureSkewMs: deps.config.ingestMaxFutureSkewMs, windowMs: registryWindowMs(deps.config) });
   },
   stop: (deps) => ingestService(deps).stop(),
 };

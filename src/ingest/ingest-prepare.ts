@@ -94,6 +94,11 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces };
 }
 
+/** A span's start in epoch ms from its nanoseconds (validated digits): the string cut, no BigInt per span. */
+function startMs(startNs: string): number {
+  return startNs.length > 6 ? Number(startNs.slice(0, -6)) : 0;
+}
+
 /** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
 export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { rows: SpanEventRows; traces: TraceNote[] } {
   const byTrace = new Map<string, NormalizedSpan[]>();
@@ -113,6 +118,13 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
     for (const r of derived.tools) rows.tools.push(r);
     for (const r of derived.errors) rows.errors.push(r);
     const first = traceSpans[0];
+    let earliest = Infinity;
+    let latest = -Infinity;
+    for (const s of traceSpans) {
+      const ms = startMs(s.startNs);
+      if (ms < earliest) earliest = ms;
+      if (ms > latest) latest = ms;
+    }
     traces.push({
       tenantId: first.tenantId,
       projectId: first.projectId,
@@ -121,6 +133,7 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
       origin,
       otelTraceId: first.otelTraceId,
       spanRange: [rows.spans.length - derived.spans.length, rows.spans.length],
+      spanStartMs: [earliest, latest],
       toolRows: packToolRows(derived.tools),
     });
   }

@@ -14,6 +14,7 @@ import { IngestWriter } from './ingest-writer.js';
 import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
 import { registerTraces } from './stored-traces.js';
+import { registryWindowMs } from './stored-traces-jobs.js';
 import type { TracePricing } from '../trace-pricing.js';
 
 /**
@@ -26,7 +27,7 @@ import type { TracePricing } from '../trace-pricing.js';
 export interface IngestServiceDeps {
   config: Pick<
     Config,
-    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans'
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
   >;
   ch: ClickHouseStore;
   compute: ComputePool;
@@ -77,7 +78,7 @@ export class IngestService {
       batchRows: config.ingestBatchRows,
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
-      register: (traces) => registerTraces(deps.sql, traces),
+      register: (traces) => registerTraces(deps.sql, traces, registryWindowMs(config)),
     });
   }
 

@@ -5,7 +5,7 @@ import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tena
 import { keptParts, lineOf, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
-import type { Registration } from './stored-traces.js';
+import type { RegisteredTrace, Registration } from './stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../origin.js';
 
@@ -53,6 +53,12 @@ export interface TraceNote {
   origin: Origin;
   /** Where this trace's spans sit in the request's encoded `spans` rows: [start, end). */
   spanRange: [number, number];
+  /**
+   * The earliest and latest start (epoch ms) of this trace's spans in the request: the stored-trace
+   * registry keeps the latest, and trusts a created row only when the earliest is inside its window.
+   * Absent: unknown, which the registry treats as outside any window (checked, kept by the lifetime rule).
+   */
+  spanStartMs?: [number, number];
   /**
    * Set by the writer from spanRange, for the settler to summarize from memory (on the compute
    * pool): the ids and `spans` rows (JSON lines, views into the request's insert body) of the spans it stored.
@@ -107,7 +113,7 @@ export interface IngestWriterOptions {
    * Registers a flush's traces before its inserts (stored-traces.ts registerTraces); a failure fails
    * the flush. Absent: every trace is checked in ClickHouse.
    */
-  register?: (traces: TraceKey[]) => Promise<Registration>;
+  register?: (traces: RegisteredTrace[]) => Promise<Registration>;
 }
 
 export { OverloadedError };
@@ -220,7 +226,7 @@ export class IngestWriter {
     batch: Pending[],
   ): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null; registrations: Map<string, number> | null }> {
     const { ch } = this.options;
-    let keys: TraceKeyLike[] = [];
+    let keys: (TraceKeyLike & RegisteredTrace)[] = [];
     for (const p of batch) keys.push(...p.write.traces);
     const registration = this.options.register ? await this.options.register(keys) : null;
     const registrations = registration?.complete ? registration.registrations : null;

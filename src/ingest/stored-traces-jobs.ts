@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type postgres from 'postgres';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { Leader } from '../stores/leader.js';
 import { param, raw, sql as chSql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
@@ -25,15 +26,24 @@ import type { TraceKey } from './stored-spans.js';
  */
 
 type KeyRow = TraceKeyCursor;
+/** A backfilled trace: its key and its latest span start as ClickHouse text (UTC). */
+type BackfillRow = KeyRow & { latest: string };
 
 const toKey = (r: KeyRow): TraceKey => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id });
 
-async function insertKeys(sql: SqlHandle, rows: KeyRow[]): Promise<void> {
+/**
+ * Inserts backfilled traces with their latest span start. A row a writer created meanwhile knows only
+ * the spans it registered: its latest_span_at is raised to the stored spans' (kept NULL when unknown),
+ * or the window's retention could delete it while a span later than the writer's is stored.
+ */
+async function insertKeys(sql: SqlHandle, rows: BackfillRow[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`
-    insert into stored_traces (tenant_id, project_id, trace_id)
-    select * from unnest(${rows.map((r) => r.tenant_id)}::text[], ${rows.map((r) => r.project_id)}::text[], ${rows.map((r) => r.trace_id)}::text[])
-    on conflict do nothing`;
+    insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at)
+    select t, p, tr, (l || 'Z')::timestamptz
+    from unnest(${rows.map((r) => r.tenant_id)}::text[], ${rows.map((r) => r.project_id)}::text[], ${rows.map((r) => r.trace_id)}::text[], ${rows.map((r) => r.latest)}::text[]) as k(t, p, tr, l)
+    on conflict (tenant_id, project_id, trace_id) do update set
+      latest_span_at = case when s.latest_span_at is null then null else greatest(s.latest_span_at, excluded.latest_span_at) end`;
 }
 
 /** shared_state row holding the backfill's position between runs: the last key copied and the traces so far. */
@@ -47,7 +57,7 @@ type BackfillCursor = KeyRow & { traces: number };
  * stops reading once it has its traces instead of grouping the rest of the table.
  */
 export function backfillPage(ch: ClickHouseStore, cursor: KeyRow, pageSize: number): Fragment {
-  return chSql`SELECT tenant_id, project_id, trace_id FROM ${raw(ch.table('spans'))}
+  return chSql`SELECT tenant_id, project_id, trace_id, toString(max(timestamp)) AS latest FROM ${raw(ch.table('spans'))}
     WHERE ${traceKeyAfter(cursor)}
     GROUP BY tenant_id, project_id, trace_id
     ORDER BY tenant_id, project_id, trace_id
@@ -68,7 +78,7 @@ export async function backfillStoredTraces(sql: Sql, ch: ClickHouseStore, pageSi
   let cursor: BackfillCursor = saved?.value ?? { tenant_id: '', project_id: '', trace_id: '', traces: 0 };
   let read = 0;
   for (;;) {
-    const rows = await ch.read<KeyRow>(backfillPage(ch, cursor, pageSize), { lane: 'system' });
+    const rows = await ch.read<BackfillRow>(backfillPage(ch, cursor, pageSize), { lane: 'system' });
     read += rows.length;
     const last = rows[rows.length - 1];
     if (last) cursor = { tenant_id: last.tenant_id, project_id: last.project_id, trace_id: last.trace_id, traces: cursor.traces + rows.length };
@@ -102,51 +112,86 @@ async function stillStored(ch: ClickHouseStore, keys: TraceKey[]): Promise<Set<s
 }
 
 /**
- * Deletes registry rows untouched for `retentionMs` whose trace ClickHouse no longer holds, in
- * pages of `pageSize` (last_seen_at order). Returns how many went. Pages of 10,000: the hourly run
- * must keep up with a day's new traces (100 traces/s is 360,000 rows an hour), and each page costs
- * three round trips whatever its size; 10,000 keys are a 360 KB parameter per statement.
+ * One retention pass: pages of `pageSize` rows past `due` in last_seen_at order; of each page, those
+ * `keep` does not name are deleted, locked first in key order (as writers' upserts lock them: a
+ * DELETE … USING locks in its join's order and could deadlock with one) with `due` checked again on
+ * the locked row, so a row a flush touched meanwhile stays. Returns how many went.
  */
-export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentionMs: number, pageSize = 10_000): Promise<number> {
+async function expirePass(
+  sql: Sql,
+  due: postgres.PendingQuery<postgres.Row[]>,
+  keep: (candidates: TraceKey[]) => Promise<Set<string>>,
+  pageSize: number,
+): Promise<number> {
   let deleted = 0;
   // last_seen_at travels as text (and goes back as a text parameter cast in SQL): a Date would drop
   // its microseconds, and the page would repeat forever.
   let cursor: { at: string; key: KeyRow } | null = null;
   for (;;) {
     const after = cursor
-      ? sql`and (last_seen_at, tenant_id, project_id, trace_id) > (${cursor.at}::text::timestamptz, ${cursor.key.tenant_id}, ${cursor.key.project_id}, ${cursor.key.trace_id})`
+      ? sql`and (s.last_seen_at, s.tenant_id, s.project_id, s.trace_id) > (${cursor.at}::text::timestamptz, ${cursor.key.tenant_id}, ${cursor.key.project_id}, ${cursor.key.trace_id})`
       : sql``;
     const candidates: (KeyRow & { last_seen_at: string })[] = await sql<(KeyRow & { last_seen_at: string })[]>`
-      select tenant_id, project_id, trace_id, last_seen_at::text as last_seen_at from stored_traces
-      where last_seen_at < now() - ${retentionMs}::bigint * interval '1 millisecond' ${after}
-      order by last_seen_at, tenant_id, project_id, trace_id
+      select s.tenant_id, s.project_id, s.trace_id, s.last_seen_at::text as last_seen_at from stored_traces s
+      where ${due} ${after}
+      order by s.last_seen_at, s.tenant_id, s.project_id, s.trace_id
       limit ${pageSize}`;
     if (candidates.length === 0) break;
     const last = candidates[candidates.length - 1];
     cursor = { at: last.last_seen_at, key: last };
-    const stored = await stillStored(ch, candidates.map(toKey));
-    const gone = candidates.filter((c) => !stored.has(traceKeyOf(c)));
+    const kept = await keep(candidates.map(toKey));
+    const gone = candidates.filter((c) => !kept.has(traceKeyOf(c)));
     if (gone.length > 0) {
-      // Locked first in key order, as writers' upserts lock them (a DELETE … USING locks in its
-      // join's order and could deadlock with one); the age is checked again on the locked row.
-      const cutoff = sql`now() - ${retentionMs}::bigint * interval '1 millisecond'`;
       const result = await sql`
         with locked as (
           select s.tenant_id, s.project_id, s.trace_id from stored_traces s
           join unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
             on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
-          where s.last_seen_at < ${cutoff}
+          where ${due}
           order by s.tenant_id, s.project_id, s.trace_id
           for update of s
         )
         delete from stored_traces s using locked l
         where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id
-          and s.last_seen_at < ${cutoff}`;
+          and ${due}`;
       deleted += result.count;
     }
     if (candidates.length < pageSize) break;
   }
   return deleted;
+}
+
+/**
+ * Deletes registry rows untouched for `retentionMs` whose trace ClickHouse no longer holds, in
+ * pages of `pageSize` (last_seen_at order). Returns how many went. Pages of 10,000: the hourly run
+ * must keep up with a day's new traces (100 traces/s is 360,000 rows an hour), and each page costs
+ * three round trips whatever its size; 10,000 keys are a 360 KB parameter per statement.
+ */
+export async function expireStoredTraces(sql: Sql, ch: ClickHouseStore, retentionMs: number, pageSize = 10_000): Promise<number> {
+  return expirePass(
+    sql,
+    sql`s.last_seen_at < now() - ${retentionMs}::bigint * interval '1 millisecond'`,
+    (keys) => stillStored(ch, keys),
+    pageSize,
+  );
+}
+
+/**
+ * The window's retention (TRACE_REGISTRY_WINDOW_HOURS): deletes rows no flush touched for `windowMs`
+ * whose latest registered span starts before now − `windowMs`, whatever ClickHouse still holds. A
+ * span starting later than that cannot be stored without its row (stored-traces.ts registerTraces),
+ * which is what lets a created row be trusted for spans inside the window. Rows whose latest span is
+ * unknown (NULL: written before migration 022) are left to expireStoredTraces. A span starting in the
+ * future keeps its row until that start is `windowMs` old.
+ */
+export async function expireStoredTracesWindow(sql: Sql, windowMs: number, pageSize = 10_000): Promise<number> {
+  const cutoff = sql`now() - ${windowMs}::bigint * interval '1 millisecond'`;
+  return expirePass(
+    sql,
+    sql`s.last_seen_at < ${cutoff} and s.latest_span_at < ${cutoff}`,
+    async () => new Set<string>(),
+    pageSize,
+  );
 }
 
 /** How long spans live (the `spans` table's TTL, clickhouse/001_spans.sql). */
@@ -155,12 +200,23 @@ const BACKFILL_EVERY_MS = 60_000;
 const EXPIRE_EVERY_MS = 3_600_000;
 
 /**
+ * The registry's window in effect (stored-traces.ts registerTraces): TRACE_REGISTRY_WINDOW_HOURS when
+ * it is shorter than the spans' lifetime (their TTL plus the future skew a span's time may have),
+ * else null — the lifetime rule, exact for every trace.
+ */
+export function registryWindowMs(config: { traceRegistryWindowMs: number | null; ingestMaxFutureSkewMs: number }): number | null {
+  const window = config.traceRegistryWindowMs;
+  return window !== null && window < SPANS_TTL_MS + config.ingestMaxFutureSkewMs ? window : null;
+}
+
+/**
  * Registers both jobs on the leader. Retention waits for the spans' TTL plus the future skew a
- * span's time may have (a span stored at last_seen_at lives until at most last_seen_at + skew + TTL).
+ * span's time may have (a span stored at last_seen_at lives until at most last_seen_at + skew + TTL);
+ * under a window it also deletes rows past the window (expireStoredTracesWindow).
  */
 export function scheduleStoredTraceJobs(
   leader: Leader,
-  deps: { sql: Sql; ch: ClickHouseStore; logger: Logger; maxFutureSkewMs: number },
+  deps: { sql: Sql; ch: ClickHouseStore; logger: Logger; maxFutureSkewMs: number; windowMs: number | null },
 ): void {
   const { sql, ch, logger } = deps;
   leader.every('stored-traces-backfill', BACKFILL_EVERY_MS, async () => {
@@ -168,7 +224,8 @@ export function scheduleStoredTraceJobs(
     if (traces > 0) logger.info({ traces }, 'stored-trace registry backfilled from ClickHouse');
   });
   leader.every('stored-traces-retention', EXPIRE_EVERY_MS, async () => {
-    const deleted = await expireStoredTraces(sql, ch, SPANS_TTL_MS + deps.maxFutureSkewMs);
-    if (deleted > 0) logger.info({ deleted }, 'stored-trace registry rows past retention removed');
+    const windowed = deps.windowMs === null ? 0 : await expireStoredTracesWindow(sql, deps.windowMs);
+    const deleted = windowed + (await expireStoredTraces(sql, ch, SPANS_TTL_MS + deps.maxFutureSkewMs));
+    if (deleted > 0) logger.info({ deleted, windowed }, 'stored-trace registry rows past retention removed');
   });
 }

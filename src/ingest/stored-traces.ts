@@ -23,10 +23,14 @@ export const REGISTRY_COMPLETE_STATE = 'stored_traces_backfill';
  * A row's last_seen_at is refreshed by a flush only when older than this. Every flush of a known
  * trace updates its row anyway (`registrations + 1`), but an update that leaves last_seen_at's value
  * alone can stay on the row's heap page without new index entries (a HOT update), which a changing
- * indexed column would rule out. The retention job's cutoff (spans' TTL) is far longer, so a row a
- * writer is using is never a candidate (stored-traces-jobs.ts).
+ * indexed column would rule out. A day, or a quarter of the window when that is shorter: the
+ * retention job's cutoff (the spans' lifetime, or the window) is longer, so a row a writer is using
+ * is never a candidate (stored-traces-jobs.ts).
  */
-const REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
+export function refreshAfterMs(windowMs: number | null): number {
+  const day = 24 * 60 * 60 * 1000;
+  return windowMs === null ? day : Math.min(day, Math.floor(windowMs / 4));
+}
 
 /** Distinct keys in key order: concurrent flushes in several processes lock shared rows in one order (no deadlock). */
 function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
@@ -35,8 +39,31 @@ function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
   return [...byKey.values()].sort(traceKeyOrder);
 }
 
+/** A trace of a flush: its key and, when known, the earliest and latest start (epoch ms) of its spans in the flush. */
+export type RegisteredTrace = TraceKey & { spanStartMs?: [number, number] };
+
+/** One row per trace in key order, the span starts of its notes merged (unknown in any: unknown). */
+function registeredRows(traces: readonly RegisteredTrace[]): (TraceKey & { earliest: number; latest: number | null })[] {
+  const byKey = new Map<string, TraceKey & { earliest: number; latest: number | null }>();
+  for (const t of traces) {
+    const key = traceKeyString(t);
+    const [earliest, latest] = t.spanStartMs ?? [-Infinity, null];
+    const row = byKey.get(key);
+    if (!row) {
+      byKey.set(key, { tenantId: t.tenantId, projectId: t.projectId, traceId: t.traceId, earliest, latest });
+      continue;
+    }
+    row.earliest = Math.min(row.earliest, earliest);
+    row.latest = row.latest === null || latest === null ? null : Math.max(row.latest, latest);
+  }
+  return [...byKey.values()].sort(traceKeyOrder);
+}
+
 export interface Registration {
-  /** traceKeyString of the traces this upsert created: no span of theirs was stored before. */
+  /**
+   * traceKeyString of the traces this upsert created whose spans in the flush all start inside the
+   * window (any, without one): no span of the flush was stored before, so none needs a ClickHouse check.
+   */
   created: Set<string>;
   /** Per trace (traceKeyString), its registrations count after this upsert (every trace of the flush). */
   registrations: Map<string, number>;
@@ -46,33 +73,52 @@ export interface Registration {
 
 /**
  * Registers a flush's traces in one statement: inserts the new ones; updates every known one, counting
- * a registration and refreshing last_seen_at when it is older than a day (REFRESH_AFTER_MS). A row
- * that comes back with `registrations = 1` was inserted by this statement (an update makes it at
- * least 2; `xmax = 0` would say the same through undocumented behaviour). The rows are locked in key
- * order until the statement commits, which orders them against the retention job's delete and the
- * settler's mark (both lock in key order too: no deadlock).
+ * a registration, raising latest_span_at to the flush's latest span start, and refreshing last_seen_at
+ * when it is older than refreshAfterMs. A row that comes back with `registrations = 1` was inserted by
+ * this statement (an update makes it at least 2; `xmax = 0` would say the same through undocumented
+ * behaviour). The rows are locked in key order until the statement commits, which orders them
+ * against the retention job's delete and the settler's mark (both lock in key order too: no deadlock).
+ *
+ * `windowMs` (TRACE_REGISTRY_WINDOW_HOURS; null: the spans' lifetime) decides which created rows are
+ * trusted. Under a window the retention job deletes a row once it was untouched for the window and
+ * its latest_span_at is older than the window, spans still stored or not. A span starting at or after
+ * (clock − window) cannot be stored without a row, then: its flush would have set latest_span_at at
+ * least to its start, and that row could not have gone. The clock is read per returned row with
+ * clock_timestamp(), after the row's insert, hence after any delete it saw committed. A created trace
+ * with an earlier span is checked in ClickHouse like a known one, and its row is marked first-settled
+ * (first_processing = 1 is for a trace's first settle, which a trace this old may have had already).
  */
-export async function registerTraces(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Registration> {
-  const rows = sortedKeys(keys);
+export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
+  const rows = registeredRows(traces);
   if (rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
-  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; registrations: string; complete: boolean }[]>`
+  // Unknown starts travel as -1 (a 1970 start: outside any window); latest -1 is stored as NULL.
+  const earliest = rows.map((r) => (Number.isFinite(r.earliest) ? r.earliest : -1));
+  const latest = rows.map((r) => r.latest ?? -1);
+  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; registrations: string; clock_ms: number; complete: boolean }[]>`
     with up as (
-      insert into stored_traces as s (tenant_id, project_id, trace_id)
-      select * from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[])
+      insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, first_settled_at)
+      select k.t, k.p, k.tr, to_timestamp(nullif(k.l, -1) / 1000.0),
+             case when ${windowMs}::float8 is not null and k.e < extract(epoch from now() - ${windowMs}::float8 * interval '1 millisecond') * 1000 then now() end
+      from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[],
+                  ${earliest}::float8[], ${latest}::float8[]) as k(t, p, tr, e, l)
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
-        last_seen_at = case when s.last_seen_at < now() - ${REFRESH_AFTER_MS}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
+        latest_span_at = case when s.latest_span_at is null or excluded.latest_span_at is null then null
+                              else greatest(s.latest_span_at, excluded.latest_span_at) end,
+        last_seen_at = case when s.last_seen_at < now() - ${refreshAfterMs(windowMs)}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
       returning s.tenant_id, s.project_id, s.trace_id, s.registrations
     )
     select up.tenant_id, up.project_id, up.trace_id, up.registrations::text as registrations,
+           (extract(epoch from clock_timestamp()) * 1000)::float8 as clock_ms,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
     from up`;
+  const earliestOf = new Map(rows.map((r) => [traceKeyString(r), r.earliest]));
   const created = new Set<string>();
   const registrations = new Map<string, number>();
   for (const r of result) {
     const key = traceKeyOf(r);
     const count = Number(r.registrations);
-    if (count === 1) created.add(key);
+    if (count === 1 && (windowMs === null || (earliestOf.get(key) ?? -Infinity) >= r.clock_ms - windowMs)) created.add(key);
     registrations.set(key, count);
   }
   return { created, registrations, complete: result[0]?.complete ?? false };

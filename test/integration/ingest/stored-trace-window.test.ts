@@ -1,0 +1,260 @@
+/**
+ * The stored-trace registry under a window (TRACE_REGISTRY_WINDOW_HOURS = 1), against the real
+ * stores: a created row is trusted as "nothing stored" only when every span of the flush starts
+ * inside the window; a created trace with an older span is checked in ClickHouse and never doubled
+ * (nor marked for a second first settle); the window's retention deletes rows whose spans are still
+ * stored, keeps rows with recent or future-skewed spans, and a re-sent recent batch after it ran is
+ * not doubled; rows from migration 021 (latest span unknown) keep the lifetime rule.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueDepth } from '../../../src/ingest/settle-queue.js';
+import { traceKeyString } from '../../../src/ingest/stored-spans.js';
+import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
+import { expireStoredTraces, expireStoredTracesWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
+import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { migrationDirs } from '../../../src/service.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stats.js';
+import { migratePostgres, readMigrations } from '../../../src/stores/migrations.js';
+import { connectPostgres, embeddedPostgresUrl } from '../../../src/stores/postgres.js';
+import { chainRequests } from '../../helpers/span-chain.js';
+import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { postOtlp, waitFor } from './otlp-client.js';
+
+const HOUR = 3_600_000;
+const WINDOW_MS = HOUR;
+let svc: TestService;
+let opened: ClickHouseStore;
+let dataDir: string;
+let projectId: string;
+/** The writer's duplicate checks so far (ingest-lane grouped reads of `spans`). */
+let duplicateChecks = 0;
+
+beforeAll(async () => {
+  dataDir = tempDataDir('lookout-registry-window-');
+  opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
+  const ch: ClickHouseStore = {
+    ...opened,
+    read: (statement, options) => {
+      if (statementKind(options.lane, statement) === 'ingest select spans grouped') duplicateChecks++;
+      return opened.read(statement, options);
+    },
+  };
+  svc = await startTestService({ TRACE_SETTLE_MS: '300', TRACE_MAX_WAIT_MS: '30000', TRACE_REGISTRY_WINDOW_HOURS: '1' }, dataDir, { clickhouse: ch });
+  projectId = (await svc.newProject('registry-window')).id;
+  // Merges would fold repeated rows together before the tests count them.
+  for (const table of ['spans', 'event_trace_processed']) await opened.client.command({ query: `SYSTEM STOP MERGES ${opened.table(table)}` });
+  await waitFor(async () => ((await sql()`select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}`).length === 1 ? true : undefined), 30_000, 'registry backfill');
+}, 120_000);
+
+afterAll(async () => {
+  await svc?.stop();
+  await opened?.close();
+  if (dataDir) removeDir(dataDir);
+});
+
+const sql = () => svc.service.deps.sql;
+const tenantId = () => svc.service.bootstrap!.tenantId;
+
+/** A chain trace of `length` spans starting at `startMs` (each 1 µs after the one before). */
+function chain(length: number, startMs: number) {
+  const { traceId, bodies } = chainRequests({ length, startMs });
+  return { traceId: lookoutTraceId(projectId, traceId), body: bodies[0] };
+}
+
+async function send(body: object): Promise<number> {
+  const answer = await postOtlp(svc.url, svc.adminKey, JSON.stringify(body), { contentType: 'application/json', headers: { 'x-lookout-project': projectId } });
+  return answer.status;
+}
+
+async function count(query: string, traceId: string): Promise<Record<string, number>> {
+  const result = await opened.client.query({ query, query_params: { t: traceId }, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+  return (await result.json<Record<string, number>>())[0];
+}
+
+/** Span rows of a trace as stored (no FINAL, merges stopped: a doubled span counts twice). */
+const spanRows = (traceId: string) => count(`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${opened.table('spans')} WHERE trace_id = {t:String}`, traceId);
+const processedRows = (traceId: string) =>
+  count(`SELECT count() AS rows, countIf(first_processing = 1) AS first FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
+const settledSpanCount = (traceId: string) => count(`SELECT any(span_count) AS n FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
+
+async function settled(traceId: string, n = 1): Promise<void> {
+  await waitFor(async () => ((await processedRows(traceId)).rows >= n && (await queueDepth(sql())) === 0 ? true : undefined), 30_000, `trace settled ${n}x`);
+}
+
+async function row(traceId: string) {
+  return sql()<{ latest_ms: number | null; first_settled: boolean; registrations: string }[]>`
+    select (extract(epoch from latest_span_at) * 1000)::float8 as latest_ms, first_settled_at is not null as first_settled, registrations::text
+    from stored_traces where trace_id = ${traceId}`;
+}
+
+type ChainBody = { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+
+/** A request of one more span of the chain's trace (a child of its first span) starting at `startMs`. */
+function withLateSpan(body: object, startMs: number): object {
+  const chainBody = body as ChainBody;
+  const [root] = chainBody.resourceSpans[0].scopeSpans[0].spans;
+  const startNs = BigInt(startMs) * 1_000_000n;
+  const late = { ...root, spanId: 'ffffffffffffff01', parentSpanId: root.spanId, name: 'late step', attributes: [],
+    startTimeUnixNano: startNs.toString(), endTimeUnixNano: (startNs + 1_000_000n).toString() };
+  return { resourceSpans: [{ ...chainBody.resourceSpans[0], scopeSpans: [{ ...chainBody.resourceSpans[0].scopeSpans[0], spans: [late] }] }] };
+}
+
+/** As if `ms` had passed for the row: both of its times moved back. */
+async function age(traceId: string, ms: number): Promise<void> {
+  await sql()`
+    update stored_traces set last_seen_at = last_seen_at - ${ms}::bigint * interval '1 millisecond',
+                             latest_span_at = latest_span_at - ${ms}::bigint * interval '1 millisecond'
+    where trace_id = ${traceId}`;
+}
+
+describe('the stored-trace registry under a window', () => {
+  it('takes the window from TRACE_REGISTRY_WINDOW_HOURS only when it is shorter than the spans\' lifetime', () => {
+    expect(registryWindowMs(svc.service.deps.config)).toBe(WINDOW_MS);
+    expect(registryWindowMs({ traceRegistryWindowMs: null, ingestMaxFutureSkewMs: 0 })).toBeNull();
+    expect(registryWindowMs({ traceRegistryWindowMs: 91 * 24 * HOUR, ingestMaxFutureSkewMs: 24 * HOUR })).toBeNull();
+    expect(registryWindowMs({ traceRegistryWindowMs: 90 * 24 * HOUR, ingestMaxFutureSkewMs: 24 * HOUR })).toBe(90 * 24 * HOUR);
+  });
+
+  it('trusts a created trace whose spans all start inside the window, and keeps its latest span start', async () => {
+    const startMs = Date.now() - 10 * 60_000;
+    const t = chain(3, startMs);
+    const before = duplicateChecks;
+    expect(await send(t.body)).toBe(200);
+    expect(duplicateChecks - before).toBe(0);
+    // Span starts are whole microseconds apart (1 µs): the latest is the start in ms.
+    expect(await row(t.traceId)).toEqual([{ latest_ms: startMs, first_settled: false, registrations: '1' }]);
+    await settled(t.traceId);
+    expect(await processedRows(t.traceId)).toEqual({ rows: 1, first: 1 });
+  });
+
+  it('checks a created trace with a span older than the window: a re-sent old batch after retention is not doubled', async () => {
+    const t = chain(3, Date.now() - 3 * HOUR);
+    // New and old: created, but not trusted, so ClickHouse is read (and finds nothing).
+    let before = duplicateChecks;
+    expect(await send(t.body)).toBe(200);
+    expect(duplicateChecks - before).toBe(1);
+    // Its first settle may already be behind it, for all the registry can tell: marked, so it writes 0.
+    expect((await row(t.traceId))[0].first_settled).toBe(true);
+    await settled(t.traceId);
+    expect(await processedRows(t.traceId)).toEqual({ rows: 1, first: 0 });
+
+    // Untouched for the window, latest span older than it: the window's retention deletes the row
+    // although ClickHouse still holds every span.
+    await age(t.traceId, 2 * HOUR);
+    expect(await expireStoredTracesWindow(sql(), WINDOW_MS)).toBeGreaterThanOrEqual(1);
+    expect(await row(t.traceId)).toHaveLength(0);
+    expect(await spanRows(t.traceId)).toEqual({ rows: 3, spans: 3 });
+
+    // The exporter re-sends the batch: the row is created again, the old spans send it to ClickHouse.
+    before = duplicateChecks;
+    expect(await send(t.body)).toBe(200);
+    expect(duplicateChecks - before).toBe(1);
+    expect(await spanRows(t.traceId)).toEqual({ rows: 3, spans: 3 });
+    expect((await row(t.traceId))[0]).toMatchObject({ registrations: '1', first_settled: true });
+    await settled(t.traceId, 2);
+    expect(await processedRows(t.traceId)).toEqual({ rows: 2, first: 0 });
+    expect(await settledSpanCount(t.traceId)).toEqual({ n: 3 });
+  });
+
+  it('keeps a row whose latest span is recent however long it was untouched: a re-sent recent batch is not doubled', async () => {
+    // A trace begun long ago whose last span started 5 minutes ago.
+    const t = chain(2, Date.now() - 3 * HOUR);
+    const lateBody = withLateSpan(t.body, Date.now() - 5 * 60_000);
+    expect(await send(t.body)).toBe(200);
+    expect(await send(lateBody)).toBe(200);
+    await settled(t.traceId);
+    // Untouched for two hours (as far as last_seen_at says), its latest span 5 minutes old: kept.
+    await sql()`update stored_traces set last_seen_at = now() - interval '2 hours' where trace_id = ${t.traceId}`;
+    await expireStoredTracesWindow(sql(), WINDOW_MS);
+    expect(await row(t.traceId)).toHaveLength(1);
+    const before = duplicateChecks;
+    expect(await send(lateBody)).toBe(200);
+    expect(duplicateChecks - before).toBe(1);
+    expect(await spanRows(t.traceId)).toEqual({ rows: 3, spans: 3 });
+  });
+
+  it('keeps a row with a future-skewed span until that start is a window old', async () => {
+    const t = chain(2, Date.now() + 2 * HOUR);
+    expect(await send(t.body)).toBe(200);
+    await settled(t.traceId);
+    await sql()`update stored_traces set last_seen_at = now() - interval '3 hours' where trace_id = ${t.traceId}`;
+    await expireStoredTracesWindow(sql(), WINDOW_MS);
+    expect(await row(t.traceId)).toHaveLength(1);
+    // Three hours on (both times moved back), the span started an hour ago, exactly the window: still kept.
+    await age(t.traceId, 3 * HOUR - 1000);
+    await expireStoredTracesWindow(sql(), WINDOW_MS);
+    expect(await row(t.traceId)).toHaveLength(1);
+    await age(t.traceId, 2000);
+    await expireStoredTracesWindow(sql(), WINDOW_MS);
+    expect(await row(t.traceId)).toHaveLength(0);
+  });
+
+  it('the claim at the statement: a created row is trusted exactly when its earliest span is inside the window', async () => {
+    const now = Date.now();
+    const key = (n: string) => ({ tenantId: tenantId(), projectId, traceId: lookoutTraceId(projectId, n.repeat(32)) });
+    const inside = { ...key('1'), spanStartMs: [now - WINDOW_MS + 60_000, now] as [number, number] };
+    const straddling = { ...key('2'), spanStartMs: [now - WINDOW_MS - 60_000, now] as [number, number] };
+    const unknown = key('3');
+    const registration = await registerTraces(sql(), [inside, straddling, unknown], WINDOW_MS);
+    expect(registration.created).toEqual(new Set([traceKeyString(inside)]));
+    for (const k of [inside, straddling, unknown]) expect(registration.registrations.get(traceKeyString(k))).toBe(1);
+    expect((await row(straddling.traceId))[0].first_settled).toBe(true);
+    expect((await row(inside.traceId))[0].first_settled).toBe(false);
+    // Unknown span starts: nothing trusted, latest unknown (NULL: the lifetime rule keeps the row).
+    expect((await row(unknown.traceId))[0]).toMatchObject({ latest_ms: null });
+    // A later flush with known starts leaves an unknown latest unknown, and raises a known one.
+    await registerTraces(sql(), [{ ...unknown, spanStartMs: [now, now] }, { ...inside, spanStartMs: [now + 5000, now + 5000] }], WINDOW_MS);
+    expect((await row(unknown.traceId))[0].latest_ms).toBeNull();
+    expect((await row(inside.traceId))[0]).toMatchObject({ latest_ms: now + 5000, registrations: '2' });
+    // Without a window (the lifetime rule) every created row is trusted, as before.
+    const lifetime = await registerTraces(sql(), [{ ...key('4'), spanStartMs: [now - 30 * 24 * HOUR, now] }], null);
+    expect(lifetime.created.size).toBe(1);
+  });
+});
+
+describe('migration 022 on rows from 021', () => {
+  it('keeps them with their latest span unknown: the window leaves them to the lifetime rule', async () => {
+    const url = new URL(embeddedPostgresUrl(svc.dataDir)!);
+    await sql().unsafe('create database lookout_registry_022');
+    url.pathname = '/lookout_registry_022';
+    const other = connectPostgres(url.toString(), { max: 2 });
+    const previousDir = tempDataDir('lookout-pg-migrations-');
+    try {
+      for (const file of readMigrations(migrationDirs.postgres).filter((f) => f.name < '022')) fs.writeFileSync(path.join(previousDir, file.name), file.text);
+      await migratePostgres(other, previousDir);
+      const keys = ['a', 'b'].map((n) => ({ tenantId: 't', projectId: 'p', traceId: n.repeat(32) }));
+      await other`
+        insert into stored_traces (tenant_id, project_id, trace_id, first_seen_at, last_seen_at, registrations, first_settled_at)
+        values ('t', 'p', ${keys[0].traceId}, now() - interval '200 days', now() - interval '100 days', 3, now() - interval '100 days'),
+               ('t', 'p', ${keys[1].traceId}, now() - interval '2 hours', now() - interval '2 hours', 1, null)`;
+      expect(await migratePostgres(other, migrationDirs.postgres)).toEqual(readMigrations(migrationDirs.postgres).filter((f) => f.name >= '022').map((f) => f.name));
+      const columns = (await other<{ column_name: string }[]>`select column_name from information_schema.columns where table_name = 'stored_traces' order by ordinal_position`).map((c) => c.column_name);
+      expect(columns).not.toContain('first_seen_at');
+      expect(columns).toContain('latest_span_at');
+      const rows = await other<{ trace_id: string; latest_span_at: Date | null; registrations: string; settled: boolean }[]>`
+        select trace_id, latest_span_at, registrations::text, first_settled_at is not null as settled from stored_traces order by trace_id`;
+      expect(rows).toEqual([
+        { trace_id: keys[0].traceId, latest_span_at: null, registrations: '3', settled: true },
+        { trace_id: keys[1].traceId, latest_span_at: null, registrations: '1', settled: false },
+      ]);
+      // Both untouched past the window, but their spans' times are unknown: the window deletes neither.
+      expect(await expireStoredTracesWindow(other, WINDOW_MS)).toBe(0);
+      // A flush of one keeps it unknown (its older spans may be later than the flush's).
+      await other`insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, '{}')`;
+      const registration = await registerTraces(other, [{ ...keys[1], spanStartMs: [Date.now(), Date.now()] }], WINDOW_MS);
+      expect(registration.created.size).toBe(0);
+      expect((await other<{ latest_span_at: Date | null }[]>`select latest_span_at from stored_traces where trace_id = ${keys[1].traceId}`)[0].latest_span_at).toBeNull();
+      // The lifetime rule still applies: past 90 days and nothing of the trace in ClickHouse.
+      expect(await expireStoredTraces(other, opened, 90 * 24 * HOUR)).toBe(1);
+      expect((await other`select trace_id from stored_traces`).map((r) => r.trace_id)).toEqual([keys[1].traceId]);
+    } finally {
+      await other.end();
+      fs.rmSync(previousDir, { recursive: true, force: true });
+      await sql().unsafe('drop database lookout_registry_022 with (force)');
+    }
+  });
+});
