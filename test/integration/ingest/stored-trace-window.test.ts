@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { traceKeyString } from '../../../src/ingest/stored-spans.js';
 import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { expireStoredTraces, expireStoredTracesWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
+import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import { migrationDirs } from '../../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
@@ -213,6 +213,23 @@ describe('the stored-trace registry under a window', () => {
     // Without a window (the lifetime rule) every created row is trusted, as before.
     const lifetime = await registerTraces(sql(), [{ ...key('4'), spanStartMs: [now - 30 * 24 * HOUR, now] }], null);
     expect(lifetime.created.size).toBe(1);
+  });
+});
+
+describe('the backfill under a window', () => {
+  it('records each trace\'s latest stored span start, raising what a writer registered', async () => {
+    const startMs = Date.now() - 20 * 60_000;
+    const missing = chain(2, startMs);
+    const partial = chain(3, startMs + 1000);
+    expect(await send(missing.body)).toBe(200);
+    expect(await send(partial.body)).toBe(200);
+    // One trace stored before the registry; one whose row knew only an earlier span.
+    await sql()`delete from stored_traces where trace_id = ${missing.traceId}`;
+    await sql()`update stored_traces set latest_span_at = latest_span_at - interval '1 hour' where trace_id = ${partial.traceId}`;
+    await sql()`delete from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
+    expect(await backfillStoredTraces(sql(), opened)).toBeGreaterThanOrEqual(2);
+    expect((await row(missing.traceId))[0].latest_ms).toBe(startMs);
+    expect((await row(partial.traceId))[0].latest_ms).toBe(startMs + 1000);
   });
 });
 
