@@ -3,6 +3,9 @@ import type { Origin } from '../origin.js';
 import { traceKeyOf } from './encoded-rows.js';
 import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
 
+/** A UUID in text form, for the registry lookup below. */
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
 /**
  * The settle queue in PostgreSQL (sql/014_settle_queue.sql): the one record of which traces got
  * spans and are not settled yet, shared by every Lookout process (docs/settling.md).
@@ -93,7 +96,11 @@ export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timin
       actor = excluded.actor, surface = excluded.surface, user_id = excluded.user_id, api_key_id = excluded.api_key_id
     returning tenant_id, project_id, trace_id, row_id, seq,
       (select s.registrations from stored_traces s
-       where s.tenant_id = q.tenant_id and s.project_id = q.project_id and s.trace_id = q.trace_id) as registrations`;
+       -- The registry's keys are uuid (sql/022); a key that is not one has no row there (CASE, not
+       -- AND: only CASE keeps PostgreSQL from casting it).
+       where s.tenant_id = case when q.tenant_id ~* ${UUID_PATTERN} then q.tenant_id::uuid end
+         and s.project_id = case when q.project_id ~* ${UUID_PATTERN} then q.project_id::uuid end
+         and s.trace_id = case when q.trace_id ~* ${UUID_PATTERN} then q.trace_id::uuid end) as registrations`;
   return result.map((r) => ({
     tenantId: r.tenant_id,
     projectId: r.project_id,

@@ -41,7 +41,7 @@ async function insertKeys(sql: SqlHandle, rows: BackfillRow[]): Promise<void> {
   await sql`
     insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at)
     select t, p, tr, (l || 'Z')::timestamptz
-    from unnest(${rows.map((r) => r.tenant_id)}::text[], ${rows.map((r) => r.project_id)}::text[], ${rows.map((r) => r.trace_id)}::text[], ${rows.map((r) => r.latest)}::text[]) as k(t, p, tr, l)
+    from unnest(${rows.map((r) => r.tenant_id)}::uuid[], ${rows.map((r) => r.project_id)}::uuid[], ${rows.map((r) => r.trace_id)}::uuid[], ${rows.map((r) => r.latest)}::text[]) as k(t, p, tr, l)
     on conflict (tenant_id, project_id, trace_id) do update set
       latest_span_at = case when s.latest_span_at is null then null else greatest(s.latest_span_at, excluded.latest_span_at) end`;
 }
@@ -54,11 +54,14 @@ type BackfillCursor = KeyRow & { traces: number };
 /**
  * One page of the backfill: the first `pageSize` traces of `spans` after `cursor`, in key order
  * (traceKeyAfter prunes the primary key). The grouping follows the sorting key in order, so a page
- * stops reading once it has its traces instead of grouping the rest of the table.
+ * stops reading once it has its traces instead of grouping the rest of the table. Keys that are not
+ * UUIDs are skipped: the registry's key columns are uuid (sql/022), and no writer registers such a
+ * key (tenants, projects and trace ids are all UUIDs), so none is ever looked up.
  */
 export function backfillPage(ch: ClickHouseStore, cursor: KeyRow, pageSize: number): Fragment {
   return chSql`SELECT tenant_id, project_id, trace_id, toString(max(timestamp)) AS latest FROM ${raw(ch.table('spans'))}
     WHERE ${traceKeyAfter(cursor)}
+      AND isNotNull(toUUIDOrNull(tenant_id)) AND isNotNull(toUUIDOrNull(project_id)) AND isNotNull(toUUIDOrNull(trace_id))
     GROUP BY tenant_id, project_id, trace_id
     ORDER BY tenant_id, project_id, trace_id
     LIMIT ${param('UInt32', pageSize)}
@@ -129,7 +132,7 @@ async function expirePass(
   let cursor: { at: string; key: KeyRow } | null = null;
   for (;;) {
     const after = cursor
-      ? sql`and (s.last_seen_at, s.tenant_id, s.project_id, s.trace_id) > (${cursor.at}::text::timestamptz, ${cursor.key.tenant_id}, ${cursor.key.project_id}, ${cursor.key.trace_id})`
+      ? sql`and (s.last_seen_at, s.tenant_id, s.project_id, s.trace_id) > (${cursor.at}::text::timestamptz, ${cursor.key.tenant_id}::uuid, ${cursor.key.project_id}::uuid, ${cursor.key.trace_id}::uuid)`
       : sql``;
     const candidates: (KeyRow & { last_seen_at: string })[] = await sql<(KeyRow & { last_seen_at: string })[]>`
       select s.tenant_id, s.project_id, s.trace_id, s.last_seen_at::text as last_seen_at from stored_traces s
@@ -145,7 +148,7 @@ async function expirePass(
       const result = await sql`
         with locked as (
           select s.tenant_id, s.project_id, s.trace_id from stored_traces s
-          join unnest(${gone.map((r) => r.tenant_id)}::text[], ${gone.map((r) => r.project_id)}::text[], ${gone.map((r) => r.trace_id)}::text[]) as k(t, p, tr)
+          join unnest(${gone.map((r) => r.tenant_id)}::uuid[], ${gone.map((r) => r.project_id)}::uuid[], ${gone.map((r) => r.trace_id)}::uuid[]) as k(t, p, tr)
             on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
           where ${due}
           order by s.tenant_id, s.project_id, s.trace_id

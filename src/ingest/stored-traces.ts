@@ -32,6 +32,11 @@ export function refreshAfterMs(windowMs: number | null): number {
   return windowMs === null ? day : Math.min(day, Math.floor(windowMs / 4));
 }
 
+/** A key as PostgreSQL returns it from the registry's uuid columns (lower case). */
+function canonicalKey(k: TraceKey): string {
+  return traceKeyString({ tenantId: k.tenantId.toLowerCase(), projectId: k.projectId.toLowerCase(), traceId: k.traceId.toLowerCase() });
+}
+
 /** Distinct keys in key order: concurrent flushes in several processes lock shared rows in one order (no deadlock). */
 function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
   const byKey = new Map<string, TraceKey>();
@@ -99,7 +104,7 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
       insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, first_settled_at)
       select k.t, k.p, k.tr, to_timestamp(nullif(k.l, -1) / 1000.0),
              case when ${windowMs}::float8 is not null and k.e < extract(epoch from now() - ${windowMs}::float8 * interval '1 millisecond') * 1000 then now() end
-      from unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[],
+      from unnest(${rows.map((r) => r.tenantId)}::uuid[], ${rows.map((r) => r.projectId)}::uuid[], ${rows.map((r) => r.traceId)}::uuid[],
                   ${earliest}::float8[], ${latest}::float8[]) as k(t, p, tr, e, l)
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
@@ -112,13 +117,16 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
            (extract(epoch from clock_timestamp()) * 1000)::float8 as clock_ms,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
     from up`;
-  const earliestOf = new Map(rows.map((r) => [traceKeyString(r), r.earliest]));
+  // PostgreSQL returns the uuid keys in lower case; the caller's keys are looked up as it spelled them.
+  const spelled = new Map(rows.map((r) => [canonicalKey(r), r]));
   const created = new Set<string>();
   const registrations = new Map<string, number>();
   for (const r of result) {
-    const key = traceKeyOf(r);
+    const row = spelled.get(traceKeyOf(r));
+    if (!row) continue;
+    const key = traceKeyString(row);
     const count = Number(r.registrations);
-    if (count === 1 && (windowMs === null || (earliestOf.get(key) ?? -Infinity) >= r.clock_ms - windowMs)) created.add(key);
+    if (count === 1 && (windowMs === null || row.earliest >= r.clock_ms - windowMs)) created.add(key);
     registrations.set(key, count);
   }
   return { created, registrations, complete: result[0]?.complete ?? false };
@@ -138,10 +146,11 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
 export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
   const rows = sortedKeys(keys);
   if (rows.length === 0) return new Set();
+  const spelled = new Map(rows.map((r) => [canonicalKey(r), traceKeyString(r)]));
   const result = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
     with locked as (
       select s.tenant_id, s.project_id, s.trace_id from stored_traces s
-      join unnest(${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.projectId)}::text[], ${rows.map((r) => r.traceId)}::text[]) as k(t, p, tr)
+      join unnest(${rows.map((r) => r.tenantId)}::uuid[], ${rows.map((r) => r.projectId)}::uuid[], ${rows.map((r) => r.traceId)}::uuid[]) as k(t, p, tr)
         on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
       where s.first_settled_at is null
       order by s.tenant_id, s.project_id, s.trace_id
@@ -151,5 +160,5 @@ export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]
     from locked l
     where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id and s.first_settled_at is null
     returning s.tenant_id, s.project_id, s.trace_id`;
-  return new Set(result.map(traceKeyOf));
+  return new Set(result.map((r) => spelled.get(traceKeyOf(r))).filter((k): k is string => k !== undefined));
 }

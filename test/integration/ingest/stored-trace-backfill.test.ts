@@ -13,7 +13,11 @@ import { removeDir, startTestService, type TestService } from '../../helpers/ser
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { waitFor } from './otlp-client.js';
 
-const TENANT = 'backfill-tenant';
+const TENANT = '0000000b-0000-4000-8000-000000000001';
+const PROJECT = '0000000b-0000-4000-8000-000000000002';
+/** Trace ids are UUIDs (as Lookout's are), numbered so key order is numeric order. */
+const TRACE_PREFIX = '00000000-0000-4000-8000-';
+const traceIdOf = (n: number) => TRACE_PREFIX + String(n).padStart(12, '0');
 /** 20,000 traces of 3 spans: 60,000 rows in one part, 8 granules of 8192 rows. */
 const TRACES = 20_000;
 const SPANS_PER_TRACE = 3;
@@ -34,11 +38,13 @@ beforeAll(async () => {
   await leader!.stop();
   const spans = ch().table('spans');
   // Trace ids padded so key order is numeric order; one INSERT makes one part (merges cannot reorder it).
+  // A trace of keys that are not UUIDs (foreign data no writer could register) is skipped.
   await ch().client.command({
     query: `INSERT INTO ${spans} (tenant_id, project_id, trace_id, span_id, timestamp)
-            SELECT {t:String}, 'p', leftPad(toString(intDiv(number, ${SPANS_PER_TRACE})), 8, '0'), toString(number), now64(3)
-            FROM numbers(${TRACES * SPANS_PER_TRACE})`,
-    query_params: { t: TENANT },
+            SELECT {t:String}, {p:String}, concat({prefix:String}, leftPad(toString(intDiv(number, ${SPANS_PER_TRACE})), 12, '0')), toString(number), now64(3)
+            FROM numbers(${TRACES * SPANS_PER_TRACE})
+            UNION ALL SELECT 'foreign-tenant', 'p', 'not-a-uuid', '1', now64(3)`,
+    query_params: { t: TENANT, p: PROJECT, prefix: TRACE_PREFIX },
   });
   // An installation whose spans predate the registry.
   await sql()`delete from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
@@ -73,7 +79,7 @@ it('a failed backfill keeps its cursor; a late page reads only granules from the
   // Four pages committed with their cursor; the registry is not complete.
   const [saved] = await sql()<{ value: { tenant_id: string; project_id: string; trace_id: string; traces: number } }[]>`
     select value from shared_state where name = ${BACKFILL_CURSOR_STATE}`;
-  expect(saved.value).toEqual({ tenant_id: TENANT, project_id: 'p', trace_id: String(4 * PAGE - 1).padStart(8, '0'), traces: 4 * PAGE });
+  expect(saved.value).toEqual({ tenant_id: TENANT, project_id: PROJECT, trace_id: traceIdOf(4 * PAGE - 1), traces: 4 * PAGE });
   expect(await registered()).toBe(4 * PAGE);
   expect(await sql()`select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}`).toHaveLength(0);
 
@@ -96,6 +102,7 @@ it('a failed backfill keeps its cursor; a late page reads only granules from the
   expect(await registered()).toBe(TRACES);
   const [complete] = await sql()<{ value: { traces: number } }[]>`select value from shared_state where name = ${REGISTRY_COMPLETE_STATE}`;
   expect(complete.value.traces).toBe(TRACES);
+  expect((await sql()<{ n: number }[]>`select count(*)::int as n from stored_traces`)[0].n).toBe(TRACES);
   expect(await sql()`select 1 from shared_state where name = ${BACKFILL_CURSOR_STATE}`).toHaveLength(0);
   // Complete: the next run reads nothing.
   expect(await backfillStoredTraces(sql(), counting(), PAGE)).toBe(0);

@@ -290,7 +290,7 @@ describe('the stored-trace registry', () => {
     await sql()`insert into stored_traces (tenant_id, project_id, trace_id) values (${tenantId}, ${projectId}, ${recent.traceId})`;
 
     const old = [withSpans.traceId, leftover.traceId, processedOnly.traceId];
-    await sql()`update stored_traces set last_seen_at = now() - interval '100 days' where trace_id = any(${old})`;
+    await sql()`update stored_traces set last_seen_at = now() - interval '100 days' where trace_id = any(${old}::uuid[])`;
     const retentionMs = 90 * 24 * 3_600_000;
     expect(await expireStoredTraces(sql(), opened, retentionMs, 2)).toBe(1);
     expect(await registryRow(leftover.traceId)).toHaveLength(0);

@@ -243,15 +243,26 @@ describe('migration 022 on rows from 021', () => {
     try {
       for (const file of readMigrations(migrationDirs.postgres).filter((f) => f.name < '022')) fs.writeFileSync(path.join(previousDir, file.name), file.text);
       await migratePostgres(other, previousDir);
-      const keys = ['a', 'b'].map((n) => ({ tenantId: 't', projectId: 'p', traceId: n.repeat(32) }));
+      const [tenant, project] = [crypto.randomUUID(), crypto.randomUUID()];
+      const keys = ['a', 'b'].map((n) => ({ tenantId: tenant, projectId: project, traceId: lookoutTraceId(project, n.repeat(32)) })).sort((x, y) => (x.traceId < y.traceId ? -1 : 1));
+      // 021's text keys: a row whose key is not a UUID (foreign data the backfill once copied) goes.
       await other`
         insert into stored_traces (tenant_id, project_id, trace_id, first_seen_at, last_seen_at, registrations, first_settled_at)
-        values ('t', 'p', ${keys[0].traceId}, now() - interval '200 days', now() - interval '100 days', 3, now() - interval '100 days'),
-               ('t', 'p', ${keys[1].traceId}, now() - interval '2 hours', now() - interval '2 hours', 1, null)`;
+        values (${tenant}, ${project}, ${keys[0].traceId}, now() - interval '200 days', now() - interval '100 days', 3, now() - interval '100 days'),
+               (${tenant}, ${project}, ${keys[1].traceId}, now() - interval '2 hours', now() - interval '2 hours', 1, null),
+               ('foreign-tenant', 'p', 'not-a-uuid', now(), now(), 1, null)`;
       expect(await migratePostgres(other, migrationDirs.postgres)).toEqual(readMigrations(migrationDirs.postgres).filter((f) => f.name >= '022').map((f) => f.name));
-      const columns = (await other<{ column_name: string }[]>`select column_name from information_schema.columns where table_name = 'stored_traces' order by ordinal_position`).map((c) => c.column_name);
-      expect(columns).not.toContain('first_seen_at');
-      expect(columns).toContain('latest_span_at');
+      const columns = await other<{ column_name: string; data_type: string }[]>`
+        select column_name, data_type from information_schema.columns where table_name = 'stored_traces' order by ordinal_position`;
+      expect(columns).toEqual([
+        { column_name: 'tenant_id', data_type: 'uuid' },
+        { column_name: 'project_id', data_type: 'uuid' },
+        { column_name: 'trace_id', data_type: 'uuid' },
+        { column_name: 'last_seen_at', data_type: 'timestamp with time zone' },
+        { column_name: 'first_settled_at', data_type: 'timestamp with time zone' },
+        { column_name: 'registrations', data_type: 'bigint' },
+        { column_name: 'latest_span_at', data_type: 'timestamp with time zone' },
+      ]);
       const rows = await other<{ trace_id: string; latest_span_at: Date | null; registrations: string; settled: boolean }[]>`
         select trace_id, latest_span_at, registrations::text, first_settled_at is not null as settled from stored_traces order by trace_id`;
       expect(rows).toEqual([
