@@ -22,7 +22,8 @@ import type { TraceKey } from './stored-spans.js';
  *   how far in the future a span's time may be), and only when ClickHouse holds nothing of the trace:
  *   no span (TTL removes rows at a merge, not at the hour) and no trace.processed row (a recreated
  *   row would mark a second first settle). The delete re-checks last_seen_at under the row lock, so a
- *   writer that registered the trace meanwhile keeps it.
+ *   writer that registered the trace meanwhile keeps it. Under a window (TRACE_REGISTRY_WINDOW_HOURS)
+ *   rows untouched for the window whose latest span starts before it go too, spans stored or not.
  */
 
 type KeyRow = TraceKeyCursor;

@@ -3,11 +3,13 @@ import { traceKeyOf } from './encoded-rows.js';
 import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
 
 /**
- * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, docs/settling.md "Which
- * traces have spans"): a row for every trace that may have spans in ClickHouse.
+ * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, 022_stored_traces_window.sql,
+ * docs/settling.md "Which traces have spans"): a row for every trace that may have spans in
+ * ClickHouse (under a window: every trace with a stored span starting inside the window).
  *
  * - The ingest writer registers each flush's traces with one upsert BEFORE its ClickHouse inserts.
- *   A trace the upsert creates had no row, hence no stored span: its duplicate check, span count
+ *   A trace the upsert creates had no row, hence no stored span (under a window: none starting
+ *   inside it, so the flush's spans must all start inside it): its duplicate check, span count
  *   and root lookup need no ClickHouse read (nearly every trace of a flush is new, and that read
  *   grew with the table: one granule per trace per part). Only the other traces are checked there.
  * - The answer is trusted only once the registry covers spans stored before it existed
