@@ -15,6 +15,7 @@ import type { OtlpEncoding } from './otlp-response.js';
 import { TraceSettler } from './trace-settler.js';
 import { registerTraces } from './stored-traces.js';
 import { registryWindowMs } from './stored-traces-jobs.js';
+import { RegistryWindow } from './stored-traces-window.js';
 import type { TracePricing } from '../trace-pricing.js';
 
 /**
@@ -58,6 +59,8 @@ export class IngestService {
 
   constructor(private readonly deps: IngestServiceDeps) {
     const { config, ch, logger } = deps;
+    // Its own window, or a smaller one the retention job recorded (a window raised, unset, or set elsewhere).
+    const registryWindow = new RegistryWindow(registryWindowMs(config));
     this.settler = new TraceSettler({
       ch,
       sql: deps.sql,
@@ -78,7 +81,7 @@ export class IngestService {
       batchRows: config.ingestBatchRows,
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
-      register: (traces) => registerTraces(deps.sql, traces, registryWindowMs(config)),
+      register: async (traces) => registerTraces(deps.sql, traces, await registryWindow.current(deps.sql)),
     });
   }
 

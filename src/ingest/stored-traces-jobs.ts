@@ -8,6 +8,7 @@ import { traceKeyAfter, type TraceKeyCursor } from '../stores/clickhouse-sql/tra
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
 import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
+import { recordWindow, WINDOW_LEAD_MS } from './stored-traces-window.js';
 import type { TraceKey } from './stored-spans.js';
 
 /**
@@ -204,6 +205,15 @@ const BACKFILL_EVERY_MS = 60_000;
 const EXPIRE_EVERY_MS = 3_600_000;
 
 /**
+ * The window's retention as the leader runs it: records the window first (stored-traces-window.ts),
+ * and deletes with it only once it was recorded WINDOW_LEAD_MS ago, when every writer has read it.
+ */
+export async function expireUnderWindow(sql: Sql, windowMs: number, lifetimeMs: number): Promise<number> {
+  const recordedFor = await recordWindow(sql, windowMs, lifetimeMs);
+  return recordedFor >= WINDOW_LEAD_MS ? expireStoredTracesWindow(sql, windowMs) : 0;
+}
+
+/**
  * The registry's window in effect (stored-traces.ts registerTraces): TRACE_REGISTRY_WINDOW_HOURS when
  * it is shorter than the spans' lifetime (their TTL plus the future skew a span's time may have),
  * else null — the lifetime rule, exact for every trace.
@@ -228,8 +238,9 @@ export function scheduleStoredTraceJobs(
     if (traces > 0) logger.info({ traces }, 'stored-trace registry backfilled from ClickHouse');
   });
   leader.every('stored-traces-retention', EXPIRE_EVERY_MS, async () => {
-    const windowed = deps.windowMs === null ? 0 : await expireStoredTracesWindow(sql, deps.windowMs);
-    const deleted = windowed + (await expireStoredTraces(sql, ch, SPANS_TTL_MS + deps.maxFutureSkewMs));
+    const lifetimeMs = SPANS_TTL_MS + deps.maxFutureSkewMs;
+    const windowed = deps.windowMs === null ? 0 : await expireUnderWindow(sql, deps.windowMs, lifetimeMs);
+    const deleted = windowed + (await expireStoredTraces(sql, ch, lifetimeMs));
     if (deleted > 0) logger.info({ deleted, windowed }, 'stored-trace registry rows past retention removed');
   });
 }

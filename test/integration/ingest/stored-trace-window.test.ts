@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { traceKeyString } from '../../../src/ingest/stored-spans.js';
 import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
+import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, expireUnderWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { recordWindow, RegistryWindow, REGISTRY_WINDOWS_STATE } from '../../../src/ingest/stored-traces-window.js';
 import { migrationDirs } from '../../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stats.js';
@@ -213,6 +214,47 @@ describe('the stored-trace registry under a window', () => {
     // Without a window (the lifetime rule) every created row is trusted, as before.
     const lifetime = await registerTraces(sql(), [{ ...key('4'), spanStartMs: [now - 30 * 24 * HOUR, now] }], null);
     expect(lifetime.created.size).toBe(1);
+  });
+});
+
+describe('the window the retention job records', () => {
+  const LIFETIME = 91 * 24 * HOUR;
+  const setEntry = (windowMs: number, field: 'since' | 'until', at: number) =>
+    sql()`update shared_state set value = jsonb_set(value, ${[String(windowMs), field]}::text[], to_jsonb(${new Date(at).toISOString()}::text))
+          where name = ${REGISTRY_WINDOWS_STATE}`;
+
+  it('deletes with a window only once it was recorded ahead, and binds every writer meanwhile', async () => {
+    await sql()`delete from shared_state where name = ${REGISTRY_WINDOWS_STATE}`;
+    const t = chain(2, Date.now() - 3 * HOUR);
+    expect(await send(t.body)).toBe(200);
+    await settled(t.traceId);
+    await age(t.traceId, 2 * HOUR);
+    // First run: recorded, nothing deleted yet.
+    expect(await expireUnderWindow(sql(), WINDOW_MS, LIFETIME)).toBe(0);
+    expect(await row(t.traceId)).toHaveLength(1);
+    // Writers configured with no window, or a longer one, use the recorded one; a shorter own one stays.
+    expect(await new RegistryWindow(null, 0).current(sql())).toBe(WINDOW_MS);
+    expect(await new RegistryWindow(24 * HOUR, 0).current(sql())).toBe(WINDOW_MS);
+    await recordWindow(sql(), 2 * HOUR, LIFETIME);
+    expect(await new RegistryWindow(null, 0).current(sql())).toBe(WINDOW_MS);
+    // Recorded long enough ago (its first record kept): the next run deletes.
+    await setEntry(WINDOW_MS, 'since', Date.now() - 11 * 60_000);
+    expect(await expireUnderWindow(sql(), WINDOW_MS, LIFETIME)).toBeGreaterThanOrEqual(1);
+    expect(await row(t.traceId)).toHaveLength(0);
+    // Once spans it may have left without a row are past their lifetime, a window binds nobody.
+    await setEntry(WINDOW_MS, 'until', Date.now() - 1000);
+    expect(await new RegistryWindow(null, 0).current(sql())).toBe(2 * HOUR);
+    await setEntry(2 * HOUR, 'until', Date.now() - 1000);
+    expect(await new RegistryWindow(null, 0).current(sql())).toBeNull();
+    // A writer re-reads only every so often (the lead time covers it).
+    const cached = new RegistryWindow(null, 3_600_000);
+    expect(await cached.current(sql())).toBeNull();
+    await recordWindow(sql(), WINDOW_MS, LIFETIME);
+    expect(await cached.current(sql())).toBeNull();
+    expect(await new RegistryWindow(null, 0).current(sql())).toBe(WINDOW_MS);
+    // Expired entries are dropped at the next record.
+    const [{ value }] = await sql()<{ value: Record<string, unknown> }[]>`select value from shared_state where name = ${REGISTRY_WINDOWS_STATE}`;
+    expect(Object.keys(value)).toEqual([String(WINDOW_MS)]);
   });
 });
 
