@@ -94,6 +94,9 @@ export interface Registration {
  * clock_timestamp(), after the row's insert, hence after any delete it saw committed. A created trace
  * with an earlier span is checked in ClickHouse like a known one, and its row is marked first-settled
  * (first_processing = 1 is for a trace's first settle, which a trace this old may have had already).
+ * The mark compares with the statement's now(), earlier than the clock read for trust, so every marked
+ * row is untrusted; one whose earliest span falls within the statement's own duration of the edge is
+ * checked but not marked (at worst a second first_processing = 1, which no reader relies on).
  */
 export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
   const rows = registeredRows(traces);
