@@ -1,7 +1,6 @@
-import { keptParts, lineOf, spanKeyIn, type EncodedRows } from './encoded-rows.js';
-import { packedToolSpanId } from './packed-tool-rows.js';
-import { traceKeyString } from './stored-spans.js';
-import type { PreparedWrite, WriteResult } from './ingest-writer.js';
+import { keptParts, lineOf, spanKeyIn, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
 
 /**
  * Which spans of a flush are stored: the writer's per-span bookkeeping (ingest-writer.ts), done
@@ -20,6 +19,29 @@ export interface FlushSpans {
   kept: Map<string, Set<string>>;
 }
 
+/** What the split reads and sets of a request's trace (ingest-writer.ts TraceNote; the writer imports this file). */
+export interface FlushTrace extends TraceKey {
+  otelTraceId: string;
+  spanRange: [number, number];
+  spanIds?: string[];
+  spanLines?: Uint8Array[];
+  toolRows: PackedToolRow[];
+}
+
+/** A request as the writer holds it (ingest-writer.ts PreparedWrite). */
+export interface FlushRequest {
+  rows: EncodedSpanEventRows;
+  traces: FlushTrace[];
+}
+
+/** A request's outcome (ingest-writer.ts WriteResult). */
+export interface SpanCounts {
+  written: number;
+  duplicates: number;
+  rejected: number;
+  rejectMessage: string;
+}
+
 export const newFlushSpans = (stored: Set<string>, storedCounts: Map<string, number>, maxSpans: number): FlushSpans => ({
   stored,
   storedCounts,
@@ -28,7 +50,7 @@ export const newFlushSpans = (stored: Set<string>, storedCounts: Map<string, num
 });
 
 export interface RequestSpans {
-  result: WriteResult;
+  result: SpanCounts;
   /**
    * Row indices of the request's `spans` rows it does not store (duplicates, over the limit); empty
    * in the common case, when each table's body goes whole.
@@ -41,7 +63,7 @@ export interface RequestSpans {
  * but those refused by the limit, duplicates included, as the settle cache takes them) and drops
  * refused spans from its tool rows.
  */
-export function admitRequest(flush: FlushSpans, write: PreparedWrite): RequestSpans {
+export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpans {
   const rows = write.rows.spans;
   const { keys } = rows;
   let written = 0;
@@ -100,7 +122,7 @@ export function admitRequest(flush: FlushSpans, write: PreparedWrite): RequestSp
  * whole; else the `spans` lines not skipped, and the event rows of the spans kept (the first row
  * per span and table: a span sent twice in one request is stored once, its events with it).
  */
-export function requestParts(write: PreparedWrite, skipped: number[]): { spans: Uint8Array[]; generations: Uint8Array[]; tools: Uint8Array[]; errors: Uint8Array[] } {
+export function requestParts(write: FlushRequest, skipped: number[]): { spans: Uint8Array[]; generations: Uint8Array[]; tools: Uint8Array[]; errors: Uint8Array[] } {
   const whole = (rows: EncodedRows) => (rows.body.byteLength > 0 ? [rows.body] : []);
   const { spans, generations, tools, errors } = write.rows;
   if (skipped.length === 0) return { spans: whole(spans), generations: whole(generations), tools: whole(tools), errors: whole(errors) };
