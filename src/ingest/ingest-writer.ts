@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
-import { keptParts, lineOf, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
-import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
+import { spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows } from './encoded-rows.js';
+import { admitRequest, newFlushSpans, requestParts } from './flush-spans.js';
+import type { PackedToolRow } from './packed-tool-rows.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 import type { RegisteredTrace, Registration } from './stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
@@ -279,70 +280,25 @@ export class IngestWriter {
     try {
       const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
-      const maxSpans = this.options.maxSpansPerTrace ?? Infinity;
-      /** Spans per trace: stored before this flush, plus kept in it so far. */
-      const spanCounts = new Map<string, number>();
-      // Skip stored spans and repeats inside the batch (the same span sent by two requests).
-      const keep = new Set<string>();
+      const flush = newFlushSpans(stored, storedCounts, this.options.maxSpansPerTrace ?? Infinity);
       const results: WriteResult[] = [];
       const touchedTraces: TraceNote[] = [];
       const spans: Uint8Array[] = [];
-      /**
-       * Per request, the span keys it stores (its event rows go with them; a span sent twice in one
-       * flush is stored once); null when it stores every span, so each table's body goes whole.
-       */
-      const stores: (Set<string> | null)[] = [];
-      const fresh = (rows: EncodedRows, mine: Set<string> | null) =>
-        mine ? keptParts(rows, (i) => mine.has(rows.keys[i])) : rows.body.byteLength > 0 ? [rows.body] : [];
+      const generations: Uint8Array[] = [];
+      const tools: Uint8Array[] = [];
+      const errors: Uint8Array[] = [];
       for (const p of batch) {
-        let written = 0;
-        let duplicates = 0;
-        let rejected = 0;
-        const overLimit = new Set<string>();
-        const refused = new Set<string>();
-        const mine = new Set<string>();
-        const rows = p.write.rows.spans;
-        const { keys } = rows;
-        for (let i = 0; i < keys.length; i++) {
-          const key = keys[i];
-          if (stored.has(key) || keep.has(key)) {
-            duplicates++;
-            continue;
-          }
-          const traceKey = traceKeyOfSpanKey(key);
-          const count = spanCounts.get(traceKey) ?? storedCounts.get(traceKey) ?? 0;
-          if (count >= maxSpans) {
-            rejected++;
-            overLimit.add(traceKey);
-            refused.add(key);
-            continue;
-          }
-          spanCounts.set(traceKey, count + 1);
-          keep.add(key);
-          mine.add(key);
-          written++;
-        }
-        stores.push(written === keys.length ? null : mine);
-        spans.push(...fresh(rows, stores[stores.length - 1]));
-        let rejectMessage = '';
-        if (rejected > 0) {
-          const otelIds = p.write.traces.filter((t) => overLimit.has(traceKeyString(t))).map((t) => t.otelTraceId);
-          rejectMessage = `rejected ${rejected} spans: trace ${otelIds.slice(0, 3).join(', ')}${otelIds.length > 3 ? ` and ${otelIds.length - 3} more` : ''} reached the limit of ${maxSpans} spans per trace (TRACE_MAX_SPANS)`;
-        }
-        results.push({ written, duplicates, rejected, rejectMessage });
+        const { result, skipped } = admitRequest(flush, p.write);
+        results.push(result);
+        const parts = requestParts(p.write, skipped);
+        spans.push(...parts.spans);
+        generations.push(...parts.generations);
+        tools.push(...parts.tools);
+        errors.push(...parts.errors);
         // Every trace of the request, duplicates included: a retry after a crash between the insert
-        // and the queue upsert must still queue its trace. Spans refused by the limit are not stored,
-        // so the settler must not hold them either.
+        // and the queue upsert must still queue its trace.
         for (const t of p.write.traces) {
           const traceKey = traceKeyString(t);
-          t.spanIds = [];
-          t.spanLines = [];
-          for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) {
-            if (refused.has(keys[i])) continue;
-            t.spanIds.push(spanIdOfSpanKey(keys[i]));
-            t.spanLines.push(lineOf(rows, i));
-          }
-          if (refused.size > 0) t.toolRows = t.toolRows.filter((r) => !refused.has(spanKeyIn(traceKey, packedToolSpanId(r))));
           // A trace the registry held before may have spans this process does not (another process's
           // insert still on its way, a crash's leftovers): at least 1, so the settle cache never takes
           // it as wholly its own unless it holds stored spans of it. 0 only for a trace created here.
@@ -353,9 +309,6 @@ export class IngestWriter {
           touchedTraces.push(t);
         }
       }
-      const generations = batch.flatMap((p, i) => fresh(p.write.rows.generations, stores[i]));
-      const tools = batch.flatMap((p, i) => fresh(p.write.rows.tools, stores[i]));
-      const errors = batch.flatMap((p, i) => fresh(p.write.rows.errors, stores[i]));
       // Events first (concurrently), spans last: a span found in `spans` always has its events.
       await Promise.all([
         this.insert('event_generation_completed', generations),

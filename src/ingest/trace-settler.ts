@@ -203,15 +203,30 @@ export class TraceSettler {
     const catalog = pricing?.current() ?? null;
     const prices = catalog ? shareValue(catalog) : null;
     const tasks: Promise<SettledTrace[]>[] = [];
-    let group: SettleTraceInput[] = [];
+    let group: typeof held = [];
     let groupSpans = 0;
+    // A group's rows are copied once, into one buffer the worker receives moved (each trace's rows a
+    // view of it): a buffer per trace would be copied a second time by the message's serialization.
     const send = () => {
-      if (group.length > 0) tasks.push(compute.run('settle-summaries', { processedAt, traces: group, prices }));
+      if (group.length === 0) return;
+      let bytes = 0;
+      for (const h of group) for (const line of h.trace.rows) bytes += line.byteLength;
+      const packed = new Uint8Array(bytes);
+      let at = 0;
+      const traces: SettleTraceInput[] = group.map((h) => {
+        const start = at;
+        for (const line of h.trace.rows) {
+          packed.set(line, at);
+          at += line.byteLength;
+        }
+        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
+      });
+      tasks.push(compute.run('settle-summaries', { processedAt, traces, prices }, [packed.buffer]));
       group = [];
       groupSpans = 0;
     };
     for (const h of held) {
-      group.push({ key: h.key, origin: h.origin, rows: Buffer.concat(h.trace.rows), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) });
+      group.push(h);
       groupSpans += h.trace.rows.length;
       if (groupSpans >= 2000) send();
     }

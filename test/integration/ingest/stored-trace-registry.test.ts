@@ -197,6 +197,18 @@ describe('the stored-trace registry', () => {
     expect(await spanRows(known.traceId)).toEqual({ rows: MAX_SPANS, spans: MAX_SPANS });
   });
 
+  it('a span sent twice in one request is stored once, its events once, and counts once toward the limit', async () => {
+    const run = agentRun(MAX_SPANS - 1);
+    // root + (MAX_SPANS - 1) chats = MAX_SPANS distinct spans; chat 0 again in the same request.
+    expect(await send([run.root, run.children[0], ...run.children])).toEqual({ status: 200, rejected: 0 });
+    expect(await spanRows(run.traceId)).toEqual({ rows: MAX_SPANS, spans: MAX_SPANS });
+    const events = await count(
+      `SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${opened.table('event_generation_completed')} WHERE trace_id = {t:String}`,
+      run.traceId,
+    );
+    expect(events).toEqual({ rows: MAX_SPANS - 1, spans: MAX_SPANS - 1 });
+  });
+
   it('marks the first settle: one row with first_processing = 1, a reopened trace\'s later rows 0', async () => {
     const run = agentRun(2);
     expect((await send([run.root, run.children[0]])).status).toBe(200);
