@@ -1,5 +1,4 @@
 import type { ModelInfo, ModelPrice } from '@pydantic/genai-prices';
-import type { NormalizedUsage } from './price-calc.js';
 
 /**
  * The package's own arithmetic for one model's flat prices, kept so that a call repeats it without
@@ -21,6 +20,14 @@ import type { NormalizedUsage } from './price-calc.js';
  * date or time-of-day variants), whole token counts, and a first call (priced by the package) that
  * the plan reproduced exactly. Anything else keeps calling the package.
  */
+
+/** Token counts as price-calc.ts normalizes them (its NormalizedUsage): input is the whole prompt. */
+export interface PlanUsage {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+}
 
 type Direction = 'input' | 'output' | 'other';
 type Units = 'input' | 'cacheRead' | 'cacheWrite' | 'output' | 'request';
@@ -69,13 +76,13 @@ export function pricePlan(flat: ModelPrice): PricePlan | null {
 }
 
 /** Whether a usage is one a plan prices as the package would: whole numbers, sums exact in a double. */
-export function plannable(u: NormalizedUsage): boolean {
+export function plannable(u: PlanUsage): boolean {
   return Number.isSafeInteger(u.input) && Number.isSafeInteger(u.cacheRead) && Number.isSafeInteger(u.cacheWrite)
     && Number.isSafeInteger(u.output) && Number.isSafeInteger(u.input + u.cacheRead + u.cacheWrite + u.output);
 }
 
 /** The package's total_price for `u` under `plan`. */
-export function planTotal(plan: PricePlan, u: NormalizedUsage): number {
+export function planTotal(plan: PricePlan, u: PlanUsage): number {
   const inputUnits = u.input - ((plan.subtractCacheRead ? u.cacheRead : 0) + (plan.subtractCacheWrite ? u.cacheWrite : 0));
   let input = 0;
   let output = 0;
