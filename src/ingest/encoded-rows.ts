@@ -59,6 +59,15 @@ export function jsonLine(row: unknown): string {
 }
 
 /**
+ * The buffer lines are written into, kept by this thread between calls: the body leaves as an exact
+ * copy anyway (below), so a fresh megabyte-sized scratch per table per request was only garbage
+ * (external memory, which also hastens V8's collections). One that grew for an unusually large
+ * request is let go afterwards rather than held by the thread for good.
+ */
+let scratch = Buffer.allocUnsafe(0);
+const KEEP_SCRATCH_BYTES = 4 * 1024 * 1024;
+
+/**
  * Each line is written straight into one growing byte buffer, which gives its end offset as it
  * goes: no joined string of the whole body, no second pass looking for line breaks (JSON escapes
  * newlines inside values, so a line is exactly its JSON text plus '\n').
@@ -66,7 +75,7 @@ export function jsonLine(row: unknown): string {
 function encode(rows: Keyed[]): EncodedRows {
   const keys = new Array<string>(rows.length);
   const ends = new Uint32Array(rows.length);
-  let body = Buffer.allocUnsafe(rows.length * 1024);
+  let body = scratch.byteLength >= rows.length * 1024 ? scratch : Buffer.allocUnsafe(rows.length * 1024);
   let at = 0;
   for (let i = 0; i < rows.length; i++) {
     keys[i] = spanKey(rows[i]);
@@ -85,7 +94,9 @@ function encode(rows: Keyed[]): EncodedRows {
   // An exact copy in a plain Uint8Array that owns its ArrayBuffer: a worker's answer clones the
   // whole ArrayBuffer behind a view, so the unused tail must not travel (nor stay alive in the
   // settle cache's line views); and it is what an answer arrives as, so inline and pooled runs agree.
-  return { keys, body: new Uint8Array(body.subarray(0, at)), ends };
+  const owned = new Uint8Array(body.subarray(0, at));
+  scratch = body.byteLength <= KEEP_SCRATCH_BYTES ? body : scratch.byteLength <= KEEP_SCRATCH_BYTES ? scratch : Buffer.allocUnsafe(0);
+  return { keys, body: owned, ends };
 }
 
 export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {

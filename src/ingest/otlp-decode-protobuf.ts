@@ -52,7 +52,16 @@ function hex(bytes: Uint8Array | null | undefined): string {
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- protobufjs message objects are untyped reflections of the schema */
-function anyValue(v: any, where: string, depth: number): AttributeValue {
+/**
+ * Where a bad value sits, for the span's rejection message: `where` (an event's or link's
+ * attributes), else the top-level attribute `key`. Built only when a value is rejected, not as a
+ * text per attribute of every span.
+ */
+function placeOf(where: string | null, key: unknown): string {
+  return where ?? `attribute "${String(key).slice(0, 60)}"`;
+}
+
+function anyValue(v: any, where: string | null, key: unknown, depth: number): AttributeValue {
   if (!v) return null;
   // `value` is protobufjs's virtual oneof getter: the name of the field that is set.
   switch (v.value as string | undefined) {
@@ -65,11 +74,11 @@ function anyValue(v: any, where: string, depth: number): AttributeValue {
     case 'doubleValue':
       return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
     case 'arrayValue':
-      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${where}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
-      return (v.arrayValue.values ?? []).map((item: any) => anyValue(item, where, depth + 1));
+      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(where, key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+      return (v.arrayValue.values ?? []).map((item: any) => anyValue(item, where, key, depth + 1));
     case 'kvlistValue':
-      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${where}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
-      return keyValues(v.kvlistValue.values, where, depth + 1);
+      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(where, key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+      return keyValues(v.kvlistValue.values, where, depth + 1, key);
     case 'bytesValue':
       return Buffer.from(v.bytesValue).toString('base64');
     default:
@@ -77,10 +86,11 @@ function anyValue(v: any, where: string, depth: number): AttributeValue {
   }
 }
 
-function keyValues(list: any[] | null | undefined, where = 'attributes', depth = 0): Attributes {
+/** `topKey`: inside a nested kvlist, the top-level attribute it belongs to (named in a rejection). */
+function keyValues(list: any[] | null | undefined, where: string | null = null, depth = 0, topKey?: unknown): Attributes {
   const out: Attributes = {};
   if (!list) return out;
-  for (const kv of list) out[kv.key] = anyValue(kv.value, depth === 0 ? `attribute "${String(kv.key).slice(0, 60)}"` : where, depth);
+  for (const kv of list) out[kv.key] = anyValue(kv.value, where, depth === 0 ? kv.key : topKey, depth);
   return out;
 }
 

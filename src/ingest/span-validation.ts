@@ -44,7 +44,8 @@ const MAX_UINT64 = 18446744073709551615n;
 const MAX_LISTED = 5;
 
 function nsValid(ns: string): boolean {
-  return /^\d{1,20}$/.test(ns) && BigInt(ns) <= MAX_UINT64;
+  // Up to 19 digits is always below 2^64: only a 20-digit value needs the exact comparison.
+  return /^\d{1,20}$/.test(ns) && (ns.length < 20 || BigInt(ns) <= MAX_UINT64);
 }
 
 const DAY_MS = 86_400_000;
@@ -58,10 +59,12 @@ function spanOfTime(ms: number): string {
 
 /** The problem with a span's start against the window the stores keep, or null inside it. */
 function windowProblem(startNs: string, nowMs: number, maxFutureSkewMs: number): string | null {
-  const startMs = Number(BigInt(startNs) / 1_000_000n);
+  // Whole milliseconds (floor of ns / 10^6) from the digits: at most 14 digits, exact in a double.
+  const startMs = startNs.length > 6 ? Number(startNs.slice(0, -6)) : 0;
   const oldest = nowMs - RETENTION_DAYS * DAY_MS;
   const latest = nowMs + maxFutureSkewMs;
-  // Any uint64 of nanoseconds is a valid Date (the largest falls in 2554).
+  if (startMs >= oldest && startMs <= latest) return null;
+  // Any uint64 of nanoseconds is a valid Date (the largest falls in 2554). Written only for a rejection.
   const shown = new Date(startMs).toISOString();
   if (startMs < oldest) {
     return `starts at ${shown}, before the ${RETENTION_DAYS}-day retention window (spans must start after ${isoSecond(oldest)})`;

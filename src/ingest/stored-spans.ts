@@ -6,7 +6,7 @@ import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { mapAttributes } from './attribute-mapping.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
 import type { SpanRow } from './event-rows.js';
-import type { NormalizedSpan, SpanKindName, StatusCodeName } from './normalized-span.js';
+import { normalizedSpan, type NormalizedSpan, type SpanBase, type SpanKindName, type StatusCodeName } from './normalized-span.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
 
 /**
@@ -46,7 +46,7 @@ function parseObject<T>(text: string | T, fallback: T): T {
 export function spanFromStoredRow(row: StoredSpanRow): NormalizedSpan {
   const attributes = parseObject<Attributes>(row.attributes, {});
   const resource = parseObject<Attributes>(row.resource, {});
-  return {
+  const base: SpanBase = {
     tenantId: row.tenant_id,
     projectId: row.project_id,
     traceId: row.trace_id,
@@ -67,8 +67,8 @@ export function spanFromStoredRow(row: StoredSpanRow): NormalizedSpan {
     resource,
     scopeName: row.scope_name,
     scopeVersion: row.scope_version,
-    ...mapAttributes(attributes, resource),
   };
+  return normalizedSpan(base, mapAttributes(attributes, resource));
 }
 
 export interface TraceKey {

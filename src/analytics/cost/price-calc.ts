@@ -1,5 +1,6 @@
 import { calcPrice, type ConditionalPrice, type ModelPrice, type Provider } from '@pydantic/genai-prices';
 import type { ResolvedModel } from './model-match.js';
+import { cachedPlan, plannable, planTotal, pricePlan, rememberPlan } from './price-plan.js';
 
 /**
  * Cost of observed tokens at catalog list prices (DESIGN.md "Cost": tokens × list price, never an
@@ -102,14 +103,56 @@ export interface PriceOptions {
   requests?: number;
 }
 
+/** The number of tier breaks a prompt of `tierInput` exceeds: the flattened prices depend on nothing else of it. */
+const breaksByModel = new WeakMap<ResolvedModel['model'], number[]>();
+function tierBucket(resolved: ResolvedModel, tierInput: number): number {
+  let breaks = breaksByModel.get(resolved.model);
+  if (!breaks) breaksByModel.set(resolved.model, (breaks = tierBreaks(resolved)));
+  let bucket = 0;
+  while (bucket < breaks.length && tierInput > breaks[bucket]) bucket++;
+  return bucket;
+}
+
+/** The package charges a per-request price once per call; an aggregate stands for `requests` calls. */
+function withRequests(totalPrice: number, perThousandRequests: unknown, requests: number): number | null {
+  const extraRequests = typeof perThousandRequests === 'number' ? (perThousandRequests * (requests - 1)) / 1000 : 0;
+  const total = totalPrice + extraRequests;
+  return Number.isFinite(total) ? total : null;
+}
+
 /**
  * USD cost of `usage` for a resolved model, or null when the catalog's entry cannot price it
  * (malformed data makes the package throw: treated as unpriced, never as $0).
+ *
+ * Flat-priced models with whole token counts are priced by a plan of the package's own arithmetic
+ * (price-plan.ts), built on the first call of each model and tier and kept only if it gave the
+ * package's answer to the float; everything else calls the package each time.
  */
 export function priceUsage(resolved: ResolvedModel, usage: TokenUsage, options: PriceOptions): number | null {
   const u = normalizeUsage(usage);
   const tierInput = options.tierInputTokens ?? u.input;
   const requests = options.requests ?? 1;
+  const model = resolved.model;
+  if (Array.isArray(model.prices) || !plannable(u) || !Number.isSafeInteger(requests)) return priceByPackage(resolved, u, tierInput, requests, options.at);
+  const bucket = tierBucket(resolved, tierInput);
+  const plan = cachedPlan(model, bucket);
+  if (plan) return withRequests(planTotal(plan, u), plan.requestsKcount, requests);
+  const priced = priceByPackage(resolved, u, tierInput, requests, options.at);
+  if (plan === undefined) {
+    const candidate = pricePlan(flatten(model.prices, tierInput));
+    const agrees = candidate !== null && priced !== null && Object.is(withRequests(planTotal(candidate, u), candidate.requestsKcount, requests), priced);
+    rememberPlan(model, bucket, agrees ? candidate : null);
+  }
+  return priced;
+}
+
+/** priceUsage by the package's `calcPrice` on every call (the reference the plans are checked against). */
+export function priceUsageByPackage(resolved: ResolvedModel, usage: TokenUsage, options: PriceOptions): number | null {
+  const u = normalizeUsage(usage);
+  return priceByPackage(resolved, u, options.tierInputTokens ?? u.input, options.requests ?? 1, options.at);
+}
+
+function priceByPackage(resolved: ResolvedModel, u: NormalizedUsage, tierInput: number, requests: number, at: Date): number | null {
   const model = resolved.model;
   const flatPrices = Array.isArray(model.prices)
     ? model.prices.map((v) => ({ ...v, prices: flatten(v.prices, tierInput) }))
@@ -124,13 +167,9 @@ export function priceUsage(resolved: ResolvedModel, usage: TokenUsage, options: 
   if (u.cacheRead > 0) packageUsage.cache_read_tokens = u.cacheRead;
   if (u.cacheWrite > 0) packageUsage.cache_write_tokens = u.cacheWrite;
   try {
-    const result = calcPrice(packageUsage, resolved.matchedName, { provider, timestamp: options.at });
+    const result = calcPrice(packageUsage, resolved.matchedName, { provider, timestamp: at });
     if (!result) return null;
-    // The package charges a per-request price once per call; an aggregate stands for `requests` calls.
-    const perThousandRequests = result.model_price.requests_kcount;
-    const extraRequests = typeof perThousandRequests === 'number' ? (perThousandRequests * (requests - 1)) / 1000 : 0;
-    const total = result.total_price + extraRequests;
-    return Number.isFinite(total) ? total : null;
+    return withRequests(result.total_price, result.model_price.requests_kcount, requests);
   } catch {
     return null;
   }

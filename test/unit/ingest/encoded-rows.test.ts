@@ -35,6 +35,16 @@ describe('encoded rows', () => {
     expect(encoded.body.buffer.byteLength).toBe(encoded.body.byteLength);
   });
 
+  it('gives every call a body of its own, though the thread reuses its scratch buffer between calls', () => {
+    const first = encodeSpanEventRows(rows(['a'.repeat(3000), 'b'].map((n, i) => span(`s${i}`, n))));
+    const before = Buffer.from(first.spans.body).toString('utf8');
+    // Later calls (smaller and larger) write over the scratch the first one used.
+    encodeSpanEventRows(rows([span('x', 'zzzz')]));
+    encodeSpanEventRows(rows(['y'.repeat(9000), 'w'.repeat(9000)].map((n, i) => span(`y${i}`, n))));
+    expect(Buffer.from(first.spans.body).toString('utf8')).toBe(before);
+    expect(JSON.parse(Buffer.from(lineOf(first.spans, 1)).toString('utf8')).name).toBe('b');
+  });
+
   it('keeps the whole body, runs of kept lines, or nothing', () => {
     expect(keptParts(encoded, () => true)).toHaveLength(1);
     expect(text(keptParts(encoded, () => true))).toBe(Buffer.from(encoded.body).toString('utf8'));

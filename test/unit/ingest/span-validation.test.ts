@@ -118,6 +118,20 @@ describe('the window the stores keep (issue 13 item 7: nothing acknowledged is s
     );
   });
 
+  it('judges the window on whole milliseconds of the exact nanoseconds (read from the digits, not a double)', () => {
+    const edge = BigInt(now - 90 * 86_400_000) * 1_000_000n;
+    // The oldest kept millisecond, up to its last nanosecond, is inside; the nanosecond before it is not.
+    expect(spanProblem(span({ startNs: String(edge), endNs: String(edge + 999_999n) }), { nowMs: now })).toBeNull();
+    expect(spanProblem(span({ startNs: String(edge + 999_999n), endNs: String(edge + 999_999n) }), { nowMs: now })).toBeNull();
+    expect(spanProblem(span({ startNs: String(edge - 1n), endNs: String(edge) }), { nowMs: now })).toMatch(/^starts at 2026-08-26T11:59:59.999Z, before/);
+    const latest = BigInt(now + 86_400_000) * 1_000_000n;
+    expect(spanProblem(span({ startNs: String(latest + 999_999n), endNs: String(latest + 999_999n) }), { nowMs: now })).toBeNull();
+    expect(spanProblem(span({ startNs: String(latest + 1_000_000n), endNs: String(latest + 1_000_000n) }), { nowMs: now })).toMatch(/in the future/);
+    // 20 digits: only values above 2^64 - 1 are refused as times; short ones are milliseconds 0 (1970).
+    expect(spanProblem(span({ startNs: '18446744073709551616', endNs: '18446744073709551616' }), { nowMs: now })).toMatch(/invalid start_time_unix_nano/);
+    expect(spanProblem(span({ startNs: '5', endNs: '6' }), { nowMs: now })).toMatch(/^starts at 1970-01-01T00:00:00.000Z, before/);
+  });
+
   it('keeps the spans inside the window and rejects the rest of the same request', () => {
     const result = validateExport(
       {
