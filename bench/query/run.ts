@@ -6,10 +6,18 @@
  * @clickhouse/client. Prints p50/p95 of both and the overhead ratio.
  *
  *   npx tsx bench/query/run.ts [--runs 20] [--generations 10000000] [--traces 1000000] [--tools 1000000] [--no-optimize]
- *                              [--scale 1] [--query-timeout 15]
+ *                              [--scale 1] [--query-timeout 15] [--seeding ingest|month] [--inserts 16]
  *
  * --scale multiplies the three sizes (--scale 10: the 100 M-generation run) and, unless
  * --query-timeout is given, lets each query run up to 15 s × scale instead of the service's 15 s.
+ *
+ * Seeding (--seeding): "ingest" (default) writes each table in --inserts inserts in time order, each
+ * covering 1/inserts of the month with a few per cent of overlap into the next one, as ingestion's
+ * flushes lay parts out (the per-span tables are ordered (tenant, project, timestamp, …), so FINAL
+ * over such parts reads non-overlapping ranges without merging; trace.processed is keyed by trace id
+ * and its ids, as text, span the key range in every insert, as settle rounds' UUIDs do). "month" is
+ * the old worst case: one insert per table whose every block spans the whole month, so every part
+ * overlaps every other and FINAL merges all of them (the figures before 2026-11-24 15:00 use it).
  *
  * Two passes: on the tables as inserted, then after OPTIMIZE ... FINAL (merged, as background merges
  * leave a settled table). Each pass also times the compiled SQL without FINAL, to show what reading
@@ -38,6 +46,10 @@ const TRACES = Math.round(flag('traces', 1_000_000) * SCALE);
 const TOOLS = Math.round(flag('tools', 1_000_000) * SCALE);
 const QUERY_TIMEOUT = flag('query-timeout', Math.max(15, Math.round(15 * SCALE)));
 const OPTIMIZE = !args.includes('--no-optimize');
+const seedingArg = args.indexOf('--seeding');
+const SEEDING = seedingArg >= 0 ? args[seedingArg + 1] : 'ingest';
+if (SEEDING !== 'ingest' && SEEDING !== 'month') throw new Error(`--seeding is ingest or month, not ${SEEDING}`);
+const INSERTS = SEEDING === 'ingest' ? Math.max(1, flag('inserts', 16)) : 1;
 const KEY = 'lk_bench_query_key_0123456789abcdef';
 const DAY = 86_400_000;
 
@@ -66,45 +78,45 @@ async function main() {
 
     let t0 = performance.now();
     // Timestamps spread over the last 30 days; 200 models, 50 agents, 40 tools; 10 generations per trace.
-    await ch.client.command({
-      query: `INSERT INTO ${ch.table('event_generation_completed')}
+    // Each table is written in INSERTS inserts of consecutive row numbers (numbers(lo, n)): under "ingest"
+    // row k of `rows` lies at k/rows of the month plus up to 1/20 of a slice (the overlap with the next
+    // insert, as neighbouring flushes overlap); under "month" anywhere in the month (cityHash64).
+    const timeOf = (rows: number) =>
+      SEEDING === 'month'
+        ? `toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(cityHash64(number, 1) % {span:UInt64})`
+        : `toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(intDiv(number * ({span:UInt64} - {jitter:UInt64}), ${rows}) + cityHash64(number, 1) % {jitter:UInt64})`;
+    const jitter = String(Math.max(1, Math.floor((30 * DAY) / INSERTS / 20)));
+    const seedTable = async (label: string, rows: number, statement: (time: string, numbers: string) => string) => {
+      const start = performance.now();
+      for (let i = 0; i < INSERTS; i++) {
+        const lo = Math.floor((rows * i) / INSERTS);
+        const hi = Math.floor((rows * (i + 1)) / INSERTS);
+        if (hi > lo) await ch.client.command({ query: statement(timeOf(rows), `numbers(${lo}, ${hi - lo})`), query_params: { ...params, jitter } });
+      }
+      console.log(`seeded ${rows} ${label} in ${INSERTS} insert(s), seeding ${SEEDING}, in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+    };
+    await seedTable('generations', GENERATIONS, (time, numbers) => `INSERT INTO ${ch.table('event_generation_completed')}
         (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
-        SELECT {t:String}, {p:String},
-          toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(cityHash64(number, 1) % {span:UInt64}),
+        SELECT {t:String}, {p:String}, ${time},
           'sdk', 'otlp', concat('model-', toString(cityHash64(number, 2) % 200)), 'openai',
           toString(intDiv(number, 10)), toString(number),
           (cityHash64(number, 3) % 600000) / 100, cityHash64(number, 4) % 8000, cityHash64(number, 5) % 2000,
           if(number % 7 = 0, NULL, (cityHash64(number, 6) % 20000) / 100), if(number % 23 = 0, 1, 0)
-        FROM numbers(${GENERATIONS})`,
-      query_params: params,
-    });
-    console.log(`seeded ${GENERATIONS} generations in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    t0 = performance.now();
-    await ch.client.command({
-      query: `INSERT INTO ${ch.table('event_trace_processed')}
+        FROM ${numbers}`);
+    await seedTable('traces', TRACES, (time, numbers) => `INSERT INTO ${ch.table('event_trace_processed')}
         (tenant_id, project_id, timestamp, actor, surface, trace_id, agent_name, root_status_code, has_root, root_duration_ms,
          error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens, estimated_cost_usd, estimated_cost_basis)
-        SELECT {t:String}, {p:String},
-          toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(cityHash64(number, 1) % {span:UInt64}),
+        SELECT {t:String}, {p:String}, ${time},
           'sdk', 'otlp', toString(number), concat('agent-', toString(number % 50)), if(number % 17 = 0, 'ERROR', 'OK'), 1,
           (cityHash64(number, 3) % 9000000) / 100, if(number % 17 = 0, 1 + number % 3, 0), number % 29 = 0,
           cityHash64(number, 4) % 80000, cityHash64(number, 5) % 20000, 0, (cityHash64(number, 6) % 10000) / 10000, 'stored'
-        FROM numbers(${TRACES})`,
-      query_params: params,
-    });
-    console.log(`seeded ${TRACES} traces in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    t0 = performance.now();
-    await ch.client.command({
-      query: `INSERT INTO ${ch.table('event_tool_called')}
+        FROM ${numbers}`);
+    await seedTable('tool calls', TOOLS, (time, numbers) => `INSERT INTO ${ch.table('event_tool_called')}
         (tenant_id, project_id, timestamp, actor, surface, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error)
-        SELECT {t:String}, {p:String},
-          toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(cityHash64(number, 1) % {span:UInt64}),
+        SELECT {t:String}, {p:String}, ${time},
           'sdk', 'otlp', concat('tool-', toString(cityHash64(number, 2) % 40)), concat('agent-', toString(number % 50)),
           toString(number % ${TRACES}), concat('c', toString(number)), (cityHash64(number, 3) % 300000) / 100, number % 400, number % 11 = 0
-        FROM numbers(${TOOLS})`,
-      query_params: params,
-    });
-    console.log(`seeded ${TOOLS} tool calls in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+        FROM ${numbers}`);
     const showParts = async () => {
       const parts = await (await ch.client.query({ query: `SELECT table, count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = {db:String} AND active AND table LIKE 'event_%' GROUP BY table ORDER BY table`, query_params: { db: ch.database }, format: 'JSONEachRow' })).json();
       console.log('active parts:', JSON.stringify(parts));
@@ -191,7 +203,7 @@ async function main() {
         results.push({ name, httpP50: percentile(http, 0.5), httpP95: percentile(http, 0.95), directP50: percentile(raw, 0.5), directP95: percentile(raw, 0.95), plainP50: percentile(plain, 0.5), rows });
       }
       const f = (n: number) => n.toFixed(1).padStart(7);
-      console.log(`\n${label}: ${RUNS} runs each; milliseconds; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      console.log(`\n${label} (seeding ${SEEDING}, ${INSERTS} insert(s) per table): ${RUNS} runs each; milliseconds; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
       console.log(`${'query'.padEnd(52)} ${'rows'.padStart(5)} ${'http p50'.padStart(9)} ${'http p95'.padStart(9)} ${'sql p50'.padStart(9)} ${'sql p95'.padStart(9)} ${'ratio'.padStart(7)} ${'no FINAL'.padStart(9)}`);
       for (const r of results) {
         console.log(`${r.name.padEnd(52)} ${String(r.rows).padStart(5)}   ${f(r.httpP50)}   ${f(r.httpP95)}   ${f(r.directP50)}   ${f(r.directP95)} ${(r.httpP50 / r.directP50).toFixed(2).padStart(7)}   ${f(r.plainP50)}`);

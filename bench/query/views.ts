@@ -28,6 +28,12 @@
  * span), that row 0 in the next insert, as variants.ts's first_processing split read expects
  * (--pre-mark: every row 0, as data written before migration 006; bench/README.md, issue 17 round 4).
  *
+ * The per-span tables (generation.completed, tool.called) are written as ingestion lays them out:
+ * rows in time order, each block of the insert a part covering a stretch of the month (about 3 days
+ * for generations), neighbours overlapping by the seconds a run's calls follow its start. Their key
+ * is (tenant, project, timestamp, …), so FINAL over such parts reads the non-overlapping ranges
+ * without merging (issue 17: run.ts's --seeding month is the worst case this does not produce).
+ *
  * Target (issue 6): p95 under 300 ms per view on this machine. Figures: bench/README.md.
  */
 import fs from 'node:fs';

@@ -352,3 +352,27 @@ ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
 
 ALTER TABLE `lookout`.`event_trace_processed` ON CLUSTER `lookout_cluster`
     ADD COLUMN IF NOT EXISTS first_processing UInt8 DEFAULT 0 AFTER tool_calls;
+
+ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_tool_called_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_tool_called` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);

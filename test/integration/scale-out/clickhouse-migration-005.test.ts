@@ -41,10 +41,17 @@ async function rows(store: ClickHouseStore, query: string): Promise<Record<strin
 
 /** Columns later migrations add (compared up to this migration's schema). */
 const LATER: Record<string, string[]> = { event_trace_processed: ['first_processing'] };
+/** Columns whose codec a later migration changes (007: ids back to LZ4; its own test checks them). */
+const LATER_CODEC = new Set(['event_generation_completed', 'event_tool_called', 'event_span_errored'].flatMap((t) => [`${t}.trace_id`, `${t}.span_id`]));
 
 async function columns(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec: string }[]> {
   const all = (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as { name: string; type: string; compression_codec: string }[];
   return all.filter((c) => !(LATER[table] ?? []).includes(c.name));
+}
+
+/** The columns as this migration leaves them: codecs a later one changes are compared by its test. */
+async function columnsAsOf005(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec?: string }[]> {
+  return (await columns(store, table)).map(({ compression_codec, ...c }) => (LATER_CODEC.has(`${table}.${c.name}`) ? c : { ...c, compression_codec }));
 }
 
 /** Every row of a table, newest version per key, all columns, in key order. */
@@ -123,7 +130,7 @@ describe('ClickHouse migration 005 on an installation with data', () => {
   it('converts every table to the current schema, and the rows (with backfilled counts) equal a current installation\'s', async () => {
     expect(applied).toEqual([MIGRATION]);
     for (const table of TABLES) {
-      expect([table, await columns(previous, table)]).toEqual([table, await columns(current(), table)]);
+      expect([table, await columnsAsOf005(previous, table)]).toEqual([table, await columnsAsOf005(current(), table)]);
       expect([table, await finalRows(previous, table)]).toEqual([table, await finalRows(current(), table)]);
     }
     // The counts were really backfilled (not defaults on both sides): the data set has both.

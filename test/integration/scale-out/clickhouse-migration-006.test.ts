@@ -58,7 +58,9 @@ afterAll(async () => {
 describe('ClickHouse migration 006 on an installation with data', () => {
   it('adds first_processing UInt8 DEFAULT 0 after the coverage counts, as a current installation has it', async () => {
     expect(previousColumns).not.toContain('first_processing');
-    expect(applied).toEqual([MIGRATION]);
+    // 006 and every later migration (007 changes codecs of other tables only).
+    expect(applied).toEqual(readMigrations(migrationDirs.clickhouse).map((f) => f.name).filter((name) => name >= MIGRATION));
+    expect(applied[0]).toBe(MIGRATION);
     expect(await columns(previous)).toEqual(await columns(current()));
     const added = (await columns(previous)).find((c) => c.name === 'first_processing');
     expect(added).toEqual({ name: 'first_processing', type: 'UInt8', default_expression: '0' });

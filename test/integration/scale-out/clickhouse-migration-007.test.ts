@@ -1,0 +1,103 @@
+/**
+ * ClickHouse migration 007 (the per-span event tables' trace and span ids back to LZ4) on an
+ * installation with data: the rows a current installation ingested (every stored version) are
+ * copied into a database built from the migrations before 007 — ids stored with ZSTD(1) — which is
+ * then migrated. Its columns (types and codecs) equal a current installation's, the ids are LZ4,
+ * every row reads back unchanged (and rows written after it, beside them), and a
+ * second run applies nothing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationDirs } from '../../../src/service.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { baseInstant } from '../analytics-views/dataset.js';
+import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+
+const MIGRATION = '007_id_codecs_for_final.sql';
+const TABLES = ['event_generation_completed', 'event_tool_called', 'event_span_errored'];
+type Column = { name: string; type: string; compression_codec: string };
+let h: Harness;
+let previous: ClickHouseStore;
+let previousDir: string;
+let previousColumns: Record<string, Column[]>;
+let applied: string[];
+
+const current = () => h.svc.service.deps.ch;
+
+async function rows(store: ClickHouseStore, query: string): Promise<Record<string, unknown>[]> {
+  const result = await store.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+  return result.json();
+}
+
+async function columns(store: ClickHouseStore, table: string): Promise<Column[]> {
+  return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
+}
+
+/** Every stored version of every row, all columns, in column order. */
+async function allRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
+  const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
+  return rows(store, `SELECT ${names} FROM ${store.table(table)} ORDER BY ${names}`);
+}
+
+const codecOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.compression_codec;
+
+beforeAll(async () => {
+  h = await startHarness();
+  const projectId = (await h.svc.newProject('migrated-007')).id;
+  await seedThroughIngestion(h.svc, projectId, baseInstant());
+  previousDir = tempDataDir('lookout-migrations-');
+  for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < MIGRATION)) fs.writeFileSync(path.join(previousDir, file.name), file.text);
+  previous = await openClickHouse({ url: null, user: '', password: '', database: 'lookout_previous_007', cluster: null, dataDir: h.svc.dataDir });
+  await migrateClickHouse(previous, previousDir);
+  previousColumns = {};
+  for (const table of TABLES) {
+    previousColumns[table] = await columns(previous, table);
+    const names = previousColumns[table].map((c) => `\`${c.name}\``).join(', ');
+    await previous.client.command({ query: `INSERT INTO ${previous.table(table)} (${names}) SELECT ${names} FROM ${current().table(table)}` });
+  }
+  applied = await migrateClickHouse(previous, migrationDirs.clickhouse);
+}, 180_000);
+
+afterAll(async () => {
+  await previous?.close();
+  await h?.stop();
+  if (previousDir) fs.rmSync(previousDir, { recursive: true, force: true });
+});
+
+describe('ClickHouse migration 007 on an installation with data', () => {
+  it('started from ids stored with ZSTD(1), with rows in every table', async () => {
+    for (const table of TABLES) {
+      expect([table, codecOf(previousColumns[table], 'trace_id'), codecOf(previousColumns[table], 'span_id')]).toEqual([table, 'CODEC(ZSTD(1))', 'CODEC(ZSTD(1))']);
+      expect([table, (await allRows(previous, table)).length > 0]).toEqual([table, true]);
+    }
+  });
+
+  it('stores trace and span ids with LZ4, every column as a current installation has it', async () => {
+    expect(applied).toEqual([MIGRATION]);
+    for (const table of TABLES) {
+      const after = await columns(previous, table);
+      expect([table, after]).toEqual([table, await columns(current(), table)]);
+      expect([table, codecOf(after, 'trace_id'), codecOf(after, 'span_id')]).toEqual([table, 'CODEC(LZ4)', 'CODEC(LZ4)']);
+      // Only the codecs changed: names and types as before.
+      expect(after.map((c) => [c.name, c.type])).toEqual(previousColumns[table].map((c) => [c.name, c.type]));
+    }
+  });
+
+  it('reads every existing row (every version) unchanged, and rows written afterwards too', async () => {
+    for (const table of TABLES) expect([table, await allRows(previous, table)]).toEqual([table, await allRows(current(), table)]);
+    const table = 'event_generation_completed';
+    const names = previousColumns[table].map((c) => `\`${c.name}\``).join(', ');
+    await previous.client.command({ query: `INSERT INTO ${previous.table(table)} (${names}) SELECT ${names} FROM ${current().table(table)}` });
+    const once = await allRows(current(), table);
+    const twice = [...once, ...once].sort((a, b) => JSON.stringify(Object.values(a)).localeCompare(JSON.stringify(Object.values(b))));
+    const stored = (await allRows(previous, table)).sort((a, b) => JSON.stringify(Object.values(a)).localeCompare(JSON.stringify(Object.values(b))));
+    expect(stored).toEqual(twice);
+  });
+
+  it('is a no-op the second time', async () => {
+    expect(await migrateClickHouse(previous, migrationDirs.clickhouse)).toEqual([]);
+  });
+});
