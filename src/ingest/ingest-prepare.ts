@@ -56,12 +56,15 @@ function projectsOf(decoded: DecodedExport, fixed: string | null): string[] | nu
   const projects: string[] = [];
   for (const rs of decoded.resourceSpans) {
     if (fixed) {
-      projects.push(fixed);
+      projects.push(fixed.toLowerCase());
       continue;
     }
     const value = rs.resource[PROJECT_RESOURCE_ATTRIBUTE];
     if (typeof value !== 'string' || value === '') return null;
-    projects.push(value);
+    // A project id is a UUID, which PostgreSQL matches in any letter case; ClickHouse compares the
+    // text. Stored in its canonical (lowercase) form, or spans sent with an upper-case id would be
+    // accepted for the project and then never found by its reads.
+    projects.push(value.toLowerCase());
   }
   return projects;
 }

@@ -119,7 +119,7 @@ export class IngestService {
    * resource must name its own (resource attribute lookout.project_id, applied on the pool).
    */
   fixedProject(principal: Principal, header: string | undefined): string | null {
-    const headerProject = header?.trim() || null;
+    const headerProject = header?.trim().toLowerCase() || null;
     if (principal.projectId) {
       if (headerProject && headerProject !== principal.projectId) throw new NotFoundError('Project not found');
       return principal.projectId;

@@ -67,6 +67,24 @@ describe('POST /v1/traces', () => {
     expect(await spanCount(lookoutTraceId(project.id, run.otelTraceId))).toBe(5);
   });
 
+  it('stores spans under the project id in lower case, whatever case the header or resource gives it', async () => {
+    const byHeader = agentRun();
+    const upper = project.id.toUpperCase();
+    expect((await postOtlp(svc.url, svc.adminKey, protobufBody(byHeader.spans), { headers: { 'x-lookout-project': upper } })).status).toBe(200);
+    const byResource = agentRun({ 'lookout.project_id': upper });
+    expect((await postOtlp(svc.url, svc.adminKey, protobufBody(byResource.spans))).status).toBe(200);
+    for (const run of [byHeader, byResource]) {
+      // Found under the project's own id, the one every read uses.
+      expect(await spanCount(lookoutTraceId(project.id, run.otelTraceId))).toBe(5);
+    }
+    const res = await svc.service.deps.ch.client.query({
+      query: `SELECT DISTINCT project_id FROM ${svc.service.deps.ch.table('spans')} WHERE project_id = {upper:String}`,
+      query_params: { upper },
+      format: 'JSONEachRow',
+    });
+    expect(await res.json()).toEqual([]);
+  });
+
   it('answers JSON requests in JSON, and takes gzip', async () => {
     const run = agentRun();
     const res = await postOtlp(svc.url, svc.adminKey, jsonBody(run.spans), {
