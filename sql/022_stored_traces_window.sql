@@ -20,6 +20,13 @@ delete from stored_traces
 where tenant_id !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
    or project_id !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
    or trace_id !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+-- Two spellings of one key (letter case; the backfill copies ClickHouse's text) become one uuid key:
+-- one row of each stays (which one does not matter: a registered row only sends the trace to
+-- ClickHouse's check).
+delete from stored_traces a
+using stored_traces b
+where lower(a.tenant_id) = lower(b.tenant_id) and lower(a.project_id) = lower(b.project_id)
+  and lower(a.trace_id) = lower(b.trace_id) and a.ctid > b.ctid;
 alter table stored_traces
   alter column tenant_id type uuid using tenant_id::uuid,
   alter column project_id type uuid using project_id::uuid,

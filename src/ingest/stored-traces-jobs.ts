@@ -38,7 +38,17 @@ const toKey = (r: KeyRow): TraceKey => ({ tenantId: r.tenant_id, projectId: r.pr
  * the spans it registered: its latest_span_at is raised to the stored spans' (kept NULL when unknown),
  * or the window's retention could delete it while a span later than the writer's is stored.
  */
-async function insertKeys(sql: SqlHandle, rows: BackfillRow[]): Promise<void> {
+async function insertKeys(sql: SqlHandle, spelled: BackfillRow[]): Promise<void> {
+  // ClickHouse compares the key as text and PostgreSQL as uuid: two spellings of one key (letter case)
+  // are one registry row, and one insert may not update a row twice (ON CONFLICT refuses). The later
+  // span start of the two is kept.
+  const byKey = new Map<string, BackfillRow>();
+  for (const r of spelled) {
+    const key = `${r.tenant_id}/${r.project_id}/${r.trace_id}`.toLowerCase();
+    const seen = byKey.get(key);
+    if (!seen || seen.latest < r.latest) byKey.set(key, r);
+  }
+  const rows = [...byKey.values()];
   if (rows.length === 0) return;
   await sql`
     insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at)
