@@ -53,15 +53,15 @@ function hex(bytes: Uint8Array | null | undefined): string {
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- protobufjs message objects are untyped reflections of the schema */
 /**
- * Where a bad value sits, for the span's rejection message: `where` (an event's or link's
- * attributes), else the top-level attribute `key`. Built only when a value is rejected, not as a
- * text per attribute of every span.
+ * Where a bad value sits, for the span's rejection message: the top-level attribute `key` (of the
+ * span, an event or a link: the JSON decoder names it the same way). Built only when a value is
+ * rejected, not as a text per attribute of every span.
  */
-function placeOf(where: string | null, key: unknown): string {
-  return where ?? `attribute "${String(key).slice(0, 60)}"`;
+function placeOf(key: unknown): string {
+  return `attribute "${String(key).slice(0, 60)}"`;
 }
 
-function anyValue(v: any, where: string | null, key: unknown, depth: number): AttributeValue {
+function anyValue(v: any, key: unknown, depth: number): AttributeValue {
   if (!v) return null;
   // `value` is protobufjs's virtual oneof getter: the name of the field that is set.
   switch (v.value as string | undefined) {
@@ -74,11 +74,11 @@ function anyValue(v: any, where: string | null, key: unknown, depth: number): At
     case 'doubleValue':
       return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
     case 'arrayValue':
-      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(where, key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
-      return (v.arrayValue.values ?? []).map((item: any) => anyValue(item, where, key, depth + 1));
+      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+      return (v.arrayValue.values ?? []).map((item: any) => anyValue(item, key, depth + 1));
     case 'kvlistValue':
-      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(where, key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
-      return keyValues(v.kvlistValue.values, where, depth + 1, key);
+      if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
+      return keyValues(v.kvlistValue.values, depth + 1, key);
     case 'bytesValue':
       return Buffer.from(v.bytesValue).toString('base64');
     default:
@@ -87,10 +87,10 @@ function anyValue(v: any, where: string | null, key: unknown, depth: number): At
 }
 
 /** `topKey`: inside a nested kvlist, the top-level attribute it belongs to (named in a rejection). */
-function keyValues(list: any[] | null | undefined, where: string | null = null, depth = 0, topKey?: unknown): Attributes {
+function keyValues(list: any[] | null | undefined, depth = 0, topKey?: unknown): Attributes {
   const out: Attributes = {};
   if (!list) return out;
-  for (const kv of list) out[kv.key] = anyValue(kv.value, where, depth === 0 ? kv.key : topKey, depth);
+  for (const kv of list) out[kv.key] = anyValue(kv.value, depth === 0 ? kv.key : topKey, depth);
   return out;
 }
 
@@ -114,11 +114,11 @@ function span(s: any, groupProblem: string | null): DecodedSpan {
   try {
     const events: DecodedEvent[] = [];
     for (const [i, e] of (s.events ?? []).entries()) {
-      events.push({ timeNs: unsignedToDecimal(e.timeUnixNano), name: e.name ?? '', attributes: keyValues(e.attributes, `events[${i}].attributes`) });
+      events.push({ timeNs: unsignedToDecimal(e.timeUnixNano), name: e.name ?? '', attributes: keyValues(e.attributes) });
     }
     const links: DecodedLink[] = [];
     for (const [i, l] of (s.links ?? []).entries()) {
-      links.push({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: keyValues(l.attributes, `links[${i}].attributes`) });
+      links.push({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: keyValues(l.attributes) });
     }
     return { ...base, attributes: keyValues(s.attributes), events, links };
   } catch (err) {

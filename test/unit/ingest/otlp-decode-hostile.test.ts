@@ -171,6 +171,24 @@ describe(`nesting deeper than ${MAX_ANY_VALUE_DEPTH} levels`, () => {
     return field(1, field(2, field(2, span))); // request.resource_spans → scope_spans → spans
   }
 
+  it('protobuf: a too deep value in an event\'s or a link\'s attributes is named by its attribute key, as OTLP/JSON names it', () => {
+    let value: unknown = { stringValue: 'leaf' };
+    for (let i = 0; i < MAX_ANY_VALUE_DEPTH + 5; i++) value = { arrayValue: { values: [value] } };
+    const deep = [{ key: 'deep', value }];
+    const start = String(BigInt(Date.now()) * 1_000_000n);
+    const ids = { traceId: Buffer.from(TRACE, 'hex'), spanId: Buffer.from('eee19b7ec3c1b174', 'hex') };
+    const type = otlpSchema().ExportTraceServiceRequest;
+    const problemOf = (extra: object) => {
+      const request = { resourceSpans: [{ scopeSpans: [{ spans: [{ ...ids, name: 'op', startTimeUnixNano: start, endTimeUnixNano: start, ...extra }] }] }] };
+      return spansOf(decodeProtobufExport(Buffer.from(type.encode(type.fromObject(request)).finish())))[0].decodeProblem;
+    };
+    const json = spansOf(decodeJsonExport(withDeep(jsonBody([jsonSpan({ events: [{ name: 'e', attributes: [{ key: 'deep', value: DEEP }] }] })]), nestedArrayJson(MAX_ANY_VALUE_DEPTH + 5))))[0];
+    const expected = `attribute "deep": arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`;
+    expect(json.decodeProblem).toBe(expected);
+    expect(problemOf({ events: [{ name: 'e', attributes: deep }] })).toBe(expected);
+    expect(problemOf({ links: [{ traceId: ids.traceId, spanId: Buffer.from('2222222222222222', 'hex'), attributes: deep }] })).toBe(expected);
+  });
+
   it('protobuf: the span is rejected past the bound; past protobufjs\'s own limit the body is a 400, never a stack overflow', () => {
     const atBound = decodeProtobufExport(protobufWithNesting(MAX_ANY_VALUE_DEPTH));
     expect(spansOf(atBound)[0].decodeProblem).toBeUndefined();
