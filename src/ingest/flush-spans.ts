@@ -60,7 +60,8 @@ export interface RequestSpans {
 
 /**
  * Admits one request's spans into the flush and sets each trace's spanIds/spanLines (every span
- * but those refused by the limit, duplicates included, as the settle cache takes them) and drops
+ * but those refused by the limit and repeats within the flush; copies of stored spans included, as
+ * the settle cache takes them) and drops
  * refused spans from its tool rows.
  */
 export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpans {
@@ -85,7 +86,13 @@ export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpa
     const idAt = traceKey.length + 1;
     for (let i = start; i < end; i++) {
       const key = keys[i];
-      if ((stored && stored.has(key)) || (kept && kept.has(key))) {
+      if (kept && kept.has(key)) {
+        // A repeat within the flush is not held for the settler either: only the first copy is
+        // written, so a summary from memory must see that one, as a read-back would.
+        duplicates++;
+        skipped.push(i);
+        continue;
+      } else if (stored && stored.has(key)) {
         duplicates++;
         skipped.push(i);
       } else if (count >= flush.maxSpans) {
