@@ -53,7 +53,8 @@ function isRouteResult(value: unknown): value is RouteResult {
 
 /** Loads a project for a principal: another tenant's project, or one outside a project-limited key, is a 404 like an unknown id. */
 export async function projectForPrincipal(deps: AppDeps, principal: Principal, projectId: string): Promise<Project> {
-  if (principal.projectId && principal.projectId !== projectId) throw new NotFoundError('Project not found');
+  // Ids are UUIDs, matched in any letter case (as PostgreSQL's uuid does); callers then use `project.id`.
+  if (principal.projectId && principal.projectId !== projectId.toLowerCase()) throw new NotFoundError('Project not found');
   const project = await findProject(deps.sql, principal.tenantId, projectId);
   if (!project) throw new NotFoundError('Project not found');
   return project;

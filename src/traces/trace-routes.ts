@@ -74,8 +74,8 @@ export function traceRoutes(deps: AppDeps): Router {
       let projectId = principal.projectId;
       if (context) {
         // A project of another tenant or outside the key is not found, exactly as an unknown trace.
-        await projectForPrincipal(deps, principal, query.project_id!);
-        projectId = query.project_id!;
+        // Its stored id: the query's may differ in letter case, and ClickHouse compares text.
+        projectId = (await projectForPrincipal(deps, principal, query.project_id!)).id;
       }
       const explicitPage = query.span_limit !== undefined || query.span_cursor !== undefined;
       if (context && explicitPage) {

@@ -66,9 +66,10 @@ function costRoutes(deps: AppDeps): Router {
     body: backfillBody,
     responses: { 200: { description: 'What the run priced', schema: backfillResponse } },
     handler: async ({ principal, tenantId, body }): Promise<BackfillResult> => {
-      const projectId = body?.project_id ?? principal.projectId ?? undefined;
-      if (principal.projectId && projectId !== principal.projectId) throw new ValidationError('project_id: outside this key');
-      if (projectId) await projectForPrincipal(deps, principal, projectId);
+      const named = body?.project_id ?? principal.projectId ?? undefined;
+      if (principal.projectId && named?.toLowerCase() !== principal.projectId) throw new ValidationError('project_id: outside this key');
+      // Its stored id: the body's may differ in letter case, and ClickHouse compares text.
+      const projectId = named ? (await projectForPrincipal(deps, principal, named)).id : undefined;
       const book = bookOf(deps) ?? (await defaultPriceBook());
       return backfillCosts(deps.ch, { tenantId, projectId, catalog: book.current() });
     },

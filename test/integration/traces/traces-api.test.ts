@@ -132,6 +132,14 @@ describe('GET /traces/{trace_id}', () => {
     }
   });
 
+  it('finds the context bundle with the project id in upper case (ids are matched in any case)', async () => {
+    const response = await fetch(`${svc.api}/traces/${run.traceId}?expand=context&project_id=${project.id.toUpperCase()}`, {
+      headers: { authorization: `Bearer ${svc.adminKey}` },
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ id: run.traceId, project_id: project.id, spans_total: 5 });
+  });
+
   it('returns the context bundle with exact nanosecond numbers, paged', async () => {
     const response = await fetch(`${svc.api}/traces/${run.traceId}?expand=context&project_id=${project.id}&spans_limit=2&spans_offset=1`, {
       headers: { authorization: `Bearer ${svc.adminKey}` },
