@@ -6,6 +6,8 @@ import { loadConfig } from '../../src/config.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { projectRoot } from '../../src/project-root.js';
 import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
+import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../src/stores/postgres.js';
+import type { PostgresStatementStats } from '../../src/stores/postgres-statement-stats.js';
 import { tempDataDir } from './temp-dir.js';
 
 export const SYSTEM_KEY = 'lk_system_test_key';
@@ -24,6 +26,10 @@ export interface TestService {
   /** A project of the bootstrap tenant (or the tenant of `key`). */
   newProject(name?: string, key?: string): Promise<{ id: string; name: string }>;
   newKey(scope: 'read' | 'admin' | 'ingest', options?: { key?: string; projectId?: string | null }): Promise<string>;
+  /** The service's PostgreSQL URL (DATABASE_URL, else the running embedded server's). */
+  postgresUrl(): string;
+  /** A pool of its own on the service's PostgreSQL (what another process would have); ended by stop(). */
+  postgresPool(options: { max: number; stats?: PostgresStatementStats }): Sql;
   stop(): Promise<void>;
 }
 
@@ -69,6 +75,8 @@ export async function startTestService(
     }
     return { status: response.status, body: parsed, headers: response.headers };
   };
+  const pools: Sql[] = [];
+  const postgresUrl = () => process.env.DATABASE_URL ?? embeddedPostgresUrl(dataDir)!;
   const test: TestService = {
     url: service.url,
     api,
@@ -91,7 +99,16 @@ export async function startTestService(
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.key;
     },
-    stop: () => service.stop(),
+    postgresUrl,
+    postgresPool(options) {
+      const sql = connectPostgres(postgresUrl(), options);
+      pools.push(sql);
+      return sql;
+    },
+    async stop() {
+      for (const sql of pools.splice(0)) await sql.end({ timeout: 5 });
+      await service.stop();
+    },
   };
   return test;
 }

@@ -19,7 +19,7 @@ import { migrationDirs } from '../../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stats.js';
 import { migratePostgres, readMigrations } from '../../../src/stores/migrations.js';
-import { connectPostgres, embeddedPostgresUrl } from '../../../src/stores/postgres.js';
+import { connectPostgres } from '../../../src/stores/postgres.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
@@ -277,7 +277,7 @@ describe('the backfill under a window', () => {
 
 describe('migration 022 on rows from 021', () => {
   it('keeps them with their latest span unknown: the window leaves them to the lifetime rule', async () => {
-    const url = new URL(embeddedPostgresUrl(svc.dataDir)!);
+    const url = new URL(svc.postgresUrl());
     await sql().unsafe('create database lookout_registry_022');
     url.pathname = '/lookout_registry_022';
     const other = connectPostgres(url.toString(), { max: 2 });

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace } from '../../../src/trace-hooks.js';
-import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
+import type { Sql } from '../../../src/stores/postgres.js';
 import { extractIssueGroup, readExtraction } from '../../../src/workspace/issues/issue-extraction.js';
 import { attachToIssues } from '../../../src/workspace/issues/issue-open.js';
 import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.js';
@@ -15,20 +15,14 @@ import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.j
  */
 let svc: TestService;
 let tenantId: string;
-const pools: Sql[] = [];
 
-function pool(): Sql {
-  const sql = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 2 });
-  pools.push(sql);
-  return sql;
-}
+const pool = (): Sql => svc.postgresPool({ max: 2 });
 
 beforeAll(async () => {
   svc = await startTestService();
   tenantId = svc.service.bootstrap!.tenantId;
 });
 afterAll(async () => {
-  for (const sql of pools) await sql.end({ timeout: 5 });
   await svc?.stop();
 });
 

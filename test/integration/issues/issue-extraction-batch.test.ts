@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace, TraceFailure } from '../../../src/trace-hooks.js';
-import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
+import type { Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { extractIssueGroup, extractIssues } from '../../../src/workspace/issues/issue-extraction.js';
 import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.js';
@@ -14,21 +14,14 @@ import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.j
  */
 let svc: TestService;
 let tenantId: string;
-/** Pools of their own on the service's PostgreSQL: what another process (or a counted one) would have. */
-const pools: Sql[] = [];
-
-function pool(stats?: PostgresStatementStats): Sql {
-  const sql = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 4, stats });
-  pools.push(sql);
-  return sql;
-}
+/** A pool of its own on the service's PostgreSQL: what another process (or a counted one) would have. */
+const pool = (stats?: PostgresStatementStats): Sql => svc.postgresPool({ max: 4, stats });
 
 beforeAll(async () => {
   svc = await startTestService();
   tenantId = svc.service.bootstrap!.tenantId;
 });
 afterAll(async () => {
-  for (const sql of pools) await sql.end({ timeout: 5 });
   await svc?.stop();
 });
 

@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace } from '../../../src/trace-hooks.js';
-import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { MonitorEvaluator, monitorEvaluator, type Evaluation } from '../../../src/workspace/monitors/monitor-evaluator.js';
 import { activeWindowRows } from '../../../src/workspace/monitors/monitor-store.js';
@@ -144,16 +143,12 @@ describe('monitor evaluation of a settle group', () => {
     const { monitorId, traces } = await setUp('monitor statements');
     // A pool of its own on the service's PostgreSQL, counting what it sends (as POSTGRES_STATS_FILE does).
     const stats = new PostgresStatementStats('/dev/null');
-    const counted = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 2, stats });
-    try {
-      await counted`select 1`;
-      const before = stats.snapshot().statements;
-      const evaluations = await new MonitorEvaluator({ ...svc.service.deps, sql: counted }).evaluateGroup(monitorId, traces);
-      expect(evaluations.map((e) => e.outcome)).toContain('triggered');
-      // The 29 traces of the scenario. begin, lock, observations, totals, window, upsert, activated, the issue (5), monitor, notify, commit — not ~6 per trace.
-      expect(stats.snapshot().statements - before).toBeLessThanOrEqual(16);
-    } finally {
-      await counted.end({ timeout: 5 });
-    }
+    const counted = svc.postgresPool({ max: 2, stats });
+    await counted`select 1`;
+    const before = stats.snapshot().statements;
+    const evaluations = await new MonitorEvaluator({ ...svc.service.deps, sql: counted }).evaluateGroup(monitorId, traces);
+    expect(evaluations.map((e) => e.outcome)).toContain('triggered');
+    // The 29 traces of the scenario. begin, lock, observations, totals, window, upsert, activated, the issue (5), monitor, notify, commit — not ~6 per trace.
+    expect(stats.snapshot().statements - before).toBeLessThanOrEqual(16);
   });
 });

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../../src/stores/postgres.js';
+import type { Sql } from '../../../src/stores/postgres.js';
 import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
 import { fanOutOnce } from '../../../src/webhooks/webhook-fanout.js';
 import type { WebhookDeliverer } from '../../../src/webhooks/webhook-deliverer.js';
@@ -24,12 +24,11 @@ beforeAll(async () => {
   svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_PUBLIC_URL: PUBLIC_URL });
   // The fan-out is driven by hand here.
   await (svc.service.deps.services.webhookDeliverer as WebhookDeliverer).stop();
-  counted = connectPostgres(embeddedPostgresUrl(svc.dataDir)!, { max: 2, stats });
+  counted = svc.postgresPool({ max: 2, stats });
   await counted`select 1`;
 }, 120_000);
 
 afterAll(async () => {
-  await counted?.end({ timeout: 5 });
   await svc?.stop();
 });
 
