@@ -6,6 +6,7 @@ import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import { traceHooks } from '../../../src/trace-hook-registry.js';
 import type { ProcessedTrace } from '../../../src/trace-hooks.js';
 import type { TestService } from '../../helpers/service.js';
+import { pauseNextFlush } from '../../helpers/writer-pause.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 import { openSharedStores, sleep, type SharedStores } from './instances.js';
 import { agentRun } from '../../helpers/agent-run.js';
@@ -76,15 +77,7 @@ describe('settling across instances', () => {
 
     // A checks for duplicates, then pauses before inserting; meanwhile B stores an overlapping
     // batch (a retry that went to another instance): both find chat 0-2 new and both store them.
-    const writerA = ingestService(a.service.deps).writer;
-    let paused!: () => void;
-    const pausedAtA = new Promise<void>((resolve) => (paused = resolve));
-    let resumeA!: () => void;
-    writerA.afterDuplicateCheck = async () => {
-      writerA.afterDuplicateCheck = null;
-      paused();
-      await new Promise<void>((resolve) => (resumeA = resolve));
-    };
+    const { paused: pausedAtA, resume: resumeA } = pauseNextFlush(ingestService(a.service.deps).writer);
     // Merges would fold the duplicate span rows together before they are counted below.
     await stores.ch.client.command({ query: `SYSTEM STOP MERGES ${stores.ch.table('spans')}` });
     const sentToA = send(a, [run.root, ...run.children.slice(0, 3)]);

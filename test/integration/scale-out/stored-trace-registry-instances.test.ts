@@ -4,6 +4,7 @@ import { ingestService } from '../../../src/ingest/ingest-module.js';
 import { queueDepth } from '../../../src/ingest/settle-queue.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import type { TestService } from '../../helpers/service.js';
+import { pauseNextFlush } from '../../helpers/writer-pause.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 import { openSharedStores, type SharedStores } from './instances.js';
 import { agentRun } from '../../helpers/agent-run.js';
@@ -92,15 +93,7 @@ describe('the stored-trace registry across instances', () => {
     const ch = stores.ch;
     const summary = () => one(`SELECT count() AS n, any(span_count) AS spans FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
     // A registers the trace (new), then stalls before its inserts.
-    const writerA = ingestService(a.service.deps).writer;
-    let paused!: () => void;
-    const pausedAtA = new Promise<void>((resolve) => (paused = resolve));
-    let resumeA!: () => void;
-    writerA.afterDuplicateCheck = async () => {
-      writerA.afterDuplicateCheck = null;
-      paused();
-      await new Promise<void>((resolve) => (resumeA = resolve));
-    };
+    const { paused: pausedAtA, resume: resumeA } = pauseNextFlush(ingestService(a.service.deps).writer);
     const sentToA = send(a, [run.root, run.children[0]]);
     await pausedAtA;
     // Meanwhile B stores chat 1 and 2 (known trace: checked, nothing stored yet) and they settle.
