@@ -95,7 +95,7 @@ function encode(rows: Keyed[]): EncodedRows {
   // whole ArrayBuffer behind a view, so the unused tail must not travel (nor stay alive in the
   // settle cache's line views); and it is what an answer arrives as, so inline and pooled runs agree.
   const owned = new Uint8Array(body.subarray(0, at));
-  scratch = body.byteLength <= KEEP_SCRATCH_BYTES ? body : scratch.byteLength <= KEEP_SCRATCH_BYTES ? scratch : Buffer.allocUnsafe(0);
+  scratch = body.byteLength <= KEEP_SCRATCH_BYTES ? body : scratch;
   return { keys, body: owned, ends };
 }
 

@@ -11,6 +11,7 @@ import { buildSpanTree } from './span-tree.js';
 import { validateExport } from './span-validation.js';
 import { traceAgentName } from './trace-summary.js';
 import { packToolRows } from './packed-tool-rows.js';
+import { nsToMs } from '../stores/clickhouse-time.js';
 
 /**
  * The CPU-heavy part of one OTLP request, run on the compute pool (src/compute/): decode the
@@ -97,11 +98,6 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces };
 }
 
-/** A span's start in epoch ms from its nanoseconds (validated digits): the string cut, no BigInt per span. */
-function startMs(startNs: string): number {
-  return startNs.length > 6 ? Number(startNs.slice(0, -6)) : 0;
-}
-
 /** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
 export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { rows: SpanEventRows; traces: TraceNote[] } {
   const byTrace = new Map<string, NormalizedSpan[]>();
@@ -124,7 +120,7 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
     let earliest = Infinity;
     let latest = -Infinity;
     for (const s of traceSpans) {
-      const ms = startMs(s.startNs);
+      const ms = nsToMs(s.startNs);
       if (ms < earliest) earliest = ms;
       if (ms > latest) latest = ms;
     }

@@ -1,10 +1,8 @@
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import type { Origin } from '../origin.js';
+import { UUID_PATTERN } from '../uuid.js';
 import { traceKeyOf } from './encoded-rows.js';
 import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
-
-/** A UUID in text form, for the registry lookup below. */
-const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 /**
  * The settle queue in PostgreSQL (sql/014_settle_queue.sql): the one record of which traces got

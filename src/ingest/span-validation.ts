@@ -1,4 +1,5 @@
 import type { DecodedExport, DecodedSpan } from './otlp-types.js';
+import { nsToMs } from '../stores/clickhouse-time.js';
 
 /**
  * Span validation for partial success (OTLP/HTTP specification, "Partial Success"): invalid spans
@@ -59,8 +60,7 @@ function spanOfTime(ms: number): string {
 
 /** The problem with a span's start against the window the stores keep, or null inside it. */
 function windowProblem(startNs: string, nowMs: number, maxFutureSkewMs: number): string | null {
-  // Whole milliseconds (floor of ns / 10^6) from the digits: at most 14 digits, exact in a double.
-  const startMs = startNs.length > 6 ? Number(startNs.slice(0, -6)) : 0;
+  const startMs = nsToMs(startNs);
   const oldest = nowMs - RETENTION_DAYS * DAY_MS;
   const latest = nowMs + maxFutureSkewMs;
   if (startMs >= oldest && startMs <= latest) return null;

@@ -7,7 +7,7 @@ import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { traceKeyAfter, type TraceKeyCursor } from '../stores/clickhouse-sql/trace-key-after.js';
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
-import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
+import { canonicalKey, REGISTRY_COMPLETE_STATE } from './stored-traces.js';
 import { recordWindow, WINDOW_LEAD_MS } from './stored-traces-window.js';
 import type { TraceKey } from './stored-spans.js';
 
@@ -44,7 +44,7 @@ async function insertKeys(sql: SqlHandle, spelled: BackfillRow[]): Promise<void>
   // span start of the two is kept.
   const byKey = new Map<string, BackfillRow>();
   for (const r of spelled) {
-    const key = `${r.tenant_id}/${r.project_id}/${r.trace_id}`.toLowerCase();
+    const key = canonicalKey(toKey(r));
     const seen = byKey.get(key);
     if (!seen || seen.latest < r.latest) byKey.set(key, r);
   }

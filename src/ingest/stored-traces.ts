@@ -35,21 +35,17 @@ export function refreshAfterMs(windowMs: number | null): number {
 }
 
 /** A key as PostgreSQL returns it from the registry's uuid columns (lower case). */
-function canonicalKey(k: TraceKey): string {
+export function canonicalKey(k: TraceKey): string {
   return traceKeyString({ tenantId: k.tenantId.toLowerCase(), projectId: k.projectId.toLowerCase(), traceId: k.traceId.toLowerCase() });
-}
-
-/** Distinct keys in key order: concurrent flushes in several processes lock shared rows in one order (no deadlock). */
-function sortedKeys(keys: readonly TraceKey[]): TraceKey[] {
-  const byKey = new Map<string, TraceKey>();
-  for (const k of keys) byKey.set(traceKeyString(k), { tenantId: k.tenantId, projectId: k.projectId, traceId: k.traceId });
-  return [...byKey.values()].sort(traceKeyOrder);
 }
 
 /** A trace of a flush: its key and, when known, the earliest and latest start (epoch ms) of its spans in the flush. */
 export type RegisteredTrace = TraceKey & { spanStartMs?: [number, number] };
 
-/** One row per trace in key order, the span starts of its notes merged (unknown in any: unknown). */
+/**
+ * One row per trace in key order (concurrent flushes in several processes lock shared rows in one
+ * order: no deadlock), the span starts of its notes merged (unknown in any: unknown).
+ */
 function registeredRows(traces: readonly RegisteredTrace[]): (TraceKey & { earliest: number; latest: number | null })[] {
   const byKey = new Map<string, TraceKey & { earliest: number; latest: number | null }>();
   for (const t of traces) {
@@ -149,7 +145,7 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
  * order and deadlock.
  */
 export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
-  const rows = sortedKeys(keys);
+  const rows = registeredRows(keys);
   if (rows.length === 0) return new Set();
   const spelled = new Map(rows.map((r) => [canonicalKey(r), traceKeyString(r)]));
   const result = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`

@@ -37,10 +37,14 @@ export function msToDateTime64(ms: number): string {
   return `${lastDayText} ${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${pad3(milli)}`;
 }
 
+/** Whole epoch milliseconds (floor of ns / 10^6) of validated nanosecond digits: the string cut, no BigInt (at most 14 digits, exact in a double). */
+export function nsToMs(ns: string): number {
+  return ns.length > 6 ? Number(ns.slice(0, -6)) : 0;
+}
+
 /** Epoch nanoseconds (decimal string) → DateTime64(3) text, by string slicing so no precision is lost. */
 export function nsToDateTime64(ns: string): string {
-  const ms = ns.length > 6 ? Number(ns.slice(0, -6)) : 0;
-  return msToDateTime64(ms);
+  return msToDateTime64(nsToMs(ns));
 }
 
 /** ClickHouse DateTime64 text ('YYYY-MM-DD hh:mm:ss[.fff]', UTC) → ISO 8601, keeping its precision. */
