@@ -109,7 +109,7 @@ for (let rep = -3; rep < REPS; rep++) {
   if (round.claims.length !== KEYS) throw new Error(`claimed ${round.claims.length} of ${KEYS}`);
   const first = await step('round: markFirstSettled', () => markFirstSettled(sql, round.claims));
   if (first.size !== KEYS) throw new Error(`marked ${first.size} of ${KEYS}`);
-  const held = await step('round: heldClaims', () => heldClaims(sql, token));
+  const held = await step('round: heldClaims', () => heldClaims(sql, token, round.claims));
   if (held.size !== KEYS) throw new Error(`held ${held.size} of ${KEYS}`);
   const finished = await step('round: finishClaims', () => finishClaims(sql, token, round.claims));
   if (finished.length !== KEYS) throw new Error(`finished ${finished.length} of ${KEYS}`);
