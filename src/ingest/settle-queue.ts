@@ -51,8 +51,8 @@ export interface SettleTiming {
  * root is known, and `maxWaitMs` after its first spans in any case. One row per trace (a multi-row
  * upsert may not touch a row twice; traceKeyParams folds spellings and sorts, so flushes of several
  * processes lock shared rows in one order): roots OR-ed, the last origin kept. A flush's few senders
- * are sent once each, like its tenants and projects (trace-key-params.ts). Answers every spelling
- * given.
+ * are sent once each, like its tenants and projects (trace-key-params.ts). Answers every record, as
+ * spelled.
  */
 export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timing: SettleTiming): Promise<RecordedRow[]> {
   const keys = traceKeyParams(
@@ -108,14 +108,11 @@ export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timin
     left join stored_traces s on s.tenant_id = v.t and s.project_id = v.p and s.trace_id = v.tr`;
   const byRow: (typeof result)[number][] = [];
   for (const r of result) byRow[r.i - 1] = r;
-  const recorded = new Map<string, RecordedRow>();
-  for (const { tenantId, projectId, traceId } of records) {
-    const spelling = traceKeyString({ tenantId, projectId, traceId });
-    const r = byRow[keys.rowOf.get(spelling)!];
-    if (!r || recorded.has(spelling)) continue;
-    recorded.set(spelling, { tenantId, projectId, traceId, rowId: r.row_id, seq: r.seq, registrations: r.registrations === null ? null : Number(r.registrations) });
-  }
-  return [...recorded.values()];
+  // One answer per record given, as spelled (a trace in several records: the same answer each time).
+  return records.map((rec, i) => {
+    const r = byRow[keys.rowOf[i]];
+    return { tenantId: rec.tenantId, projectId: rec.projectId, traceId: rec.traceId, rowId: r.row_id, seq: r.seq, registrations: r.registrations === null ? null : Number(r.registrations) };
+  });
 }
 
 interface ClaimRow {

@@ -1,6 +1,6 @@
 import type { SqlHandle } from '../stores/postgres.js';
 import { isUuid } from '../uuid.js';
-import type { TraceKey } from './stored-spans.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
 import { traceKeyParams } from './trace-key-params.js';
 
 /**
@@ -93,19 +93,25 @@ export interface Registration {
 export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
   const keys = registeredRows(traces);
   if (keys.rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
-  // Unknown starts travel as -1 (a 1970 start: outside any window); latest -1 is stored as NULL.
-  const earliest = keys.rows.map((r) => (Number.isFinite(r.earliest) ? r.earliest : -1));
-  const latest = keys.rows.map((r) => r.latest ?? -1);
+  // Span starts travel as milliseconds after the flush's earliest known one (a few digits instead of
+  // thirteen), unknown ones as NULL. An unknown earliest counts as -1 (a 1970 start: outside any
+  // window); an unknown latest is stored as NULL.
+  let base = Infinity;
+  for (const r of keys.rows) if (r.earliest < base) base = r.earliest;
+  if (!Number.isFinite(base)) base = 0;
+  const earliest = keys.rows.map((r) => (Number.isFinite(r.earliest) ? r.earliest - base : null));
+  const latest = keys.rows.map((r) => (r.latest === null ? null : r.latest - base));
   // Answers each key by its position (`i`), not by echoing its three ids. `trusted`: created here
   // (registrations = 1) and, under a window, every span of the flush inside it on the clock read now.
   const result = await sql<{ i: number; registrations: string; trusted: boolean; complete: boolean }[]>`
     with k as (
-      select (${keys.tenants}::uuid[])[k.g] as t, (${keys.projects}::uuid[])[k.g] as p, k.tr, k.e, k.l, k.i
+      select (${keys.tenants}::uuid[])[k.g] as t, (${keys.projects}::uuid[])[k.g] as p, k.tr,
+             coalesce(${base}::float8 + k.e, -1) as e, ${base}::float8 + k.l as l, k.i
       from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${earliest}::float8[], ${latest}::float8[]) with ordinality as k(g, tr, e, l, i)
     ),
     up as (
       insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, first_settled_at)
-      select k.t, k.p, k.tr, to_timestamp(nullif(k.l, -1) / 1000.0),
+      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0),
              case when ${windowMs}::float8 is not null and k.e < extract(epoch from now() - ${windowMs}::float8 * interval '1 millisecond') * 1000 then now() end
       from k order by k.i
       on conflict (tenant_id, project_id, trace_id) do update set
@@ -129,8 +135,10 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
   // Answered for every spelling the caller used.
   const created = new Set<string>();
   const registrations = new Map<string, number>();
-  for (const [spelling, row] of keys.rowOf) {
+  for (const [i, t] of traces.entries()) {
+    const row = keys.rowOf[i];
     if (counts[row] === undefined) continue;
+    const spelling = traceKeyString(t);
     if (trusted[row]) created.add(spelling);
     registrations.set(spelling, counts[row]);
   }
@@ -151,10 +159,8 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
  * order and deadlock.
  */
 export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
-  const params = traceKeyParams(
-    keys.filter((k) => isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId)),
-    (k): TraceKey => k,
-  );
+  const registrable = keys.filter((k) => isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId));
+  const params = traceKeyParams(registrable, (k): TraceKey => k);
   if (params.rows.length === 0) return new Set();
   const result = await sql<{ i: number }[]>`
     with k as (
@@ -173,5 +179,5 @@ export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]
     where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id and s.first_settled_at is null
     returning l.i::int4 as i`;
   const marked = new Set(result.map((r) => r.i - 1));
-  return new Set([...params.rowOf].filter(([, row]) => marked.has(row)).map(([spelling]) => spelling));
+  return new Set(registrable.filter((_, i) => marked.has(params.rowOf[i])).map(traceKeyString));
 }

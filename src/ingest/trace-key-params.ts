@@ -33,8 +33,8 @@ export interface TraceKeyParams<T extends TraceKey> {
   pairs: number[];
   /** Per row: its trace id. */
   traces: string[];
-  /** Every spelling given (traceKeyString) → its row's position in `rows`. */
-  rowOf: Map<string, number>;
+  /** Per key given, in the caller's order: its row's position in `rows`. */
+  rowOf: number[];
 }
 
 /**
@@ -46,36 +46,36 @@ export function traceKeyParams<K extends TraceKey, T extends TraceKey>(
   start: (key: K) => T,
   merge: (row: T, key: K) => void = () => {},
 ): TraceKeyParams<T> {
-  type Entry = { tenant: string; project: string; trace: string; row: T; spellings: string[] };
+  type Entry = { tenant: string; project: string; trace: string; row: T; at: number };
   const byCanonical = new Map<string, Entry>();
+  const entryOf: Entry[] = [];
   for (const k of keys) {
     const tenant = k.tenantId.toLowerCase();
     const project = k.projectId.toLowerCase();
     const trace = k.traceId.toLowerCase();
     const canonical = `${tenant}\u0000${project}\u0000${trace}`;
-    const spelling = traceKeyString(k);
-    const seen = byCanonical.get(canonical);
-    if (!seen) byCanonical.set(canonical, { tenant, project, trace, row: start(k), spellings: [spelling] });
-    else {
-      merge(seen.row, k);
-      if (!seen.spellings.includes(spelling)) seen.spellings.push(spelling);
-    }
+    let entry = byCanonical.get(canonical);
+    if (!entry) byCanonical.set(canonical, (entry = { tenant, project, trace, row: start(k), at: 0 }));
+    else merge(entry.row, k);
+    entryOf.push(entry);
   }
   // Field by field: a flush's keys share their tenant and project, compared once each, not as a prefix.
   const order = (a: string, b: string) => (a === b ? 0 : a < b ? -1 : 1);
   const sorted = [...byCanonical.values()].sort((a, b) => order(a.tenant, b.tenant) || order(a.project, b.project) || order(a.trace, b.trace));
-  const params: TraceKeyParams<T> = { rows: [], tenants: [], projects: [], pairs: [], traces: [], rowOf: new Map() };
-  for (const { tenant, project, trace, row, spellings } of sorted) {
+  const params: TraceKeyParams<T> = { rows: [], tenants: [], projects: [], pairs: [], traces: [], rowOf: [] };
+  for (const entry of sorted) {
+    const { tenant, project, trace, row } = entry;
     // Sorted by key, so each pair's keys are consecutive.
     const last = params.tenants.length - 1;
     if (last < 0 || params.tenants[last] !== tenant || params.projects[last] !== project) {
       params.tenants.push(tenant);
       params.projects.push(project);
     }
-    for (const s of spellings) params.rowOf.set(s, params.rows.length);
+    entry.at = params.rows.length;
     params.rows.push(row);
     params.pairs.push(params.tenants.length);
     params.traces.push(trace);
   }
+  params.rowOf = entryOf.map((e) => e.at);
   return params;
 }
