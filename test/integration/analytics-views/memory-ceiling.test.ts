@@ -12,7 +12,7 @@ const T = 'tenant-mem';
 const P = 'project-mem';
 const START = new Date('2026-11-01T00:00:00Z');
 const ROWS = 400_000;
-const params = { window: { start: START, endExclusive: new Date(START.getTime() + 86_400_000) }, granularity: 'day' as const };
+const params = { window: { start: START, endExclusive: new Date(START.getTime() + 86_400_000) }, granularity: 'day' as const, hours: 24 };
 
 describe('preset views: memory ceiling', () => {
   let svc: TestService;
