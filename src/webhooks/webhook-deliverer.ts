@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../stores/postgres.js';
-import type { SecretBox } from '../workspace/tickets/secret-box.js';
+import type { SecretBox } from '../secret-box.js';
 import { WokenPollLoop } from '../woken-poll-loop.js';
 import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempts, releaseLeases, type DueAttempt } from './delivery-store.js';
 import { nextAttemptAt } from './retry-schedule.js';

@@ -3,7 +3,7 @@ import type { AppDeps } from '../app-deps.js';
 import { NotFoundError } from '../http/errors.js';
 import type { SqlHandle } from '../stores/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import { secretBox } from '../workspace/tickets/tracker-access.js';
+import { secretBox } from '../secret-box-access.js';
 import { findDelivery, insertEvents, listDeliveries, queueAttempts } from './delivery-store.js';
 import { checkWebhookUrl } from './url-guard.js';
 import { webhookDeliverer } from './webhook-access.js';
