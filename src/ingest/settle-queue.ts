@@ -206,9 +206,10 @@ export async function extendLease(sql: SqlHandle, token: string, leaseMs: number
 }
 
 /**
- * Ends a round in one statement: deletes the claimed rows whose `seq` did not move since the claim
- * (`claimed_seq`: settled with every span), and frees the others (a span came meanwhile: they settle
- * again when due). Returns the finished claims' keys.
+ * Ends a round in one statement: of the rows its token still holds, deletes those whose `seq` did not
+ * move since the claim (`claimed_seq`: settled with every span), and frees the others (a span came
+ * meanwhile: they settle again when due). Only the token is sent; `claims` (the round's) turns the
+ * finished rows back into keys, which it returns.
  *
  * The token's rows are locked first, in key order (`for update` after `order by`), as writers' upserts
  * lock them: deleting or freeing them in another order could deadlock with a flush. The delete finds
