@@ -112,8 +112,9 @@ const NEWLINE = 0x0a;
 const LONE_SURROGATE_ESCAPE = /\\(?:\\|u(d[89a-f][0-9a-f]{2}))/g;
 
 /**
- * One JSON line of a row (an object for JSONEachRow, an array of values for JSONCompactEachRow). A string holding a lone surrogate (an OTLP/JSON `\ud800` escape,
- * or one inside an attribute's JSON text) is written by JSON.stringify as that escape, which
+ * One JSON line of a row: an object (JSONEachRow: the settler's rows) or the array of its values
+ * (JSONCompactEachRow: the per-span tables). A string holding a lone surrogate (an OTLP/JSON
+ * `\ud800` escape, or one inside an attribute's JSON text) is written by JSON.stringify as that escape, which
  * ClickHouse refuses ("missing second part of surrogate pair"): the whole insert would fail, every
  * request of the flush with it, and the exporter would retry it forever. It becomes U+FFFD, as
  * any UTF-8 encoder writes it. JSON.stringify escapes only lone surrogates this way (pairs are
