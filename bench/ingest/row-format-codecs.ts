@@ -15,6 +15,8 @@ export interface FormatCodec {
   name: string;
   format: 'JSONEachRow' | 'JSONCompactEachRow' | 'TabSeparated';
   columns?: (table: Table) => string[];
+  /** Insert settings of this variant. */
+  settings?: Record<string, number>;
   encode(rows: SpanEventRows): Record<Table, EncodedRows>;
   decodeSpans(bytes: Uint8Array): NormalizedSpan[];
 }

@@ -9,12 +9,13 @@
  *   memory path: lines → stored rows → spanFromStoredRow);
  * - engine: CPU of the embedded engine's threads (every thread but this one and the background
  *   pools) while it parses and writes each table's insert, two requests per insert as a flush has;
- * - bytes: size of the bodies.
+ * - bytes: size of the bodies; and the inserts' wall time (one at a time, so a format the engine
+ *   parsed on fewer threads would show here).
  *
  * Every format's rows are inserted into a database of their own on one fresh engine; at the end
  * each table's rows (all columns but the insert time) must be the same in every database.
  *
- *   nice -n 10 npx tsx bench/ingest/row-formats.ts [--batches 16] [--rounds 5] [--per-insert 2]
+ *   nice -n 10 npx tsx bench/ingest/row-formats.ts [--batches 16] [--rounds 5] [--per-insert 2] [--settings '{"name":value}']
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +41,9 @@ const BATCHES = numberArg('batches', 16);
 const ROUNDS = numberArg('rounds', 5);
 const PER_INSERT = numberArg('per-insert', 2);
 const SPANS = 1000;
+/** Insert settings to try, e.g. --settings '{"input_format_parallel_parsing":0}' (none by default, as the service inserts). */
+const settingsAt = process.argv.indexOf('--settings');
+const SETTINGS = JSON.parse(settingsAt >= 0 ? process.argv[settingsAt + 1] : '{}') as Record<string, number | string>;
 
 const TABLES = ['spans', 'event_generation_completed', 'event_tool_called', 'event_span_errored'] as const;
 type Table = (typeof TABLES)[number];
@@ -63,7 +67,9 @@ const compact: FormatCodec = {
   },
   decodeSpans: (bytes) => storedRowsFromSpanLines(bytes).map(spanFromStoredRow),
 };
-const codecs: FormatCodec[] = [JSON_EACH_ROW, compact, TAB_SEPARATED];
+/** --serial-variant 1: also Lookout's format with the engine's parallel parsing off (one parsing thread per insert). */
+const serialVariant: FormatCodec[] = numberArg('serial-variant', 0) === 1 ? [{ ...compact, name: `${compact.name}, input_format_parallel_parsing 0`, settings: { input_format_parallel_parsing: 0 } }] : [];
+const codecs: FormatCodec[] = [JSON_EACH_ROW, compact, TAB_SEPARATED, ...serialVariant];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const perK = (ns: number) => ns / 1e6 / ((BATCHES * SPANS) / 1000);
@@ -74,8 +80,8 @@ async function main() {
   const keepAlive = setInterval(() => {}, 1000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-row-formats-'));
   const stores: ClickHouseStore[] = [];
-  for (const c of codecs) {
-    const store = await openClickHouse({ url: null, user: '', password: '', database: `fmt_${c.format}`, cluster: null, dataDir: dir });
+  for (let i = 0; i < codecs.length; i++) {
+    const store = await openClickHouse({ url: null, user: '', password: '', database: `fmt_${i}`, cluster: null, dataDir: dir });
     await migrateClickHouse(store, path.join(root, 'clickhouse'));
     stores.push(store);
   }
@@ -83,6 +89,7 @@ async function main() {
   const encodeMs = new Map<string, number[]>(codecs.map((c) => [c.name, []]));
   const decodeMs = new Map<string, number[]>(codecs.map((c) => [c.name, []]));
   const engineMs = new Map<string, Map<Table, number[]>>(codecs.map((c) => [c.name, new Map(TABLES.map((t) => [t, []]))]));
+  const wallMs = new Map<string, number[]>(codecs.map((c) => [c.name, []]));
   const bytes = new Map<string, Map<Table, number>>();
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate which format goes first, so none always runs on a warmer (or busier) machine.
@@ -100,7 +107,8 @@ async function main() {
       decodeMs.get(c.name)!.push(perK(threadCpuNs() - t0));
       if (decoded !== BATCHES * SPANS) throw new Error(`${c.name} decoded ${decoded} spans`);
       // Only the first round's rows are kept: later rounds insert into a scratch copy truncated first.
-      const database = `fmt_${c.format}`;
+      const database = `fmt_${codecs.indexOf(c)}`;
+      let wall = 0;
       for (const table of TABLES) {
         const target = round === 0 ? table : `${table}_scratch`;
         if (round === 1) await stores[0].command(raw(`CREATE TABLE IF NOT EXISTS ${database}.${target} AS ${database}.${table}`), 'system');
@@ -110,7 +118,9 @@ async function main() {
           const body = Buffer.concat(encoded.slice(i, i + PER_INSERT).map((e) => e[table].body));
           if (body.byteLength === 0) continue;
           const before = threadCpu(process.pid);
-          await chdb.chdb.rawInsert({ table: `${database}.${target}`, values: body, format: c.format, columns: c.columns?.(table) });
+          const started = performance.now();
+          await chdb.chdb.rawInsert({ table: `${database}.${target}`, values: body, format: c.format, columns: c.columns?.(table), settings: { ...SETTINGS, ...c.settings } });
+          wall += performance.now() - started;
           const after = threadCpu(process.pid);
           for (const [tid, ns] of after.cpu) {
             if (tid === process.pid || BACKGROUND.test(after.names.get(tid) ?? '')) continue;
@@ -119,6 +129,7 @@ async function main() {
         }
         engineMs.get(c.name)!.get(table)!.push(perK(engine));
       }
+      wallMs.get(c.name)!.push(perK(wall * 1e6));
     }
   }
   // Same stored rows whatever the format: a hash of every row (insert time aside) per table.
@@ -128,7 +139,7 @@ async function main() {
     const digests = await Promise.all(
       codecs.map(async (c) => {
         const [row] = await stores[0].read<{ n: number; h: string }>(
-          raw(`SELECT count() AS n, toString(sum(cityHash64(* EXCEPT (${except})))) AS h FROM fmt_${c.format}.${table}`),
+          raw(`SELECT count() AS n, toString(sum(cityHash64(* EXCEPT (${except})))) AS h FROM fmt_${codecs.indexOf(c)}.${table}`),
           { lane: 'system' },
         );
         return `${row.n}/${row.h}`;
@@ -137,7 +148,7 @@ async function main() {
     if (new Set(digests).size !== 1) mismatches.push(`${table}: ${codecs.map((c, i) => `${c.name} ${digests[i]}`).join(', ')}`);
   }
   const fmt = (xs: number[]) => `${median(xs).toFixed(2).padStart(6)} [${xs.map((x) => x.toFixed(1)).join(' ')}]`;
-  const lines = [`${BATCHES} batches x ${SPANS} spans, ${ROUNDS} rounds, ${PER_INSERT} requests per insert; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`];
+  const lines = [`${BATCHES} batches x ${SPANS} spans, ${ROUNDS} rounds, ${PER_INSERT} requests per insert, settings ${JSON.stringify(SETTINGS)}; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`];
   lines.push('ms per 1000 spans (median [rounds]):');
   for (const c of codecs) {
     const engine = engineMs.get(c.name)!;
@@ -147,6 +158,7 @@ async function main() {
     lines.push(`  decode spans (settle)  ${fmt(decodeMs.get(c.name)!)}`);
     for (const t of TABLES) lines.push(`  engine ${t.padEnd(27)} ${fmt(engine.get(t)!)}  ${(bytes.get(c.name)!.get(t)! / BATCHES / 1024).toFixed(0)} KiB per 1000 spans`);
     lines.push(`  engine, four tables    ${fmt(engineTotal)}`);
+    lines.push(`  inserts' wall time     ${fmt(wallMs.get(c.name)!)}`);
     lines.push(`  sum of medians         ${(median(encodeMs.get(c.name)!) + median(decodeMs.get(c.name)!) + median(engineTotal)).toFixed(2)}`);
   }
   lines.push(mismatches.length === 0 ? 'stored rows identical in every format' : `STORED ROWS DIFFER:\n  ${mismatches.join('\n  ')}`);
