@@ -30,7 +30,7 @@ export async function fanOutOnce(sql: Sql, options: { batchSize: number; publicU
       order by id limit ${options.batchSize}
       for key share`;
     if (rows.length === 0) return { events: 0, queued: 0 };
-    const endpoints = await enabledEndpointsOf(tx, [...new Set(rows.map((r) => r.project_id))]);
+    const endpoints = await enabledEndpointsOf(tx, rows.map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id })));
     const targeted = rows
       .map((row) => ({ row, targets: endpoints.filter((e) => e.tenant_id === row.tenant_id && e.project_id === row.project_id && subscribes(e.events, row.name)) }))
       .filter((t) => t.targets.length > 0);

@@ -8,6 +8,7 @@ import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-stor
 import { formatUtcSecond } from '../query/window.js';
 import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
+import { isUuid } from '../../uuid.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
 import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
@@ -127,12 +128,16 @@ WHERE ${guard(scope)} AND ${inWindow(window)} AND name = 'issue.resolved'`,
   };
 }
 
-/** created_at (epoch ms) of the given issues of the project. */
+/**
+ * created_at (epoch ms) of the given issues of the project. Ids are compared as uuid, so the issues'
+ * primary key finds them; an id that is no UUID names no issue and is left out before the cast.
+ */
 async function issueCreationTimes(deps: ViewDeps, tenantId: string, projectId: string, issueIds: string[]): Promise<Map<string, number>> {
-  if (issueIds.length === 0) return new Map();
+  const ids = issueIds.filter(isUuid);
+  if (ids.length === 0) return new Map();
   const rows = await deps.sql<{ id: string; created_at: Date }[]>`
     select id::text as id, created_at from issues
-    where tenant_id = ${tenantId} and project_id = ${projectId} and id::text = any(${issueIds})`;
+    where tenant_id = ${tenantId} and project_id = ${projectId} and id = any(${ids}::uuid[])`;
   return new Map(rows.map((r) => [r.id, r.created_at.getTime()]));
 }
 

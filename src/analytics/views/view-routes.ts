@@ -64,7 +64,7 @@ export function presetViewRoutes(deps: AppDeps): Router {
     projectParam: true,
     summary: 'A preset analytics view of the project (view omitted: general); only the requested view is computed',
     query: querySchema(true),
-    responses: { 200: { description: 'The payload of the requested view', schema: { oneOf: Object.values(schemas) } } },
+    responses: { 200: { description: 'The payload of the requested view', schema: { anyOf: Object.values(schemas) } } },
     handler: async ({ tenantId, project, query }) => runPresetView(services, tenantId, project.id, requestedView(query), query),
   });
 
