@@ -14,7 +14,7 @@ import { buildQuery, DEFAULT_MAX_MEMORY_BYTES, type CompiledQuery } from './buil
 import { Printer, type PrintContext, type PrintedQuery } from './print.js';
 import { shapeRow } from './rows.js';
 import { validateQuery, type ValidQuery } from './validate.js';
-import { formatUtcSecond } from './window.js';
+import { windowEcho } from './window.js';
 
 export interface AnalyticsQueryResponse {
   rows: Record<string, unknown>[];
@@ -122,6 +122,6 @@ export async function runAnalyticsQuery(deps: AnalyticsQueryDeps, tenantId: stri
     rows,
     // SPEC: true when the row count reaches limit (max_rows when no limit): more groups may exist.
     truncated: rows.length >= plan.limit,
-    window: { start: formatUtcSecond(query.window.start), end_exclusive: formatUtcSecond(query.window.endExclusive) },
+    window: windowEcho(query.window),
   };
 }

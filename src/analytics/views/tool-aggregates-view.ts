@@ -4,7 +4,7 @@
  * and where the failures concentrate. SPEC leaves the element shapes of volume, failing_volume
  * and error_concentration open; docs/analytics.md "tool_aggregates" fixes them.
  */
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketIndexSql, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
@@ -132,7 +132,7 @@ ORDER BY calls DESC, tool ASC`,
     });
 
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     granularity,
     rows,
     volume: [...volume.values()],
