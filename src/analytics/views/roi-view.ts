@@ -5,7 +5,7 @@
  * (docs/analytics.md "roi").
  */
 import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-store.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
 import { isUuid } from '../../uuid.js';
@@ -108,7 +108,7 @@ WHERE ${guard(scope)} AND ${inWindow(window)} AND name = 'issue.resolved'`,
   const lifetimeTraces = Number(traces.rows.length > 0 ? (traces.totals?.traces ?? 0) : 0);
   const counts = issueCounts[0] ?? { issues: 0, resolved: 0 };
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     state: roiState(lifetimeTraces, counts.issues),
     counts: {
       agents: Number(traces.rows.length > 0 ? (traces.totals?.agents ?? 0) : 0),

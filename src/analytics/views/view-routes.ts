@@ -9,11 +9,10 @@ import type { AppDeps } from '../../app-deps.js';
 import { ValidationError } from '../../http/errors.js';
 import { defineRoute } from '../../http/route.js';
 import type { JsonSchema } from '../../http/openapi.js';
-import { requestedView, runPresetView, type RawViewParams, type ViewName } from './preset-views.js';
+import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
 import { GRANULARITIES } from './time-buckets.js';
 import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';
 import { registerViewSchemas } from './view-schemas.js';
-import type { ViewDeps } from './view-sql.js';
 
 /** Deprecated per-view paths (SPEC "Versioning" 2), relative to /projects/{project_id}. */
 export const VIEW_ALIASES: Record<ViewName, string> = {
@@ -45,10 +44,6 @@ function querySchema(withView: boolean): JsonSchema {
       granularity: { type: 'string', enum: [...GRANULARITIES], description: 'Series buckets: day (default), week (starting Sunday), month.' },
     },
   };
-}
-
-export function viewDeps(deps: AppDeps): ViewDeps {
-  return { ch: deps.ch, sql: deps.sql, queryTimeoutSeconds: deps.config.queryTimeoutSeconds };
 }
 
 export function presetViewRoutes(deps: AppDeps): Router {
