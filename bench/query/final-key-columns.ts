@@ -100,23 +100,29 @@ try {
   })).json();
   console.log('parts:', JSON.stringify(sizes));
   const models = (from: string) => `SELECT model, count(), quantileExact(0.95)(duration_ms) FROM ${from} WHERE tenant_id = '${TENANT}' AND project_id = '${PROJECT}' GROUP BY model FORMAT Null`;
+  // As the query DSL sends it: bound parameters, the time window, FINAL within partitions.
+  const dsl = (from: string) => `SELECT model, count(), quantileExact(0.95)(duration_ms) FROM ${from}
+    WHERE tenant_id = {t:String} AND project_id = {p:String} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}
+    GROUP BY model SETTINGS do_not_merge_across_partitions_select_final = 1 FORMAT Null`;
+  const params = { t: TENANT, p: PROJECT, from: '2026-10-31 00:00:00.000', to: '2026-11-22 00:00:00.000' };
   const variants: Record<string, string> = {};
   for (const name of chosen) {
     variants[`FINAL, ${name}`] = models(`lookout.${name} FINAL`);
     variants[`plain, ${name}`] = models(`lookout.${name}`);
+    variants[`DSL form FINAL, ${name}`] = dsl(`lookout.${name} FINAL`);
   }
   const times: Record<string, number[]> = {};
   for (let r = 0; r < RUNS; r++) {
     for (const [label, query] of Object.entries(variants)) {
       const t = performance.now();
-      await ch.client.command({ query });
+      await ch.client.command({ query, query_params: params });
       (times[label] ??= []).push(performance.now() - t);
     }
   }
   console.log(`${ROWS} rows in ${INSERTS} time-ordered inserts, ${RUNS} interleaved runs; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   for (const [label, list] of Object.entries(times)) {
     list.sort((a, b) => a - b);
-    console.log(`${label.padEnd(24)} p50 ${list[Math.floor(list.length / 2)].toFixed(0).padStart(6)}  min ${list[0].toFixed(0).padStart(6)}`);
+    console.log(`${label.padEnd(32)} p50 ${list[Math.floor(list.length / 2)].toFixed(0).padStart(6)}  min ${list[0].toFixed(0).padStart(6)}`);
   }
 } finally {
   await ch.close();
