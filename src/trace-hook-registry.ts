@@ -14,5 +14,5 @@ declare module './app-deps.js' {
  * keeping this accessor there closed a circle app-deps → compute → settle-summaries → trace-hooks → app-deps.
  */
 export function traceHooks(deps: AppDeps): TraceHooks {
-  return (deps.services.traceHooks ??= { onTracesProcessed: [], onTraceProcessed: [] });
+  return (deps.services.traceHooks ??= { onTracesProcessed: [] });
 }

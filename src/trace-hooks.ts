@@ -55,20 +55,12 @@ export interface TraceIssueOccurrence {
 export interface TraceHooks {
   /**
    * Called with a group of processed traces (part of one settling round) after their trace.processed
-   * rows are written, before the per-trace listeners: for work that a few statements do for many
+   * rows are written (each trace once per (re)processing): for work that a few statements do for many
    * traces (issue extraction and monitors listen this way, a fixed number of PostgreSQL statements
    * per group). Must be idempotent.
    */
   onTracesProcessed: ((traces: ProcessedTrace[]) => Promise<void>)[];
-  /** Called once per (re)processing of a trace, after its trace.processed row is written. Must be idempotent. */
-  onTraceProcessed: ((trace: ProcessedTrace) => Promise<void>)[];
   /** Filled by the issues module; until then traces report extraction 'pending'. */
   issueExtraction?: (tenantId: string, projectId: string, traceId: string) => Promise<IssueExtraction | null>;
   traceOccurrences?: (tenantId: string, projectId: string, traceId: string) => Promise<TraceIssueOccurrence[]>;
-}
-
-/** Every listener for a group of processed traces, in the order ingestion calls them (tests deliver traces with it). */
-export async function deliverProcessedTraces(hooks: TraceHooks, traces: ProcessedTrace[]): Promise<void> {
-  for (const listener of hooks.onTracesProcessed) await listener(traces);
-  for (const trace of traces) for (const listener of hooks.onTraceProcessed) await listener(trace);
 }

@@ -118,7 +118,8 @@ function measuredStore(ch: ClickHouseStore) {
     ...ch,
     read: (statement, options) => serial(statementKind(options.lane, statement), () => ch.read(statement, options)),
     readBytes: (statement, options) => serial(statementKind(options.lane, statement), () => ch.readBytes(statement, options)),
-    insertBody: (table, parts, lane) => serial(`${lane} insert ${table.split('.').at(-1)?.replaceAll('`', '')}`, () => ch.insertBody(table, parts, lane)),
+    insertBody: (table, parts, lane, columns) =>
+      serial(`${lane} insert ${table.split('.').at(-1)?.replaceAll('`', '')}`, () => ch.insertBody(table, parts, lane, columns)),
     insertLines: (table, lines, lane) => serial(`${lane} insert ${table.split('.').at(-1)?.replaceAll('`', '')} (settle)`, () => ch.insertLines(table, lines, lane)),
   };
   return { store, tally, background };

@@ -24,6 +24,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { formatUtcSecond } from '../../src/analytics/query/window.js';
 import { deriveRequestRows } from '../../src/ingest/ingest-prepare.js';
+import { errorValues, generationValues, INSERT_COLUMNS, INSERT_FORMAT, spanValues, toolValues, type InsertTable } from '../../src/ingest/encoded-rows.js';
 import { otlpOrigin, type SpanEventRows } from '../../src/ingest/event-rows.js';
 import { normalizeExport } from '../../src/ingest/normalized-span.js';
 import { decodeProtobufExport } from '../../src/ingest/otlp-decode-protobuf.js';
@@ -48,9 +49,16 @@ const log = pino({ level: 'warn' });
 async function rawInsert(batches: Batch[]) {
   // The same rows the service writes, derived outside the timed section.
   const origin = otlpOrigin('bench-key', 'bench-user');
-  const derived: SpanEventRows[] = batches.map((b) => {
+  // As the arrays of values of each table's insert columns: Lookout's insert format (encoded-rows.ts).
+  const derived = batches.map((b) => {
     const { valid } = validateExport(decodeProtobufExport(b.protobuf));
-    return deriveRequestRows(normalizeExport(valid, { tenantId: 'bench-tenant', projectId: 'bench-project' }), origin).rows;
+    const rows: SpanEventRows = deriveRequestRows(normalizeExport(valid, { tenantId: 'bench-tenant', projectId: 'bench-project' }), origin).rows;
+    return {
+      spans: rows.spans.map(spanValues),
+      generations: rows.generations.map(generationValues),
+      tools: rows.tools.map(toolValues),
+      errors: rows.errors.map(errorValues),
+    };
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-raw-'));
   const ch = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir: dir });
@@ -61,8 +69,8 @@ async function rawInsert(batches: Batch[]) {
   const cpuStarted = process.cpuUsage();
   for (let i = 0; i < derived.length; i += perInsert) {
     const group = derived.slice(i, i + perInsert);
-    const insert = async (table: string, values: object[]) => {
-      if (values.length > 0) await ch.client.insert({ table: ch.table(table), values, format: 'JSONEachRow' });
+    const insert = async (table: InsertTable, values: unknown[][]) => {
+      if (values.length > 0) await ch.client.insert({ table: ch.table(table), values, columns: [...INSERT_COLUMNS[table]] as [string, ...string[]], format: INSERT_FORMAT });
     };
     await insert('event_generation_completed', group.flatMap((g) => g.generations));
     await insert('event_tool_called', group.flatMap((g) => g.tools));
@@ -74,7 +82,7 @@ async function rawInsert(batches: Batch[]) {
   const cpu = process.cpuUsage(cpuStarted);
   await ch.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { spans, seconds, rate: spans / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, format: 'JSONEachRow, row objects serialized by the client' };
+  return { spans, seconds, rate: spans / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, format: `${INSERT_FORMAT} of the insert columns, row arrays serialized by the client` };
 }
 
 interface Api {

@@ -291,11 +291,15 @@ function asTextOrNull(value: AttributeValue | undefined): string | null {
   return present(value) ? asText(value) : null;
 }
 
-/** A token count: a non-negative integer (number or numeric string); anything else counts as absent. */
+/**
+ * A token count: a non-negative integer (number or numeric string) up to 2^53 − 1; anything else
+ * counts as absent. Past that a count is no longer exact, and from 1e21 on JSON writes it with an
+ * exponent, which ClickHouse refuses for a UInt64 column: the whole flush failed, every request in
+ * it with a 503, again on each retry.
+ */
 function asCount(value: AttributeValue | undefined): number | null {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value) : null;
-  if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
-  return null;
+  const count = typeof value === 'number' ? Math.round(value) : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  return count >= 0 && count <= Number.MAX_SAFE_INTEGER ? count : null;
 }
 
 function firstCount(field: MappedField, attrs: Attributes, resourceAttrs: Attributes): number | null {

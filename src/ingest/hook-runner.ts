@@ -5,12 +5,26 @@ import { approximateBytes } from './approximate-bytes.js';
 /** Bytes of hook payloads the queue may hold (payloads carry span attributes, tool input and output). */
 export const HOOK_QUEUE_MAX_BYTES = 32 * 1024 * 1024;
 
+/** How the queue is bounded; the defaults are production's, tests make them small. */
+export interface HookRunnerLimits {
+  /** Groups whose listeners run at a time. */
+  concurrency: number;
+  /** Traces that may wait for a slot. */
+  maxQueued: number;
+  /** Traces per group handed to a listener at once. */
+  groupSize: number;
+  /** Payload bytes (estimated) that may wait for a slot. */
+  maxQueuedBytes: number;
+}
+
+const DEFAULT_LIMITS: HookRunnerLimits = { concurrency: 4, maxQueued: 5000, groupSize: 100, maxQueuedBytes: HOOK_QUEUE_MAX_BYTES };
+
 /**
  * Runs the trace listeners (issue extraction, monitors) off the settling loop, so their database
  * work does not gate how fast traces settle. A settling round's traces are queued in groups of up
- * to `groupSize`: each group goes once to the group listeners (onTracesProcessed: a few statements
- * for many traces — statements per trace were most of PostgreSQL's work at volume), then trace by
- * trace to the per-trace listeners; up to `concurrency` groups run at a time. Bounded: when
+ * to `groupSize`, each group going once to every listener (onTracesProcessed: a few statements for
+ * many traces — statements per trace were most of PostgreSQL's work at volume); up to
+ * `concurrency` groups run at a time. Bounded: when
  * `maxQueued` traces or `maxQueuedBytes` of payload wait, `enqueue` waits too (the settler slows
  * down instead of memory growing); a group bigger than the byte bound still enters an empty queue.
  * `drain()` waits for everything queued — graceful shutdown calls it before the stores close.
@@ -24,14 +38,18 @@ export class HookRunner {
   private idle: (() => void)[] = [];
   private space: (() => void)[] = [];
 
+  private readonly concurrency: number;
+  private readonly maxQueued: number;
+  private readonly groupSize: number;
+  private readonly maxQueuedBytes: number;
+
   constructor(
     private readonly hooks: TraceHooks,
     private readonly logger: Logger,
-    private readonly concurrency = 4,
-    private readonly maxQueued = 5000,
-    private readonly groupSize = 100,
-    private readonly maxQueuedBytes = HOOK_QUEUE_MAX_BYTES,
-  ) {}
+    limits: Partial<HookRunnerLimits> = {},
+  ) {
+    ({ concurrency: this.concurrency, maxQueued: this.maxQueued, groupSize: this.groupSize, maxQueuedBytes: this.maxQueuedBytes } = { ...DEFAULT_LIMITS, ...limits });
+  }
 
   /** Bytes (estimated) of the payloads waiting for a listener slot. */
   get queuedPayloadBytes(): number {
@@ -47,7 +65,7 @@ export class HookRunner {
    * wait for it) resolves when every listener has run for all of them — the settler finishes its claims then.
    */
   async enqueue(traces: ProcessedTrace[], bytes?: readonly number[]): Promise<{ ran: Promise<void> }> {
-    if (traces.length === 0 || (this.hooks.onTraceProcessed.length === 0 && this.hooks.onTracesProcessed.length === 0)) {
+    if (traces.length === 0 || this.hooks.onTracesProcessed.length === 0) {
       return { ran: Promise.resolve() };
     }
     const groups: Promise<void>[] = [];
@@ -94,15 +112,6 @@ export class HookRunner {
         await listener(traces);
       } catch (error) {
         this.logger.error({ err: error, traces: traces.length }, 'onTracesProcessed hook failed');
-      }
-    }
-    for (const trace of traces) {
-      for (const listener of this.hooks.onTraceProcessed) {
-        try {
-          await listener(trace);
-        } catch (error) {
-          this.logger.error({ err: error, traceId: trace.traceId }, 'onTraceProcessed hook failed');
-        }
       }
     }
   }

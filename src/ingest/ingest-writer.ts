@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
-import { spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows } from './encoded-rows.js';
+import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
 import { admitRequest, newFlushSpans, requestParts } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
@@ -271,9 +271,9 @@ export class IngestWriter {
     return { present, counts, rooted, known, registrations };
   }
 
-  /** Inserts a JSONEachRow body (encoded on the compute pool; whole request bodies or slices of them) on the ingest lane. */
-  private async insert(table: string, parts: Uint8Array[]): Promise<void> {
-    await this.options.ch.insertBody(this.options.ch.table(table), parts, 'ingest');
+  /** Inserts a body encoded on the compute pool (whole request bodies or slices of them; encoded-rows.ts) on the ingest lane. */
+  private async insert(table: InsertTable, parts: Uint8Array[]): Promise<void> {
+    await this.options.ch.insertBody(this.options.ch.table(table), parts, 'ingest', INSERT_COLUMNS[table]);
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {

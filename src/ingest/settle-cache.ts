@@ -22,7 +22,7 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
  *   or that settled in a queue row of their own before this flush recorded, are never missed.
  *
- * Spans are held as the `spans` rows this process wrote (JSON lines, views into the insert bodies):
+ * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, views into the insert bodies):
  * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
  * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
  * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
@@ -33,7 +33,7 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
  */
 
-/** Heap bytes of one held span beside its JSON text: the Map entry, the span id key, string headers. */
+/** Heap bytes of one held span beside its line: the Map entry, the span id key, string headers. */
 const SPAN_ENTRY_OVERHEAD = 120;
 
 /**
@@ -50,7 +50,7 @@ interface CacheEntry {
   lastSeq: string;
   /** The trace's registry count after this process's last registration; null before the first or without a registry. */
   registrations: number | null;
-  /** The trace's `spans` rows (JSON lines) by span id; null once the entry can no longer prove it holds the whole trace. */
+  /** The trace's `spans` rows (insert lines, encoded-rows.ts) by span id; null once the entry can no longer prove it holds the whole trace. */
   spans: Map<string, Uint8Array> | null;
   /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
   toolRows: Map<string, PackedToolRow>;
@@ -58,7 +58,7 @@ interface CacheEntry {
 }
 
 export interface CachedTrace {
-  /** The trace's `spans` rows as JSON lines (each ending in a newline). */
+  /** The trace's `spans` rows as insert lines (JSONCompactEachRow, each ending in a newline). */
   rows: Uint8Array[];
   toolRows: Map<string, PackedToolRow>;
 }

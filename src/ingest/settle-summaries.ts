@@ -1,6 +1,6 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
-import { jsonLine } from './encoded-rows.js';
+import { jsonLine, storedRowsFromSpanLines } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
@@ -17,15 +17,16 @@ import type { SharedValueRef } from '../compute/shared-value.js';
  * the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
  * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.
  *
- * Spans arrive as the `spans` rows written at ingest (memory path) or as the JSONEachRow text
- * ClickHouse returned for a read-back (as bytes): both are flat data that is cheap to hand to a thread.
+ * Spans arrive as the `spans` rows written at ingest (memory path: JSONCompactEachRow lines,
+ * encoded-rows.ts) or as the JSONEachRow text ClickHouse returned for a read-back (as bytes): both
+ * are flat data that is cheap to hand to a thread.
  */
 
 export interface SettleTraceInput {
   /** traceKeyString of the trace. */
   key: string;
   origin: Origin;
-  /** Memory path: the trace's `spans` rows (JSON lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
+  /** Memory path: the trace's `spans` rows (JSONCompactEachRow lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
   rows?: Uint8Array;
   /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
   writtenTools?: PackedToolRow[];
@@ -85,7 +86,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
   for (const t of input.traces) {
     if (t.rows) {
       if (t.rows.byteLength === 0) continue;
-      const spans = storedRowsFromBytes(t.rows).map(spanFromStoredRow);
+      const spans = storedRowsFromSpanLines(t.rows).map(spanFromStoredRow);
       const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
       const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];

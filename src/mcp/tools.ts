@@ -1,7 +1,7 @@
 import { ALL_AGGS, BUCKETS, catalogResponse, FILTER_OPS, LIMITS } from '../analytics/catalog.js';
 import { mcpArgumentsToQueryBody } from '../analytics/query/mcp-body.js';
 import { runAnalyticsQuery } from '../analytics/query/run.js';
-import { runPresetView } from '../analytics/views/preset-views.js';
+import { runPresetView, viewDeps } from '../analytics/views/preset-views.js';
 import type { ViewName } from '../analytics/views/view-params.js';
 import { GRANULARITIES } from '../analytics/views/time-buckets.js';
 import { projectIdArgument, type McpTool } from './mcp-tool.js';
@@ -119,7 +119,7 @@ function viewTool(name: string, view: ViewName, title: string, description: stri
     inputSchema: { type: 'object', additionalProperties: false, required, properties },
     run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) =>
       (await runPresetView(
-        { ch: deps.ch, sql: deps.sql, queryTimeoutSeconds: deps.config.queryTimeoutSeconds },
+        viewDeps(deps),
         principal.tenantId,
         project.id,
         view,

@@ -7,7 +7,7 @@ import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type Ga
 import type { ParamBinding } from './clickhouse-sql/compile.js';
 import { StatementStats } from './clickhouse-sql/statement-stats.js';
 import type { Fragment } from './clickhouse-sql/fragment.js';
-import { StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
+import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
 
 /**
  * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
@@ -26,8 +26,11 @@ export interface ClickHouseStore {
   insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void>;
   /** Inserts rows already serialized as JSONEachRow lines (one per row) into a table named by `table()`. */
   insertLines(table: string, lines: readonly string[], lane: WriteLane): Promise<void>;
-  /** Inserts a JSONEachRow body given as byte parts of whole lines into a table named by `table()`. */
-  insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane): Promise<void>;
+  /**
+   * Inserts a body given as byte parts of whole lines into a table named by `table()`: JSONCompactEachRow
+   * arrays of `columns`' values when given, else JSONEachRow objects.
+   */
+  insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[]): Promise<void>;
   ping(): Promise<boolean>;
   /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
   binding: ParamBinding;
@@ -114,8 +117,8 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       const chdb = createChdbConnection({ path: dir });
       const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
       const client = isolateSessionSettings(createClient({ connection }));
-      rawInserts.set(client, async (table, body) => {
-        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: 'JSONEachRow' });
+      rawInserts.set(client, async (table, body, columns) => {
+        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns });
       });
       return client;
     };
@@ -153,7 +156,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
-    insertBody: (table, parts, lane) => runner.insertBody(table, parts, lane),
+    insertBody: (table, parts, lane, columns) => runner.insertBody(table, parts, lane, columns),
     ping: () => runner.ping(),
     binding: runner.binding,
     gate: gates.analytics,

@@ -4,23 +4,27 @@ import { TEST_EVENT, type DeliveryRow, type WebhookFormat } from './webhook-type
 
 const DELIVERY_COLUMNS = `id, tenant_id, endpoint_id, event_id, event_type, attempt, status, response_status, error, next_attempt_at, created_at, delivered_at`;
 
-/** Stores an event's body once (several endpoints may get it); a repeat is a no-op. */
-export async function insertEvent(tx: SqlHandle, e: { eventId: string; tenantId: string; projectId: string; type: string; body: string }): Promise<void> {
-  await insertEvents(tx, [e]);
+/** An event's body to store once (several endpoints may get it). */
+export interface NewEvent {
+  eventId: string;
+  tenantId: string;
+  projectId: string;
+  type: string;
+  body: string;
 }
 
-/** Queues an attempt; (endpoint, event, attempt) is unique, so a repeated fan-out queues nothing twice. */
-export async function queueAttempt(tx: SqlHandle, a: { tenantId: string; endpointId: string; eventId: string; eventType: string; attempt: number; at: Date }): Promise<string | null> {
-  const [row] = await tx<{ id: string }[]>`
-    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, attempt, status, next_attempt_at)
-    values (${crypto.randomUUID()}, ${a.tenantId}, ${a.endpointId}, ${a.eventId}, ${a.eventType}, ${a.attempt}, 'pending', ${a.at})
-    on conflict (endpoint_id, event_id, attempt) do nothing
-    returning id`;
-  return row?.id ?? null;
+/** An attempt to queue: the first of a fan-out or a test, or a retry. */
+export interface NewAttempt {
+  tenantId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  at: Date;
 }
 
-/** insertEvent for several events in one statement. */
-export async function insertEvents(tx: SqlHandle, events: { eventId: string; tenantId: string; projectId: string; type: string; body: string }[]): Promise<void> {
+/** Stores events' bodies in one statement; a repeated event is a no-op. */
+export async function insertEvents(tx: SqlHandle, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await tx`
     insert into webhook_events (event_id, tenant_id, project_id, type, body)
@@ -29,9 +33,12 @@ export async function insertEvents(tx: SqlHandle, events: { eventId: string; ten
     on conflict (event_id) do nothing`;
 }
 
-/** queueAttempt for several attempts in one statement; answers how many were queued (a repeat queues nothing). */
-export async function queueAttempts(tx: SqlHandle, attempts: { tenantId: string; endpointId: string; eventId: string; eventType: string; attempt: number; at: Date }[]): Promise<number> {
-  if (attempts.length === 0) return 0;
+/**
+ * Queues attempts in one statement and answers the ids of those queued: (endpoint, event, attempt)
+ * is unique, so a repeated fan-out or retry queues nothing twice.
+ */
+export async function queueAttempts(tx: SqlHandle, attempts: NewAttempt[]): Promise<string[]> {
+  if (attempts.length === 0) return [];
   const rows = await tx<{ id: string }[]>`
     insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, attempt, status, next_attempt_at)
     select a.id, a.tenant_id, a.endpoint_id, a.event_id, a.event_type, a.attempt, 'pending', a.at
@@ -39,8 +46,8 @@ export async function queueAttempts(tx: SqlHandle, attempts: { tenantId: string;
       ${attempts.map((a) => a.eventId)}::uuid[], ${attempts.map((a) => a.eventType)}::text[], ${attempts.map((a) => a.attempt)}::int[],
       ${attempts.map((a) => a.at.toISOString())}::timestamptz[]) as a(id, tenant_id, endpoint_id, event_id, event_type, attempt, at)
     on conflict (endpoint_id, event_id, attempt) do nothing
-    returning id`;
-  return rows.length;
+    returning id::text as id`;
+  return rows.map((r) => r.id);
 }
 
 /** A due attempt with what sending it needs. */

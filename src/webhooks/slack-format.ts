@@ -1,4 +1,5 @@
 import type { WebhookEnvelope } from './webhook-payload.js';
+import type { TEST_EVENT, WebhookEventType } from './webhook-types.js';
 
 /**
  * The `slack` format (docs/webhooks.md "Slack"): a body a Slack incoming-webhook URL accepts —
@@ -13,7 +14,8 @@ function linked(text: string, url: string | null | undefined): string {
   return url ? `<${url}|${escape(text)}>` : `*${escape(text)}*`;
 }
 
-const HEADLINES: Record<string, string> = {
+// Typed by the event list, so a new event type cannot ship without its headline.
+const HEADLINES: Record<WebhookEventType | typeof TEST_EVENT, string> = {
   'issue.created': 'New issue',
   'issue.reopened': 'Issue reopened',
   'issue.resolved': 'Issue resolved',
@@ -25,7 +27,7 @@ const HEADLINES: Record<string, string> = {
 
 export function slackBody(envelope: WebhookEnvelope): { text: string; blocks: unknown[] } {
   const { data } = envelope;
-  const headline = HEADLINES[envelope.type] ?? envelope.type;
+  const headline = HEADLINES[envelope.type as keyof typeof HEADLINES] ?? envelope.type;
   const project = escape(data.project.name || data.project.id);
   let line: string;
   const facts: string[] = [];

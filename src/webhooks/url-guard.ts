@@ -18,7 +18,9 @@ for (const [address, prefix] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) NON_PUBLIC.addSubnet(address, prefix, 'ipv4');
 for (const [address, prefix] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  // ::/96 holds the deprecated IPv4-compatible addresses (::127.0.0.1 is ::7f00:1), the unspecified and loopback
+  // addresses among them; 64:ff9b:1::/48 is local-use NAT64 (RFC 8215), which a site may route to its own hosts.
+  ['::', 96], ['100::', 64], ['64:ff9b:1::', 48], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) NON_PUBLIC.addSubnet(address, prefix, 'ipv6');
 
 /** The IPv4 address an IPv6 address carries in its low 32 bits for NAT64 (64:ff9b::/96) and 6to4 (2002::/16). */

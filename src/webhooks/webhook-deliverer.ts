@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../stores/postgres.js';
-import type { SecretBox } from '../workspace/tickets/secret-box.js';
+import type { SecretBox } from '../secret-box.js';
 import { WokenPollLoop } from '../woken-poll-loop.js';
-import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempt, releaseLeases, type DueAttempt } from './delivery-store.js';
+import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempts, releaseLeases, type DueAttempt } from './delivery-store.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { slackBody } from './slack-format.js';
 import { fanOutOnce } from './webhook-fanout.js';
@@ -199,7 +199,7 @@ export class WebhookDeliverer {
       if (next !== null) {
         const done = await finishAttempt(tx, attempt.id, { ...failed, status: 'failed', nextAttemptAt: new Date(next) });
         if (done) {
-          await queueAttempt(tx, { tenantId: attempt.tenant_id, endpointId: attempt.endpoint_id, eventId: attempt.event_id, eventType: attempt.event_type, attempt: attempt.attempt + 1, at: new Date(next) });
+          await queueAttempts(tx, [{ tenantId: attempt.tenant_id, endpointId: attempt.endpoint_id, eventId: attempt.event_id, eventType: attempt.event_type, attempt: attempt.attempt + 1, at: new Date(next) }]);
         }
         return;
       }

@@ -1,5 +1,5 @@
 import type { Sql } from '../stores/postgres.js';
-import { insertEvents, queueAttempts } from './delivery-store.js';
+import { insertEvents, queueAttempts, type NewAttempt, type NewEvent } from './delivery-store.js';
 import { envelopesFor, type OutboxEvent } from './webhook-payload.js';
 import { enabledEndpointsOf } from './webhook-store.js';
 import { subscribes } from './webhook-types.js';
@@ -30,13 +30,13 @@ export async function fanOutOnce(sql: Sql, options: { batchSize: number; publicU
       order by id limit ${options.batchSize}
       for key share`;
     if (rows.length === 0) return { events: 0, queued: 0 };
-    const endpoints = await enabledEndpointsOf(tx, [...new Set(rows.map((r) => r.project_id))]);
+    const endpoints = await enabledEndpointsOf(tx, rows.map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id })));
     const targeted = rows
       .map((row) => ({ row, targets: endpoints.filter((e) => e.tenant_id === row.tenant_id && e.project_id === row.project_id && subscribes(e.events, row.name)) }))
       .filter((t) => t.targets.length > 0);
     const envelopes = targeted.length > 0 ? await envelopesFor(tx, targeted.map((t) => t.row), options.publicUrl) : new Map();
-    const bodies: Parameters<typeof insertEvents>[1] = [];
-    const attempts: Parameters<typeof queueAttempts>[1] = [];
+    const bodies: NewEvent[] = [];
+    const attempts: NewAttempt[] = [];
     for (const { row, targets } of targeted) {
       const envelope = envelopes.get(row.event_id);
       if (!envelope) continue;
@@ -46,7 +46,7 @@ export async function fanOutOnce(sql: Sql, options: { batchSize: number; publicU
       }
     }
     await insertEvents(tx, bodies);
-    const queued = await queueAttempts(tx, attempts);
+    const queued = (await queueAttempts(tx, attempts)).length;
     await tx`update issue_event_outbox set webhooks_dispatched_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`;
     return { events: rows.length, queued };
   });

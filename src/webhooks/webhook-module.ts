@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps.js';
 import type { LookoutModule } from '../module.js';
-import { secretBox } from '../workspace/tickets/tracker-access.js';
+import { secretBox } from '../secret-box-access.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
 import { webhookRoutes } from './webhook-routes.js';
 

@@ -55,22 +55,18 @@ export interface OutboxEvent {
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const link = (publicUrl: string | null, path: string) => (publicUrl ? `${publicUrl}${path}` : null);
 
-async function projectOf(sql: SqlHandle, tenantId: string, projectId: string): Promise<{ id: string; name: string } | null> {
-  const [row] = await sql<{ id: string; name: string }[]>`select id, name from projects where tenant_id = ${tenantId} and id = ${projectId}`;
-  return row ?? null;
-}
-
+interface ProjectSubject { id: string; tenant_id: string; name: string }
 interface IssueSubject { id: string; tenant_id: string; title: string; status: string; fingerprint: string | null; occurrence_count: number; first_seen_at: Date | null; last_seen_at: Date | null; created_at: Date }
 interface MonitorSubject { id: string; tenant_id: string; name: string; kind: string; exploration_status: string; activated_at: Date | null }
 
 /** Rows of `table` by (tenant, id) pairs, in one statement; keyed `tenant id`. */
-async function byTenantAndId<Row extends { id: string; tenant_id: string }>(sql: SqlHandle, query: 'projects' | 'issues' | 'monitors', pairs: [string, string][]): Promise<Map<string, Row>> {
+async function byTenantAndId<Row extends { id: string; tenant_id: string }>(sql: SqlHandle, table: 'projects' | 'issues' | 'monitors', pairs: [string, string][]): Promise<Map<string, Row>> {
   const unique = [...new Map(pairs.map((p) => [`${p[0]} ${p[1]}`, p])).values()];
   if (unique.length === 0) return new Map();
   const keys = sql`unnest(${unique.map((p) => p[0])}::uuid[], ${unique.map((p) => p[1])}::uuid[]) as k(tenant_id, id)`;
   const rows =
-    query === 'projects' ? await sql<Row[]>`select p.id, p.tenant_id, p.name from projects p join ${keys} on p.tenant_id = k.tenant_id and p.id = k.id`
-    : query === 'issues' ? await sql<Row[]>`
+    table === 'projects' ? await sql<Row[]>`select p.id, p.tenant_id, p.name from projects p join ${keys} on p.tenant_id = k.tenant_id and p.id = k.id`
+    : table === 'issues' ? await sql<Row[]>`
         select i.id, i.tenant_id, i.title, i.status, i.fingerprint, i.occurrence_count, i.first_seen_at, i.last_seen_at, i.created_at
         from issues i join ${keys} on i.tenant_id = k.tenant_id and i.id = k.id`
     : await sql<Row[]>`
@@ -84,7 +80,7 @@ async function byTenantAndId<Row extends { id: string; tenant_id: string }>(sql:
  * longer exists. Three statements for any number of events: the projects, the issues, the monitors.
  */
 export async function envelopesFor(sql: SqlHandle, events: OutboxEvent[], publicUrl: string | null): Promise<Map<string, WebhookEnvelope | null>> {
-  const projects = await byTenantAndId<{ id: string; tenant_id: string; name: string }>(sql, 'projects', events.map((e) => [e.tenant_id, e.project_id]));
+  const projects = await byTenantAndId<ProjectSubject>(sql, 'projects', events.map((e) => [e.tenant_id, e.project_id]));
   const issues = await byTenantAndId<IssueSubject>(sql, 'issues', events.filter((e) => e.issue_id).map((e) => [e.tenant_id, e.issue_id!]));
   const monitors = await byTenantAndId<MonitorSubject>(sql, 'monitors', events.filter((e) => !e.issue_id && e.monitor_id).map((e) => [e.tenant_id, e.monitor_id!]));
   const envelopes = new Map<string, WebhookEnvelope | null>();
@@ -133,7 +129,8 @@ function envelope(event: OutboxEvent, project: { id: string; name: string }, iss
 
 /** The webhook.test envelope for an endpoint. */
 export async function testEnvelope(sql: SqlHandle, tenantId: string, projectId: string, endpointId: string, eventId: string, now: Date): Promise<WebhookEnvelope> {
-  const project = (await projectOf(sql, tenantId, projectId)) ?? { id: projectId, name: '' };
+  const found = (await byTenantAndId<ProjectSubject>(sql, 'projects', [[tenantId, projectId]])).get(`${tenantId} ${projectId}`);
+  const project = found ? { id: found.id, name: found.name } : { id: projectId, name: '' };
   return {
     id: eventId,
     type: TEST_EVENT,

@@ -3,8 +3,8 @@ import type { AppDeps } from '../app-deps.js';
 import { NotFoundError } from '../http/errors.js';
 import type { SqlHandle } from '../stores/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import { secretBox } from '../workspace/tickets/tracker-access.js';
-import { findDelivery, insertEvent, listDeliveries, queueAttempt } from './delivery-store.js';
+import { secretBox } from '../secret-box-access.js';
+import { findDelivery, insertEvents, listDeliveries, queueAttempts } from './delivery-store.js';
 import { checkWebhookUrl } from './url-guard.js';
 import { webhookDeliverer } from './webhook-access.js';
 import { testEnvelope } from './webhook-payload.js';
@@ -84,8 +84,9 @@ export class WebhookService {
     const eventId = crypto.randomUUID();
     const envelope = await testEnvelope(this.deps.sql, tenantId, endpoint.project_id, endpoint.id, eventId, now);
     const deliveryId = await this.deps.sql.begin(async (tx) => {
-      await insertEvent(tx, { eventId, tenantId, projectId: endpoint.project_id, type: TEST_EVENT, body: JSON.stringify(envelope) });
-      return queueAttempt(tx, { tenantId, endpointId: endpoint.id, eventId, eventType: TEST_EVENT, attempt: 1, at: now });
+      await insertEvents(tx, [{ eventId, tenantId, projectId: endpoint.project_id, type: TEST_EVENT, body: JSON.stringify(envelope) }]);
+      const [queued] = await queueAttempts(tx, [{ tenantId, endpointId: endpoint.id, eventId, eventType: TEST_EVENT, attempt: 1, at: now }]);
+      return queued;
     });
     // A worker sends it (this process's, or another's at its next poll); the request only waits.
     webhookDeliverer(this.deps)?.kick();

@@ -18,13 +18,3 @@ export function signatureHeader(secret: string, body: string, unixSeconds: numbe
   const mac = crypto.createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
   return `t=${unixSeconds},v1=${mac}`;
 }
-
-/** The receiver's check, as docs/webhooks.md shows it: signature matches and the timestamp is within tolerance. */
-export function verifySignature(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=') as [string, string]));
-  const t = Number(parts.t);
-  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds || !parts.v1) return false;
-  const expected = Buffer.from(signatureHeader(secret, body, t).split('v1=')[1], 'hex');
-  const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && crypto.timingSafeEqual(given, expected);
-}

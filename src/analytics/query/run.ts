@@ -14,7 +14,7 @@ import { buildQuery, DEFAULT_MAX_MEMORY_BYTES, type CompiledQuery } from './buil
 import { Printer, type PrintContext, type PrintedQuery } from './print.js';
 import { shapeRow } from './rows.js';
 import { validateQuery, type ValidQuery } from './validate.js';
-import { formatUtcSecond } from './window.js';
+import { windowEcho } from './window.js';
 
 export interface AnalyticsQueryResponse {
   rows: Record<string, unknown>[];
@@ -73,11 +73,11 @@ function missingCostRow(kind: CostMeasure): Record<string, unknown> {
   };
 }
 
-async function costRows(deps: AnalyticsQueryDeps, context: PrintContext, tenantId: string, projectId: string, compiled: CompiledAnalyticsQuery) {
+async function costRows(deps: AnalyticsQueryDeps, context: PrintContext, compiled: CompiledAnalyticsQuery) {
   const cost = compiled.query.cost;
   if (!cost) return null;
   const rows = await computeCostRows(
-    { ch: deps.ch, tenantId, projectId, start: compiled.query.window.start, endExclusive: compiled.query.window.endExclusive, timeoutSeconds: deps.config.queryTimeoutSeconds },
+    { ch: deps.ch, tenantId: context.tenantId, projectId: context.projectId, start: compiled.query.window.start, endExclusive: compiled.query.window.endExclusive, timeoutSeconds: deps.config.queryTimeoutSeconds },
     {
       kind: cost.agg,
       table: deps.ch.table(compiled.query.event.table),
@@ -100,7 +100,7 @@ export async function runAnalyticsQuery(deps: AnalyticsQueryDeps, tenantId: stri
   try {
     [raw, cost] = await Promise.all([
       deps.ch.read<Record<string, unknown>>(compiled.statement, { lane: 'analytics', scope: { tenantId, projectId }, timeoutSeconds, settings: compiled.settings }),
-      costRows(deps, context, tenantId, projectId, compiled),
+      costRows(deps, context, compiled),
     ]);
   } catch (error) {
     throw mapClickHouseError(error);
@@ -122,6 +122,6 @@ export async function runAnalyticsQuery(deps: AnalyticsQueryDeps, tenantId: stri
     rows,
     // SPEC: true when the row count reaches limit (max_rows when no limit): more groups may exist.
     truncated: rows.length >= plan.limit,
-    window: { start: formatUtcSecond(query.window.start), end_exclusive: formatUtcSecond(query.window.endExclusive) },
+    window: windowEcho(query.window),
   };
 }

@@ -56,3 +56,8 @@ export function parseWindow(start: unknown, endExclusive: unknown, maxWindowDays
 export function formatUtcSecond(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** The resolved window as every view and query answer echoes it. */
+export function windowEcho(window: { start: Date; endExclusive: Date }): { start: string; end_exclusive: string } {
+  return { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) };
+}

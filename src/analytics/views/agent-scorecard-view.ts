@@ -4,7 +4,7 @@
  * (docs/analytics.md "agent_scorecard").
  */
 import { computeCostObject, scorecardCost, storedCostColumns } from '../cost/cost-object.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
@@ -103,5 +103,5 @@ GROUP BY agent`,
         : { cost: null, cost_is_lower_bound: true, cost_source: 'query_time' as const, cost_lower_bound_reasons: [], model_breakdown_truncated: true }),
     };
   });
-  return { window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) }, rows };
+  return { window: windowEcho(window), rows };
 }

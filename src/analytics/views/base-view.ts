@@ -7,7 +7,7 @@
 import { emptyPartial } from '../cost/cost-engine.js';
 import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../cost/cost-object.js';
 import { summarize } from '../cost/cost-summary.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
@@ -68,7 +68,7 @@ ORDER BY date`,
   const costOf = (date: string) => costs.get(date) ?? empty;
 
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     traces: completeSeries(dates, byBucket, (r, date) => ({ date, value: Number(r.traces) }), (date) => ({ date, value: 0 })),
     errors: completeSeries(
       dates,

@@ -24,7 +24,7 @@ export interface CoverageBlock {
 
 /**
  * Per-trace coverage counts, added to the window view's trace statement so they come out of the
- * same scan of trace.processed (its WITH TOTALS row holds the window's figures). The model-call
+ * same scan of trace.processed (its GROUPING SETS totals row holds the window's figures). The model-call
  * and tool counts were stored on each run at settling (clickhouse/005): no pass over generation
  * or tool rows.
  */

@@ -5,7 +5,7 @@
  */
 import { computeCostObject, type CostObject } from '../cost/cost-object.js';
 import { UNNAMED_MODEL } from '../cost/stored-cost.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { GeneralParams } from './view-params.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
@@ -101,7 +101,7 @@ GROUP BY GROUPING SETS ((date), (model), ())`,
     completeSeries(dates, rows, (row, date) => ({ date, value: pick(row) }), (date) => ({ date, value: 0 }));
   const totals = series.rows.length > 0 ? series.totals : undefined;
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     requests: point((r) => Number(r.requests)),
     errors: point((r) => Number(r.errors)),
     speed: point((r) => (r.speed === null ? 0 : Number(r.speed))),

@@ -6,7 +6,7 @@
  */
 import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, storedModelCostsOf, type AttributionCoverage, type CostObject } from '../cost/cost-object.js';
 import { UNNAMED_MODEL } from '../cost/stored-cost.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
 import { sql } from '../../stores/clickhouse-sql/fragment.js';
 import { guard, inWindow, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
@@ -95,7 +95,7 @@ GROUP BY model`,
   });
   rows.sort((a, b) => b.tokens - a.tokens || a.model.localeCompare(b.model));
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     ...cost.cost,
     cost_attribution_coverage: cost.cost_attribution_coverage,
     cost_attribution_source: cost.cost_attribution_source,

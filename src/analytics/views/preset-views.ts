@@ -8,6 +8,7 @@
  *
  * Only the requested view is computed (SPEC.md "Project analytics: preset views").
  */
+import type { AppDeps } from '../../app-deps.js';
 import { agentScorecardView, type AgentScorecardPayload } from './agent-scorecard-view.js';
 import { baseView, type BasePayload } from './base-view.js';
 import { generalView, type GeneralPayload } from './general-view.js';
@@ -26,7 +27,6 @@ import {
 import type { ViewDeps } from './view-sql.js';
 import { windowView, type WindowPayload } from './window-view.js';
 
-export { agentScorecardView, baseView, generalView, modelScorecardView, roiView, toolAggregatesView, windowView };
 export type { ViewDeps, ViewName, RawViewParams };
 
 export interface ViewPayloads {
@@ -39,37 +39,32 @@ export interface ViewPayloads {
   roi: RoiPayload;
 }
 
+type ViewRunner<V extends ViewName> = (deps: ViewDeps, tenantId: string, projectId: string, raw: RawViewParams, now: Date) => Promise<ViewPayloads[V]>;
+
+/** Each view with its parameter parsing; typed per name, so a view cannot answer another's payload. */
+const VIEWS: { [V in ViewName]: ViewRunner<V> } = {
+  general: (deps, t, p, raw, now) => generalView(deps, t, p, parseGeneralParams(raw, now)),
+  base: (deps, t, p, raw) => baseView(deps, t, p, parseWindowedParams(raw)),
+  window: (deps, t, p, raw) => windowView(deps, t, p, parseWindowedParams(raw)),
+  model_scorecard: (deps, t, p, raw, now) => modelScorecardView(deps, t, p, parseModelScorecardParams(raw, now)),
+  agent_scorecard: (deps, t, p, raw) => agentScorecardView(deps, t, p, parseWindowedParams(raw)),
+  tool_aggregates: (deps, t, p, raw) => toolAggregatesView(deps, t, p, parseWindowedParams(raw)),
+  roi: (deps, t, p, raw, now) => roiView(deps, t, p, parseRoiParams(raw, now)),
+};
+
 /**
  * Validates `raw` for `view` (400 ValidationError naming the parameter) and computes that view.
  * `now` anchors the views that default to "up to now" (general, model_scorecard without an end, roi).
+ * A statement past the time limit (waiting included) is the SQL layer's 504 query_timeout, as for
+ * the analytics query.
  */
-export async function runPresetView<V extends ViewName>(deps: ViewDeps, tenantId: string, projectId: string, view: V, raw: RawViewParams, now = new Date()): Promise<ViewPayloads[V]> {
-  // A statement past the time limit (waiting included) is the SQL layer's 504 query_timeout, as for the analytics query.
-  return computeView(deps, tenantId, projectId, view, raw, now);
+export function runPresetView<V extends ViewName>(deps: ViewDeps, tenantId: string, projectId: string, view: V, raw: RawViewParams, now = new Date()): Promise<ViewPayloads[V]> {
+  return (VIEWS[view] as ViewRunner<V>)(deps, tenantId, projectId, raw, now);
 }
 
-async function computeView<V extends ViewName>(deps: ViewDeps, tenantId: string, projectId: string, view: V, raw: RawViewParams, now: Date): Promise<ViewPayloads[V]> {
-  const name: ViewName = view;
-  switch (name) {
-    case 'general':
-      return (await generalView(deps, tenantId, projectId, parseGeneralParams(raw, now))) as ViewPayloads[V];
-    case 'base':
-      return (await baseView(deps, tenantId, projectId, parseWindowedParams(raw))) as ViewPayloads[V];
-    case 'window':
-      return (await windowView(deps, tenantId, projectId, parseWindowedParams(raw))) as ViewPayloads[V];
-    case 'model_scorecard':
-      return (await modelScorecardView(deps, tenantId, projectId, parseModelScorecardParams(raw, now))) as ViewPayloads[V];
-    case 'agent_scorecard':
-      return (await agentScorecardView(deps, tenantId, projectId, parseWindowedParams(raw))) as ViewPayloads[V];
-    case 'tool_aggregates':
-      return (await toolAggregatesView(deps, tenantId, projectId, parseWindowedParams(raw))) as ViewPayloads[V];
-    case 'roi':
-      return (await roiView(deps, tenantId, projectId, parseRoiParams(raw, now))) as ViewPayloads[V];
-    default: {
-      const never: never = name;
-      throw new Error(`unknown view ${String(never)}`);
-    }
-  }
+/** What the views need of the process: both stores and the query time limit (REST and MCP alike). */
+export function viewDeps(deps: AppDeps): ViewDeps {
+  return { ch: deps.ch, sql: deps.sql, queryTimeoutSeconds: deps.config.queryTimeoutSeconds };
 }
 
 /** `view` as the REST route reads it: omitted → general (SPEC "Versioning" 3). */

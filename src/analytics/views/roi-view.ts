@@ -5,9 +5,10 @@
  * (docs/analytics.md "roi").
  */
 import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-store.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
+import { isUuid } from '../../uuid.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
 import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
@@ -107,7 +108,7 @@ WHERE ${guard(scope)} AND ${inWindow(window)} AND name = 'issue.resolved'`,
   const lifetimeTraces = Number(traces.rows.length > 0 ? (traces.totals?.traces ?? 0) : 0);
   const counts = issueCounts[0] ?? { issues: 0, resolved: 0 };
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     state: roiState(lifetimeTraces, counts.issues),
     counts: {
       agents: Number(traces.rows.length > 0 ? (traces.totals?.agents ?? 0) : 0),
@@ -127,12 +128,16 @@ WHERE ${guard(scope)} AND ${inWindow(window)} AND name = 'issue.resolved'`,
   };
 }
 
-/** created_at (epoch ms) of the given issues of the project. */
+/**
+ * created_at (epoch ms) of the given issues of the project. Ids are compared as uuid, so the issues'
+ * primary key finds them; an id that is no UUID names no issue and is left out before the cast.
+ */
 async function issueCreationTimes(deps: ViewDeps, tenantId: string, projectId: string, issueIds: string[]): Promise<Map<string, number>> {
-  if (issueIds.length === 0) return new Map();
+  const ids = issueIds.filter(isUuid);
+  if (ids.length === 0) return new Map();
   const rows = await deps.sql<{ id: string; created_at: Date }[]>`
     select id::text as id, created_at from issues
-    where tenant_id = ${tenantId} and project_id = ${projectId} and id::text = any(${issueIds})`;
+    where tenant_id = ${tenantId} and project_id = ${projectId} and id = any(${ids}::uuid[])`;
   return new Map(rows.map((r) => [r.id, r.created_at.getTime()]));
 }
 

@@ -4,7 +4,7 @@
  * and where the failures concentrate. SPEC leaves the element shapes of volume, failing_volume
  * and error_concentration open; docs/analytics.md "tool_aggregates" fixes them.
  */
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketIndexSql, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
@@ -96,7 +96,6 @@ GROUP BY tool
 ORDER BY calls DESC, tool ASC`,
   );
   const perTool = allTools.slice(0, MAX_TOOLS);
-  const perBucket = allTools.flatMap((t) => dates.map((date, i) => ({ date, tool: t.tool, calls: Number(t.calls_by_bucket[i]), errors: Number(t.errors_by_bucket[i]) })));
 
   const rows = perTool.map((t): ToolRow => {
     const calls = Number(t.calls);
@@ -107,21 +106,22 @@ ORDER BY calls DESC, tool ASC`,
   });
   const listed = new Set(rows.map((r) => r.tool));
 
-  const volume = new Map(dates.map((date): [string, VolumePoint] => [date, { date, value: 0, by_tool: {} }]));
-  const failing = new Map(dates.map((date): [string, VolumePoint] => [date, { date, value: 0, by_tool: {} }]));
-  for (const b of [...perBucket].sort((x, y) => x.tool.localeCompare(y.tool))) {
-    const calls = Number(b.calls);
-    const errors = Number(b.errors);
-    const v = volume.get(b.date);
-    const f = failing.get(b.date);
-    if (!v || !f) continue;
-    v.value += calls;
-    f.value += errors;
-    if (listed.has(b.tool) && calls > 0) v.by_tool[b.tool] = calls;
-    if (listed.has(b.tool) && errors > 0) f.by_tool[b.tool] = errors;
+  // Per bucket, every tool counts toward the bucket's value; the listed ones are also named, in
+  // name order (the by_tool objects' key order).
+  const volume = dates.map((date): VolumePoint => ({ date, value: 0, by_tool: {} }));
+  const failing = dates.map((date): VolumePoint => ({ date, value: 0, by_tool: {} }));
+  for (const t of [...allTools].sort((x, y) => x.tool.localeCompare(y.tool))) {
+    for (let i = 0; i < dates.length; i++) {
+      const calls = Number(t.calls_by_bucket[i]);
+      const errors = Number(t.errors_by_bucket[i]);
+      volume[i].value += calls;
+      failing[i].value += errors;
+      if (listed.has(t.tool) && calls > 0) volume[i].by_tool[t.tool] = calls;
+      if (listed.has(t.tool) && errors > 0) failing[i].by_tool[t.tool] = errors;
+    }
   }
 
-  const allErrors = perBucket.reduce((sum, b) => sum + Number(b.errors), 0);
+  const allErrors = allTools.reduce((sum, t) => sum + Number(t.errors), 0);
   let running = 0;
   const error_concentration = rows
     .filter((r) => r.errors > 0)
@@ -132,11 +132,11 @@ ORDER BY calls DESC, tool ASC`,
     });
 
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     granularity,
     rows,
-    volume: [...volume.values()],
-    failing_volume: [...failing.values()],
+    volume,
+    failing_volume: failing,
     error_concentration,
   };
 }

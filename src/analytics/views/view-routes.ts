@@ -9,11 +9,10 @@ import type { AppDeps } from '../../app-deps.js';
 import { ValidationError } from '../../http/errors.js';
 import { defineRoute } from '../../http/route.js';
 import type { JsonSchema } from '../../http/openapi.js';
-import { requestedView, runPresetView, type RawViewParams, type ViewName } from './preset-views.js';
+import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
 import { GRANULARITIES } from './time-buckets.js';
 import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';
 import { registerViewSchemas } from './view-schemas.js';
-import type { ViewDeps } from './view-sql.js';
 
 /** Deprecated per-view paths (SPEC "Versioning" 2), relative to /projects/{project_id}. */
 export const VIEW_ALIASES: Record<ViewName, string> = {
@@ -47,10 +46,6 @@ function querySchema(withView: boolean): JsonSchema {
   };
 }
 
-export function viewDeps(deps: AppDeps): ViewDeps {
-  return { ch: deps.ch, sql: deps.sql, queryTimeoutSeconds: deps.config.queryTimeoutSeconds };
-}
-
 export function presetViewRoutes(deps: AppDeps): Router {
   const router = Router();
   const schemas = registerViewSchemas(deps.openapi);
@@ -64,7 +59,7 @@ export function presetViewRoutes(deps: AppDeps): Router {
     projectParam: true,
     summary: 'A preset analytics view of the project (view omitted: general); only the requested view is computed',
     query: querySchema(true),
-    responses: { 200: { description: 'The payload of the requested view', schema: { oneOf: Object.values(schemas) } } },
+    responses: { 200: { description: 'The payload of the requested view', schema: { anyOf: Object.values(schemas) } } },
     handler: async ({ tenantId, project, query }) => runPresetView(services, tenantId, project.id, requestedView(query), query),
   });
 

@@ -5,6 +5,7 @@
  */
 import type { JsonSchema, OpenApiDocument } from '../../http/openapi.js';
 import { CAPABILITIES } from './coverage.js';
+import { GRANULARITIES } from './time-buckets.js';
 
 const num = { type: 'number' };
 const numOrNull = { type: ['number', 'null'] };
@@ -66,7 +67,7 @@ export function registerViewSchemas(openapi: OpenApiDocument) {
   const coverageEntry = { oneOf: [obj({ observed: int, eligible: int, is_lower_bound: bool }, { required: ['observed', 'eligible'] }), { type: 'null' }] };
   const window = obj({
     window: windowEcho,
-    latency: obj({ granularity: { type: 'string', enum: ['day', 'week', 'month'] }, points: { type: 'array', items: obj({ date, p50: numOrNull, p95: numOrNull }) } }),
+    latency: obj({ granularity: { type: 'string', enum: [...GRANULARITIES] }, points: { type: 'array', items: obj({ date, p50: numOrNull, p95: numOrNull }) } }),
     totals: obj({ p50: numOrNull, p95: numOrNull, failed_runs: int, root_status_known: int, root_absent: int, traces: int, error_rate: numOrNull }),
     coverage: obj({
       capability: obj(Object.fromEntries(CAPABILITIES.map((c) => [c, bool]))),
@@ -125,7 +126,7 @@ export function registerViewSchemas(openapi: OpenApiDocument) {
   const volume = { type: 'array', items: obj({ date, value: int, by_tool: { type: 'object', additionalProperties: int } }) };
   const toolAggregates = obj({
     window: windowEcho,
-    granularity: { type: 'string', enum: ['day', 'week', 'month'] },
+    granularity: { type: 'string', enum: [...GRANULARITIES] },
     rows: { type: 'array', items: obj({ tool: str, calls: int, errors: int, error_rate: num, p50: num, p95: num, traces: int, output_tokens: int }) },
     volume,
     failing_volume: volume,

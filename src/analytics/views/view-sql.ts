@@ -7,12 +7,15 @@
  * re-processed trace counts once (DESIGN.md "Analytics"); trace.processed through the SQL layer's
  * processedTraces, the one place that decides how that table is deduplicated.
  */
+import { ValidationError } from '../../http/errors.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import { isEngineError } from '../../stores/clickhouse-sql/engine-errors.js';
 import { param, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { processedTraces as processedTraceRows } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import type { Sql } from '../../stores/postgres.js';
 import type { PriceCatalog } from '../cost/price-catalog.js';
+import { DEFAULT_MAX_MEMORY_BYTES } from '../query/build.js';
 import type { ViewWindow } from './time-buckets.js';
 
 /** What a view needs: both stores, plus optional overrides for tests (price catalog, clock). */
@@ -23,6 +26,8 @@ export interface ViewDeps {
   queryTimeoutSeconds?: number;
   /** Price catalog for the cost module: omitted → the process's price book; null → no prices. */
   catalog?: PriceCatalog | null;
+  /** ClickHouse max_memory_usage of each statement; omitted → the DSL's ceiling (DEFAULT_MAX_MEMORY_BYTES). */
+  maxMemoryBytes?: number;
 }
 
 export interface ViewScope {
@@ -43,26 +48,38 @@ export function inWindow(window: ViewWindow): Fragment {
 }
 
 const SETTINGS = {
-    // Counts and token sums stay far below 2^53; plain JSON numbers keep the shaping simple.
-    output_format_json_quote_64bit_integers: 0,
-    // GROUPING(x) is 1 on rows where x was aggregated away (the SQL standard), which the
-    // GROUPING SETS statements below rely on; pinned so a server default cannot flip it.
-    force_grouping_standard_compatibility: 1,
+  // Counts and token sums stay far below 2^53; plain JSON numbers keep the shaping simple.
+  output_format_json_quote_64bit_integers: 0,
+  // GROUPING(x) is 1 on rows where x was aggregated away (the SQL standard), which the
+  // GROUPING SETS statements below rely on; pinned so a server default cannot flip it.
+  force_grouping_standard_compatibility: 1,
 } as const;
 
-export function selectRows<Row>(scope: ViewScope, statement: Fragment): Promise<Row[]> {
-  return scope.deps.ch.read<Row>(statement, {
-    lane: 'analytics',
-    scope,
-    timeoutSeconds: scope.deps.queryTimeoutSeconds,
-    settings: SETTINGS,
-  });
+/**
+ * A view's statement on the analytics lane. Its memory has the DSL's ceiling, so one wide window of
+ * exact percentiles cannot take the engine's memory from every other tenant; over it the caller
+ * learns what to change (400), as the DSL answers, instead of a bare 500.
+ */
+export async function selectRows<Row>(scope: ViewScope, statement: Fragment): Promise<Row[]> {
+  try {
+    return await scope.deps.ch.read<Row>(statement, {
+      lane: 'analytics',
+      scope,
+      timeoutSeconds: scope.deps.queryTimeoutSeconds,
+      settings: { ...SETTINGS, max_memory_usage: scope.deps.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES },
+    });
+  } catch (error) {
+    if (isEngineError(error, 'MEMORY_LIMIT_EXCEEDED')) {
+      throw new ValidationError('The view needs more memory than a query may use; narrow its window (days or hours)');
+    }
+    throw error;
+  }
 }
 
 /**
  * A grouped statement with its totals row from the same scan. The SQL groups with
  * `GROUP BY GROUPING SETS ((date), ())` and selects `grouping(date) AS is_total` (1 on the totals
- * row under standard GROUPING semantics, pinned in settings()). GROUPING SETS rather than
+ * row under standard GROUPING semantics, pinned in SETTINGS above). GROUPING SETS rather than
  * WITH TOTALS: the embedded engine writes WITH TOTALS over no rows as malformed JSON, and
  * JSONEachRow has no totals at all. Over no rows at all the totals row is still there (count 0).
  */

@@ -4,7 +4,7 @@
  * root span's duration; outcomes follow docs/analytics.md "Run outcomes".
  */
 import { computeCostObject, storedCostColumns, windowCost } from '../cost/cost-object.js';
-import { formatUtcSecond } from '../query/window.js';
+import { windowEcho } from '../query/window.js';
 import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
 import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
@@ -79,7 +79,7 @@ ORDER BY date`,
   const known = Number(totals?.root_status_known ?? 0);
   const failed = Number(totals?.failed_runs ?? 0);
   return {
-    window: { start: formatUtcSecond(window.start), end_exclusive: formatUtcSecond(window.endExclusive) },
+    window: windowEcho(window),
     latency: {
       granularity,
       points: completeSeries(

@@ -63,11 +63,25 @@ export interface LaneClients {
 }
 
 /**
- * An insert of a JSONEachRow body straight into the engine, for a client on the embedded engine:
- * chdb's raw insert takes the bytes without a copy and parses them on its own threads, where the
- * driver's insert would first turn them into one string (twice: body, then statement + body).
+ * An insert of a body straight into the engine, for a client on the embedded engine: chdb's raw
+ * insert takes the bytes without a copy and parses them on its own threads, where the driver's
+ * insert would first turn them into one string (twice: body, then statement + body). `columns`
+ * given: JSONCompactEachRow lines of those columns' values; absent: JSONEachRow objects.
  */
-export type RawInsert = (table: string, body: Uint8Array) => Promise<void>;
+export type RawInsert = (table: string, body: Uint8Array, columns?: readonly string[]) => Promise<void>;
+
+/** A body's format: arrays of the named columns' values, or objects naming their fields (insertBody). */
+export const bodyFormat = (columns?: readonly string[]) => (columns ? 'JSONCompactEachRow' : 'JSONEachRow');
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** ` (a, b)` of an insert's column list; names come from code (encoded-rows.ts), checked anyway since they go into the SQL. */
+function columnList(columns?: readonly string[]): string {
+  if (!columns) return '';
+  const bad = columns.find((c) => !IDENTIFIER.test(c));
+  if (columns.length === 0 || bad !== undefined) throw new Error(`not a column list: ${columns.join(', ')}`);
+  return ` (${columns.join(', ')})`;
+}
 
 export interface RunnerOptions {
   clients: LaneClients;
@@ -208,25 +222,38 @@ export class StatementRunner {
   }
 
   /**
-   * Inserts a JSONEachRow body given as byte parts, each holding whole lines (encoded on the compute
-   * pool: ingest-writer.ts), as one statement. On the embedded engine the bytes go to the engine
-   * as they are (RawInsert); on a server they stream as the request body.
+   * Inserts a body given as byte parts, each holding whole lines (encoded on the compute pool:
+   * ingest-writer.ts), as one statement: with `columns`, JSONCompactEachRow lines of those columns'
+   * values in that order (the others take their defaults); without, JSONEachRow objects. On the
+   * embedded engine the bytes go to the engine as they are (RawInsert); on a server they stream as
+   * the request body.
    */
-  async insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane): Promise<void> {
+  async insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[]): Promise<void> {
     let bytes = 0;
     for (const part of parts) bytes += part.byteLength;
     if (bytes === 0) return;
-    await this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane), () => bytes));
+    const list = columnList(columns);
+    await this.onLane(lane, (client) =>
+      this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns, list), () => bytes),
+    );
   }
 
-  private async sendBody(client: ClickHouseClient, table: string, parts: readonly Uint8Array[], bytes: number, lane: WriteLane): Promise<void> {
+  private async sendBody(
+    client: ClickHouseClient,
+    table: string,
+    parts: readonly Uint8Array[],
+    bytes: number,
+    lane: WriteLane,
+    columns: readonly string[] | undefined,
+    list: string,
+  ): Promise<void> {
     const raw = this.options.rawInserts?.get(client);
     if (raw) {
-      await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes));
+      await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes), columns);
       return;
     }
     const result = await client.exec({
-      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+      query: `INSERT INTO ${table}${list} FORMAT ${bodyFormat(columns)}`,
       values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), { objectMode: false }),
       ...this.requestSettings(lane),
     });

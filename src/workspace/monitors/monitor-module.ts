@@ -12,7 +12,7 @@ import { monitorRoutes } from './monitor-routes.js';
 export const monitorsModule: LookoutModule = {
   name: 'monitors',
   init(deps: AppDeps) {
-    // After the issues module's extraction (modules init in order), as per-trace listeners ran after it.
+    // After the issues module's extraction (modules init in order): monitors see a group's issues extracted.
     traceHooks(deps).onTracesProcessed.push(monitorEvaluator(deps).onTracesProcessed);
     // Another process's monitor write drops this process's cached monitor lists.
     deps.services.events?.on(MONITORS_CHANGED_TOPIC, forgetWatchingMonitors);

@@ -2,19 +2,9 @@ import type { AppDeps } from '../../app-deps.js';
 import type { SqlHandle } from '../../stores/postgres.js';
 import { LinearTracker } from './linear-tracker.js';
 import { LocalTracker } from './local-tracker.js';
-import { SecretBox } from './secret-box.js';
+import { secretBox } from '../../secret-box-access.js';
 import type { TrackerSettingsRow } from './tracker-settings-store.js';
 import { TrackerError, type TicketTracker, type TrackerProvider } from './tracker-types.js';
-
-declare module '../../app-deps.js' {
-  interface ServiceRegistry {
-    trackerSecretBox?: SecretBox;
-  }
-}
-
-export function secretBox(deps: AppDeps): SecretBox {
-  return (deps.services.trackerSecretBox ??= SecretBox.fromConfig(deps.config));
-}
 
 /** The tracker client for a provider, with the tenant's decrypted key for Linear. `sql` is the local provider's transaction. */
 export function trackerFor(deps: AppDeps, sql: SqlHandle, tenantId: string, provider: TrackerProvider, settings: TrackerSettingsRow): TicketTracker {

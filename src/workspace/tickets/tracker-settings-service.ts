@@ -4,7 +4,7 @@ import type { Principal } from '../../tenancy/tenancy-store.js';
 import { LinearTracker } from './linear-tracker.js';
 import { LocalTracker, type LocalState } from './local-tracker.js';
 import { ticketPreviewedInProject } from './ticket-link-store.js';
-import { secretBox } from './tracker-access.js';
+import { secretBox } from '../../secret-box-access.js';
 import { readTrackerSettings, writeTrackerSettings, type TrackerSettingsRow } from './tracker-settings-store.js';
 import type { Ticket, TrackerProvider } from './tracker-types.js';
 

@@ -4,6 +4,7 @@
  * complete zero series.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileBodySchema } from '../../../src/http/validation.js';
 import { baseInstant, dayAt, iso } from './dataset.js';
 import { buckets } from './expected.js';
 import { seedThroughIngestion, startHarness, type Harness } from './harness.js';
@@ -196,5 +197,21 @@ describe('an empty project', () => {
     const roi = await get('roi');
     expect(roi.state).toBe('connect');
     for (const series of Object.values(roi.base) as { value: number }[][]) expect(series.every((p) => p.value === 0)).toBe(true);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes every view answer, seeded and empty, as one of its payloads (anyOf: an empty model_scorecard also fits the agent_scorecard schema)', async () => {
+    const doc = (await h.svc.call('GET', '/openapi.json')).body;
+    const schema = doc.paths['/projects/{project_id}/analytics'].get.responses['200'].content['application/json'].schema;
+    const validate = compileBodySchema(schema, doc.components.schemas);
+    const empty = (await h.svc.newProject('openapi-empty')).id;
+    for (const project of [projectId, empty]) {
+      for (const view of Object.keys(PARAMS)) {
+        const res = await h.svc.call('GET', `/projects/${project}/analytics?view=${view}&${PARAMS[view]}`);
+        expect(res.status, view).toBe(200);
+        expect(validate(res.body), `${view} ${project === empty ? 'empty' : 'seeded'}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+    }
   });
 });

@@ -58,9 +58,9 @@ beforeAll(async () => {
       if (statementKind(options.lane, statement) === 'ingest select spans') readBacks++;
       return opened.readBytes(statement, options);
     },
-    insertBody: async (table, parts, lane) => {
+    insertBody: async (table, parts, lane, columns) => {
       failOnce(table);
-      await opened.insertBody(table, parts, lane);
+      await opened.insertBody(table, parts, lane, columns);
     },
     insertLines: async (table, lines, lane) => {
       failOnce(table);

@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { traceHooks } from '../../../src/trace-hook-registry.js';
-import { deliverProcessedTraces, type ProcessedTrace } from '../../../src/trace-hooks.js';
+import { type ProcessedTrace } from '../../../src/trace-hooks.js';
+import { deliverProcessedTraces } from '../../helpers/deliver-traces.js';
 
 /**
  * Monitors learn from processed traces and then open an issue when a failing tool-call pattern

@@ -32,9 +32,11 @@ afterAll(async () => {
 
 /** Counts hook runs per trace on an instance (every instance registers the same listeners). */
 function countHooks(svc: TestService, runs: Map<string, number>, seen?: (t: ProcessedTrace) => Promise<void>): void {
-  traceHooks(svc.service.deps).onTraceProcessed.push(async (t) => {
-    runs.set(t.traceId, (runs.get(t.traceId) ?? 0) + 1);
-    await seen?.(t);
+  traceHooks(svc.service.deps).onTracesProcessed.push(async (traces) => {
+    for (const t of traces) {
+      runs.set(t.traceId, (runs.get(t.traceId) ?? 0) + 1);
+      await seen?.(t);
+    }
   });
 }
 

@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { emptyEncodedRows, encodeSpanEventRows, jsonLine, keptParts, lineOf } from '../../../src/ingest/encoded-rows.js';
+import {
+  emptyEncodedRows, encodeSpanEventRows, errorValues, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues,
+  storedRowsFromSpanLines, toolValues,
+} from '../../../src/ingest/encoded-rows.js';
 import type { SpanEventRows, SpanRow } from '../../../src/ingest/event-rows.js';
+import { STORED_SPAN_COLUMNS } from '../../../src/ingest/stored-spans.js';
 
 /**
- * The insert body built on the compute pool: one JSONEachRow buffer per table with its line ends,
- * so the writer can hand it to the engine whole, or only the lines it keeps, without building strings.
+ * The insert body built on the compute pool: one JSONCompactEachRow buffer per table (each line the
+ * array of the row's values in INSERT_COLUMNS order) with its line ends, so the writer can hand it
+ * to the engine whole, or only the lines it keeps, without building strings.
  */
+
+const NAME = SPAN_COLUMNS.indexOf('name');
+/** The name column of a `spans` line. */
+const nameOf = (line: string | Uint8Array) => (JSON.parse(typeof line === 'string' ? line : Buffer.from(line).toString('utf8')) as unknown[])[NAME];
 
 const span = (id: string, name: string) => ({ tenant_id: 't', project_id: 'p', trace_id: 'tr', span_id: id, name }) as unknown as SpanRow;
 const rows = (spans: SpanRow[]): SpanEventRows => ({ spans, generations: [], tools: [], errors: [] });
@@ -16,20 +25,20 @@ describe('encoded rows', () => {
   const names = ['plain', 'línea\nwith an escaped newline', '工具 🔧', 'last'];
   const encoded = encodeSpanEventRows(rows(names.map((n, i) => span(`s${i}`, n)))).spans;
 
-  it('is one JSONEachRow body with the end of every line', () => {
+  it('is one JSONCompactEachRow body with the end of every line', () => {
     expect(encoded.keys).toEqual(names.map((_, i) => `t\u0000p\u0000tr\u0000s${i}`));
     expect(encoded.ends).toHaveLength(names.length);
     expect(encoded.ends.at(-1)).toBe(encoded.body.byteLength);
     const lines = names.map((_, i) => Buffer.from(lineOf(encoded, i)).toString('utf8'));
     expect(lines.map((l) => l.endsWith('\n'))).toEqual(names.map(() => true));
-    expect(lines.map((l) => JSON.parse(l).name)).toEqual(names);
+    expect(lines.map(nameOf)).toEqual(names);
   });
 
   it('grows past its first estimate and owns exactly its bytes (a worker answer clones the whole ArrayBuffer)', () => {
     // 3 rows start with 3 KiB; these lines are far longer, with 3- and 4-byte characters.
     const long = ['工'.repeat(5000), '🔧'.repeat(3000), 'x'.repeat(20000)];
     const grown = encodeSpanEventRows(rows(long.map((n, i) => span(`s${i}`, n)))).spans;
-    expect(long.map((_, i) => JSON.parse(Buffer.from(lineOf(grown, i)).toString('utf8')).name)).toEqual(long);
+    expect(long.map((_, i) => nameOf(lineOf(grown, i)))).toEqual(long);
     expect(grown.body.buffer.byteLength).toBe(grown.body.byteLength);
     expect(grown.body.byteOffset).toBe(0);
     expect(encoded.body.buffer.byteLength).toBe(encoded.body.byteLength);
@@ -42,7 +51,7 @@ describe('encoded rows', () => {
     encodeSpanEventRows(rows([span('x', 'zzzz')]));
     encodeSpanEventRows(rows(['y'.repeat(9000), 'w'.repeat(9000)].map((n, i) => span(`y${i}`, n))));
     expect(Buffer.from(first.spans.body).toString('utf8')).toBe(before);
-    expect(JSON.parse(Buffer.from(lineOf(first.spans, 1)).toString('utf8')).name).toBe('b');
+    expect(nameOf(lineOf(first.spans, 1))).toBe('b');
   });
 
   it('keeps the whole body, runs of kept lines, or nothing', () => {
@@ -51,9 +60,34 @@ describe('encoded rows', () => {
     const parts = keptParts(encoded, (i) => i !== 1);
     // Line 0, then lines 2–3 as one run.
     expect(parts).toHaveLength(2);
-    expect(text(parts).split('\n').filter(Boolean).map((l) => JSON.parse(l).name)).toEqual(['plain', '工具 🔧', 'last']);
+    expect(text(parts).split('\n').filter(Boolean).map(nameOf)).toEqual(['plain', '工具 🔧', 'last']);
     expect(keptParts(encoded, () => false)).toEqual([]);
     expect(keptParts(emptyEncodedRows().spans, () => true)).toEqual([]);
+  });
+});
+
+describe('insert columns', () => {
+  // A row whose every field holds its own column's name: its values must be the column list.
+  const named = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, c])) as never;
+
+  it('lists each table\'s values in the order of its columns', () => {
+    expect(spanValues(named(INSERT_COLUMNS.spans))).toEqual([...INSERT_COLUMNS.spans]);
+    expect(generationValues(named(INSERT_COLUMNS.event_generation_completed))).toEqual([...INSERT_COLUMNS.event_generation_completed]);
+    expect(toolValues(named(INSERT_COLUMNS.event_tool_called))).toEqual([...INSERT_COLUMNS.event_tool_called]);
+    expect(errorValues(named(INSERT_COLUMNS.event_span_errored))).toEqual([...INSERT_COLUMNS.event_span_errored]);
+  });
+
+  it('names every column once', () => {
+    for (const columns of Object.values(INSERT_COLUMNS)) expect(new Set(columns).size).toBe(columns.length);
+  });
+
+  it('reads held `spans` lines back as the stored row a read-back gives, JSON columns as values', () => {
+    const row = named(INSERT_COLUMNS.spans) as SpanRow;
+    const full = { ...row, duration_ms: 1.5, attributes: { k: ['v', 1] }, events: [], resource: { 'service.name': 's\n' } } as unknown as SpanRow;
+    const body = encodeSpanEventRows({ ...rows([full, { ...full, span_id: 'second' }]) }).spans.body;
+    const stored = storedRowsFromSpanLines(body);
+    const expected = Object.fromEntries(STORED_SPAN_COLUMNS.split(', ').map((c) => [c, full[c as keyof SpanRow]]));
+    expect(stored).toEqual([expected, { ...expected, span_id: 'second' }]);
   });
 });
 

@@ -16,11 +16,13 @@ function trace(id: string, attributeChars: number): ProcessedTrace {
 function gatedHooks() {
   const started: string[] = [];
   const gates: (() => void)[] = [];
-  const hook = async (t: ProcessedTrace) => {
-    started.push(t.traceId);
-    await new Promise<void>((resolve) => gates.push(resolve));
+  const hook = async (traces: ProcessedTrace[]) => {
+    for (const t of traces) {
+      started.push(t.traceId);
+      await new Promise<void>((resolve) => gates.push(resolve));
+    }
   };
-  return { hooks: { onTraceProcessed: [hook], onTracesProcessed: [] }, started, releaseAll: () => gates.splice(0).forEach((g) => g()) };
+  return { hooks: { onTracesProcessed: [hook] }, started, releaseAll: () => gates.splice(0).forEach((g) => g()) };
 }
 
 describe('approximateBytes', () => {
@@ -35,7 +37,7 @@ describe('HookRunner queue bound by bytes', () => {
   it('makes enqueue wait while the queued payloads exceed the byte budget, and admits them as room frees', async () => {
     const { hooks, started, releaseAll } = gatedHooks();
     // One listener slot, groups of one trace; room for about two 1 MB-character payloads in the queue.
-    const runner = new HookRunner(hooks, pino({ level: 'silent' }), 1, 5000, 1, 5 * 1024 * 1024);
+    const runner = new HookRunner(hooks, pino({ level: 'silent' }), { concurrency: 1, groupSize: 1, maxQueuedBytes: 5 * 1024 * 1024 });
     const admitted: string[] = [];
     const enqueue = (id: string) => runner.enqueue([trace(id, 1_000_000)]).then((r) => (admitted.push(id), r));
     const all = ['t1', 't2', 't3', 't4', 't5'].map(enqueue);
@@ -58,7 +60,7 @@ describe('HookRunner queue bound by bytes', () => {
 
   it('admits a payload bigger than the whole budget into an empty queue', async () => {
     const { hooks, started, releaseAll } = gatedHooks();
-    const runner = new HookRunner(hooks, pino({ level: 'silent' }), 1, 5000, 1, 1024);
+    const runner = new HookRunner(hooks, pino({ level: 'silent' }), { concurrency: 1, groupSize: 1, maxQueuedBytes: 1024 });
     const first = await runner.enqueue([trace('busy', 10)]);
     const huge = await runner.enqueue([trace('huge', 100_000)]);
     expect(runner.queuedPayloadBytes).toBeGreaterThan(1024);

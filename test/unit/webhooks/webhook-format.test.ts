@@ -2,12 +2,22 @@ import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { slackBody } from '../../../src/webhooks/slack-format.js';
 import type { WebhookEnvelope } from '../../../src/webhooks/webhook-payload.js';
-import { newWebhookSecret, signatureHeader, verifySignature } from '../../../src/webhooks/webhook-signature.js';
+import { newWebhookSecret, signatureHeader } from '../../../src/webhooks/webhook-signature.js';
 import { subscribes } from '../../../src/webhooks/webhook-types.js';
 
 const envelope = (data: WebhookEnvelope['data'], type = 'issue.created'): WebhookEnvelope => ({
   id: '6f1c1d2e-0000-4000-8000-000000000001', type, occurred_at: '2026-01-01T00:00:00.000Z', project_id: 'p1', data,
 });
+
+/** A receiver's check, as docs/webhooks.md shows it: signature matches and the timestamp is within tolerance. */
+function verifySignature(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=') as [string, string]));
+  const t = Number(parts.t);
+  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds || !parts.v1) return false;
+  const expected = Buffer.from(signatureHeader(secret, body, t).split('v1=')[1], 'hex');
+  const given = Buffer.from(parts.v1, 'hex');
+  return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+}
 
 describe('webhook signature', () => {
   it('is HMAC-SHA256 of "<t>.<body>" keyed by the whole secret string, checked within a tolerance', () => {

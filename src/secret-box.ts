@@ -3,9 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * Encrypts tracker API keys at rest (docs/issues.md "Tracker credentials"): AES-256-GCM with a
- * random 96-bit nonce and the tenant id as associated data, so a ciphertext cannot be moved to
- * another tenant. The key is derived with HKDF-SHA256 from LOOKOUT_SECRET_KEY; without it, from a
+ * Encrypts secrets Lookout must send on at rest — ticket-tracker API keys (docs/issues.md "Tracker
+ * credentials"), webhook signing secrets: AES-256-GCM with a random 96-bit nonce and what the secret
+ * belongs to as associated data (the tenant; for webhooks tenant and endpoint), so a ciphertext cannot
+ * be moved to another owner. The HKDF label keeps its first user's name: ciphertexts already stored
+ * must still open. The key is derived with HKDF-SHA256 from LOOKOUT_SECRET_KEY; without it, from a
  * random 32-byte secret kept in `$DATA_DIR/secret.key` (mode 0600), created on first use. Several
  * processes sharing one database must share LOOKOUT_SECRET_KEY. The ciphertext names its key by a
  * short id, so a key change is reported as such instead of as garbage.
