@@ -18,6 +18,7 @@
  *
  *   npx tsx bench/query/final-key-columns.ts [--rows 2000000] [--inserts 16] [--runs 9] [--variants strings,uint64]
  *     [--key trace]   (trace.processed's key, (tenant, project, trace_id))
+ *     [--merged]      (timed after OPTIMIZE FINAL: one part per partition)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -92,6 +93,15 @@ try {
         concat('model-', toString(number % 200)), (cityHash64(number, 3) % 600000) / 100
         FROM numbers(${lo}, ${hi - lo})`;
       await ch.client.command({ query: `INSERT INTO lookout.${name} (tenant_id, project_id, timestamp, trace_id, span_id, model, duration_ms) ${rows}` });
+    }
+  }
+  // --merged: every table merged to one part per partition first (as background merges leave it).
+  if (args.includes('--merged')) {
+    for (const name of chosen) {
+      await ch.client.command({ query: `SYSTEM START MERGES lookout.${name}` });
+      const t = performance.now();
+      await ch.client.command({ query: `OPTIMIZE TABLE lookout.${name} FINAL` });
+      console.log(`merged ${name} in ${(performance.now() - t).toFixed(0)} ms`);
     }
   }
   const sizes = await (await ch.client.query({
