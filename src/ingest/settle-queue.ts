@@ -1,8 +1,8 @@
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import type { Origin } from '../origin.js';
-import { UUID_PATTERN } from '../uuid.js';
-import { traceKeyOf } from './encoded-rows.js';
-import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
+import { isUuid } from '../uuid.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
+import { traceKeyParams } from './trace-key-params.js';
 
 /**
  * The settle queue in PostgreSQL (sql/014_settle_queue.sql): the one record of which traces got
@@ -46,70 +46,81 @@ export interface SettleTiming {
   maxWaitMs: number;
 }
 
-/** One row per trace (a multi-row upsert may not touch a row twice): roots OR-ed, the last origin kept. */
-function mergeRecords(records: QueueRecord[]): QueueRecord[] {
-  const byKey = new Map<string, QueueRecord>();
-  for (const r of records) {
-    const key = traceKeyString(r);
-    const seen = byKey.get(key);
-    byKey.set(key, seen ? { ...r, hasRoot: seen.hasRoot || r.hasRoot } : r);
-  }
-  // Key order: concurrent flushes in several processes lock shared rows in one order (no deadlock).
-  return [...byKey.values()].sort(traceKeyOrder);
+/**
+ * Records the traces of one flush. A trace becomes due `settleMs` after its latest spans once its
+ * root is known, and `maxWaitMs` after its first spans in any case. One row per trace (a multi-row
+ * upsert may not touch a row twice; traceKeyParams folds spellings and sorts, so flushes of several
+ * processes lock shared rows in one order): roots OR-ed, the last origin kept. A flush's few senders
+ * are sent once each, like its tenants and projects (trace-key-params.ts). Answers every record, as
+ * spelled.
+ */
+export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timing: SettleTiming): Promise<RecordedRow[]> {
+  const keys = traceKeyParams(
+    records,
+    (r): QueueRecord => ({ ...r }),
+    (row, r) => {
+      row.hasRoot ||= r.hasRoot;
+      row.origin = r.origin;
+    },
+  );
+  if (keys.rows.length === 0) return [];
+  const originIndex = new Map<string, number>();
+  const senders: Origin[] = [];
+  const origins = keys.rows.map((r) => {
+    const o = r.origin;
+    const id = `${o.actor}\u0000${o.surface}\u0000${o.user_id}\u0000${o.api_key_id}`;
+    let at = originIndex.get(id);
+    if (at === undefined) {
+      senders.push(o);
+      at = senders.length;
+      originIndex.set(id, at);
+    }
+    return at;
+  });
+  const result = await sql<{ i: number; row_id: string; seq: string; registrations: string | null }[]>`
+    with v as (
+      select (${keys.tenants}::uuid[])[v.g] as t, (${keys.projects}::uuid[])[v.g] as p, v.tr, v.r,
+             (${senders.map((o) => o.actor)}::text[])[v.o] as a, (${senders.map((o) => o.surface)}::text[])[v.o] as s,
+             (${senders.map((o) => o.user_id)}::text[])[v.o] as u, (${senders.map((o) => o.api_key_id)}::text[])[v.o] as k, v.i
+      from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${keys.rows.map((r) => (r.hasRoot ? 't' : 'f'))}::text[]::bool[], ${origins}::int[])
+        with ordinality as v(g, tr, r, o, i)
+    ),
+    up as (
+      insert into settle_queue as q (tenant_id, project_id, trace_id, has_root, settle_after, actor, surface, user_id, api_key_id)
+      select v.t, v.p, v.tr, v.r,
+             case when v.r then now() + least(${timing.settleMs}::bigint, ${timing.maxWaitMs}::bigint) * interval '1 millisecond'
+                  else now() + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
+             v.a, v.s, v.u, v.k
+      from v order by v.i
+      on conflict (tenant_id, project_id, trace_id) do update set
+        seq = q.seq + 1,
+        last_span_at = now(),
+        has_root = q.has_root or excluded.has_root,
+        settle_after = case when q.has_root or excluded.has_root
+                            then least(now() + ${timing.settleMs}::bigint * interval '1 millisecond', q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond')
+                            else q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
+        actor = excluded.actor, surface = excluded.surface, user_id = excluded.user_id, api_key_id = excluded.api_key_id
+      returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq
+    )
+    -- Each trace by its position, with its registry count as this statement sees it.
+    select v.i::int4 as i, up.row_id::text as row_id, up.seq::text as seq, s.registrations::text as registrations
+    from up join v on up.tenant_id = v.t and up.project_id = v.p and up.trace_id = v.tr
+    left join stored_traces s on s.tenant_id = v.t and s.project_id = v.p and s.trace_id = v.tr`;
+  const byRow: (typeof result)[number][] = [];
+  for (const r of result) byRow[r.i - 1] = r;
+  // One answer per record given, as spelled (a trace in several records: the same answer each time).
+  return records.map((rec, i) => {
+    const r = byRow[keys.rowOf[i]];
+    return { tenantId: rec.tenantId, projectId: rec.projectId, traceId: rec.traceId, rowId: r.row_id, seq: r.seq, registrations: r.registrations === null ? null : Number(r.registrations) };
+  });
 }
 
-interface QueueRow {
+interface ClaimRow {
   tenant_id: string;
   project_id: string;
   trace_id: string;
-  row_id: bigint | string;
-  seq: bigint | string;
-  registrations?: bigint | string | null;
-}
-
-/**
- * Records the traces of one flush. A trace becomes due `settleMs` after its latest spans once its
- * root is known, and `maxWaitMs` after its first spans in any case.
- */
-export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timing: SettleTiming): Promise<RecordedRow[]> {
-  const rows = mergeRecords(records);
-  if (rows.length === 0) return [];
-  const col = <T>(pick: (r: QueueRecord) => T) => rows.map(pick);
-  const result = await sql<QueueRow[]>`
-    insert into settle_queue as q (tenant_id, project_id, trace_id, has_root, settle_after, actor, surface, user_id, api_key_id)
-    select v.t, v.p, v.tr, v.r,
-           case when v.r then now() + least(${timing.settleMs}::bigint, ${timing.maxWaitMs}::bigint) * interval '1 millisecond'
-                else now() + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
-           v.a, v.s, v.u, v.k
-    from unnest(${col((r) => r.tenantId)}::text[], ${col((r) => r.projectId)}::text[], ${col((r) => r.traceId)}::text[],
-                ${col((r) => (r.hasRoot ? 'true' : 'false'))}::text[]::boolean[], ${col((r) => r.origin.actor)}::text[], ${col((r) => r.origin.surface)}::text[],
-                ${col((r) => r.origin.user_id)}::text[], ${col((r) => r.origin.api_key_id)}::text[]) as v(t, p, tr, r, a, s, u, k)
-    on conflict (tenant_id, project_id, trace_id) do update set
-      seq = q.seq + 1,
-      last_span_at = now(),
-      has_root = q.has_root or excluded.has_root,
-      settle_after = case when q.has_root or excluded.has_root
-                          then least(now() + ${timing.settleMs}::bigint * interval '1 millisecond', q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond')
-                          else q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
-      actor = excluded.actor, surface = excluded.surface, user_id = excluded.user_id, api_key_id = excluded.api_key_id
-    returning tenant_id, project_id, trace_id, row_id, seq,
-      (select s.registrations from stored_traces s
-       -- The registry's keys are uuid (sql/022); a key that is not one has no row there (CASE, not
-       -- AND: only CASE keeps PostgreSQL from casting it).
-       where s.tenant_id = case when q.tenant_id ~* ${UUID_PATTERN} then q.tenant_id::uuid end
-         and s.project_id = case when q.project_id ~* ${UUID_PATTERN} then q.project_id::uuid end
-         and s.trace_id = case when q.trace_id ~* ${UUID_PATTERN} then q.trace_id::uuid end) as registrations`;
-  return result.map((r) => ({
-    tenantId: r.tenant_id,
-    projectId: r.project_id,
-    traceId: r.trace_id,
-    rowId: String(r.row_id),
-    seq: String(r.seq),
-    registrations: r.registrations === null || r.registrations === undefined ? null : Number(r.registrations),
-  }));
-}
-
-interface ClaimRow extends QueueRow {
+  row_id: string;
+  seq: string;
   has_root: boolean;
   actor: string;
   surface: string;
@@ -139,13 +150,15 @@ export interface ClaimOptions {
  * (possible only after this one finished, was released or expired) reads a larger version.
  */
 export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRound> {
-  const { token, limit, leaseMs, keys } = options;
-  if (keys && keys.length === 0) return { claims: [], versionMs: 0 };
-  const sorted = keys ? [...keys].sort(traceKeyOrder) : [];
+  const { token, limit, leaseMs } = options;
+  // A key that is not a UUID has no queue row (uuid keys, sql/023).
+  const keys = options.keys && traceKeyParams(options.keys.filter((k) => isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId)), (k): TraceKey => k);
+  if (keys && keys.rows.length === 0) return { claims: [], versionMs: 0 };
   const due = keys
     ? sql`
         select q.tenant_id, q.project_id, q.trace_id from settle_queue q
-        join unnest(${sorted.map((k) => k.tenantId)}::text[], ${sorted.map((k) => k.projectId)}::text[], ${sorted.map((k) => k.traceId)}::text[]) as k(t, p, tr)
+        join (select (${keys.tenants}::uuid[])[k.g] as t, (${keys.projects}::uuid[])[k.g] as p, k.tr
+              from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[]) as k(g, tr)) k
           on q.tenant_id = k.t and q.project_id = k.p and q.trace_id = k.tr
         where q.lease_until is null or q.lease_until < now()
         limit ${limit}
@@ -159,7 +172,7 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
   const rows = await sql<ClaimRow[]>`
     with due as (${due}),
     claimed as (
-      update settle_queue q set claim_token = ${token}, lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond'
+      update settle_queue q set claim_token = ${token}, lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond', claimed_seq = q.seq
       from due where q.tenant_id = due.tenant_id and q.project_id = due.project_id and q.trace_id = due.trace_id
       returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq, q.has_root, q.actor, q.surface, q.user_id, q.api_key_id
     ),
@@ -168,7 +181,10 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
       where id = 1 and exists (select 1 from claimed)
       returning last_ms
     )
-    select claimed.*, (select last_ms from clock) as version_ms from claimed`;
+    select claimed.tenant_id, claimed.project_id, claimed.trace_id, claimed.row_id::text as row_id, claimed.seq::text as seq,
+           claimed.has_root, claimed.actor, claimed.surface, claimed.user_id, claimed.api_key_id,
+           (select last_ms from clock)::text as version_ms
+    from claimed`;
   if (rows.length === 0) return { claims: [], versionMs: 0 };
   return {
     versionMs: Number(rows[0].version_ms),
@@ -176,8 +192,8 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
       tenantId: r.tenant_id,
       projectId: r.project_id,
       traceId: r.trace_id,
-      rowId: String(r.row_id),
-      seq: String(r.seq),
+      rowId: r.row_id,
+      seq: r.seq,
       hasRoot: r.has_root,
       origin: { actor: r.actor, surface: r.surface, user_id: r.user_id, api_key_id: r.api_key_id },
     })),
@@ -190,38 +206,55 @@ export async function extendLease(sql: SqlHandle, token: string, leaseMs: number
 }
 
 /**
- * Ends a round: deletes the claimed rows whose `seq` did not move (settled with every span), and
- * frees the others (a span came meanwhile: they settle again when due). Returns the finished keys.
+ * Ends a round in one statement: of the rows its token still holds, deletes those whose `seq` did not
+ * move since the claim (`claimed_seq`: settled with every span), and frees the others (a span came
+ * meanwhile: they settle again when due). Only the token is sent; `claims` (the round's) turns the
+ * finished rows back into keys, which it returns.
+ *
+ * The token's rows are locked first, in key order (`for update` after `order by`), as writers' upserts
+ * lock them: deleting or freeing them in another order could deadlock with a flush. The delete finds
+ * the locked rows by tuple id (`ctid = any(…)`: a TID scan, whatever the planner guesses of the round's
+ * size — a join on the claim token's rows, planned generically for 25, took 160 ms for 1000). A row a
+ * writer updated after this statement's snapshot is not deleted (the delete sees only the version in
+ * its snapshot and re-checks `seq` on the newer one, which moved) and the release frees it. The delete
+ * and the release see one snapshot, so the release leaves out what the delete returned.
  */
 export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[]): Promise<TraceKey[]> {
-  let finished: TraceKey[] = [];
-  if (claims.length > 0) {
-    const sorted = [...claims].sort(traceKeyOrder);
-    const rows = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
+  const rows = await sql<{ row_id: string }[]>`
+    with locked as (
+      select q.ctid as at from settle_queue q
+      where q.claim_token = ${token}
+      order by q.tenant_id, q.project_id, q.trace_id
+      for update of q
+    ),
+    finished as (
       delete from settle_queue q
-      using unnest(${sorted.map((c) => c.tenantId)}::text[], ${sorted.map((c) => c.projectId)}::text[], ${sorted.map((c) => c.traceId)}::text[],
-                   ${sorted.map((c) => c.seq)}::text[]::bigint[]) as f(t, p, tr, s)
-      where q.tenant_id = f.t and q.project_id = f.p and q.trace_id = f.tr and q.seq = f.s and q.claim_token = ${token}
-      returning q.tenant_id, q.project_id, q.trace_id`;
-    finished = rows.map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id }));
-  }
-  await releaseClaims(sql, token);
-  return finished;
+      where q.ctid = any(array(select at from locked)) and q.seq = q.claimed_seq
+      returning q.row_id
+    ),
+    released as (
+      update settle_queue q set claim_token = null, lease_until = null, claimed_seq = null
+      where q.claim_token = ${token} and q.row_id not in (select row_id from finished)
+    )
+    select row_id::text as row_id from finished`;
+  const finished = new Set(rows.map((r) => r.row_id));
+  return claims.filter((c) => finished.has(c.rowId)).map((c) => ({ tenantId: c.tenantId, projectId: c.projectId, traceId: c.traceId }));
 }
 
 /**
- * The traces a round still holds. A round that stalled past its lease may have lost some to another
- * settler, which writes a newer version and runs the hooks for it; this round then skips them.
+ * Which of a round's claims it still holds (traceKeyString). A round that stalled past its lease may
+ * have lost some to another settler, which writes a newer version and runs the hooks for it; this
+ * round then skips them.
  */
-export async function heldClaims(sql: SqlHandle, token: string): Promise<Set<string>> {
-  const rows = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
-    select tenant_id, project_id, trace_id from settle_queue where claim_token = ${token}`;
-  return new Set(rows.map(traceKeyOf));
+export async function heldClaims(sql: SqlHandle, token: string, claims: Claim[]): Promise<Set<string>> {
+  const rows = await sql<{ row_id: string }[]>`select row_id::text as row_id from settle_queue where claim_token = ${token}`;
+  const held = new Set(rows.map((r) => r.row_id));
+  return new Set(claims.filter((c) => held.has(c.rowId)).map(traceKeyString));
 }
 
 /** Frees every row still claimed by a round (shutdown, a failed round). */
 export async function releaseClaims(sql: SqlHandle, token: string): Promise<void> {
-  await sql`update settle_queue set claim_token = null, lease_until = null where claim_token = ${token}`;
+  await sql`update settle_queue set claim_token = null, lease_until = null, claimed_seq = null where claim_token = ${token}`;
 }
 
 /** Rows waiting to settle (operators, tests). */

@@ -7,7 +7,8 @@ import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
 import { traceKeyAfter, type TraceKeyCursor } from '../stores/clickhouse-sql/trace-key-after.js';
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
-import { canonicalKey, REGISTRY_COMPLETE_STATE } from './stored-traces.js';
+import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
+import { canonicalKey } from './trace-key-params.js';
 import { recordWindow, WINDOW_LEAD_MS } from './stored-traces-window.js';
 import type { TraceKey } from './stored-spans.js';
 

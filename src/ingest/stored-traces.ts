@@ -1,6 +1,7 @@
 import type { SqlHandle } from '../stores/postgres.js';
-import { traceKeyOf } from './encoded-rows.js';
-import { traceKeyOrder, traceKeyString, type TraceKey } from './stored-spans.js';
+import { isUuid } from '../uuid.js';
+import { traceKeyString, type TraceKey } from './stored-spans.js';
+import { traceKeyParams } from './trace-key-params.js';
 
 /**
  * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, 022_stored_traces_window.sql,
@@ -34,32 +35,27 @@ export function refreshAfterMs(windowMs: number | null): number {
   return windowMs === null ? day : Math.min(day, Math.floor(windowMs / 4));
 }
 
-/** A key as PostgreSQL returns it from the registry's uuid columns (lower case). */
-export function canonicalKey(k: TraceKey): string {
-  return traceKeyString({ tenantId: k.tenantId.toLowerCase(), projectId: k.projectId.toLowerCase(), traceId: k.traceId.toLowerCase() });
-}
-
 /** A trace of a flush: its key and, when known, the earliest and latest start (epoch ms) of its spans in the flush. */
 export type RegisteredTrace = TraceKey & { spanStartMs?: [number, number] };
 
 /**
- * One row per trace in key order (concurrent flushes in several processes lock shared rows in one
- * order: no deadlock), the span starts of its notes merged (unknown in any: unknown).
+ * One row per trace (traceKeyParams: spellings folded, key order — concurrent flushes in several
+ * processes lock shared rows in one order: no deadlock), the span starts of its notes merged
+ * (unknown in any: unknown).
  */
-function registeredRows(traces: readonly RegisteredTrace[]): (TraceKey & { earliest: number; latest: number | null })[] {
-  const byKey = new Map<string, TraceKey & { earliest: number; latest: number | null }>();
-  for (const t of traces) {
-    const key = traceKeyString(t);
-    const [earliest, latest] = t.spanStartMs ?? [-Infinity, null];
-    const row = byKey.get(key);
-    if (!row) {
-      byKey.set(key, { tenantId: t.tenantId, projectId: t.projectId, traceId: t.traceId, earliest, latest });
-      continue;
-    }
-    row.earliest = Math.min(row.earliest, earliest);
-    row.latest = row.latest === null || latest === null ? null : Math.max(row.latest, latest);
-  }
-  return [...byKey.values()].sort(traceKeyOrder);
+function registeredRows(traces: readonly RegisteredTrace[]) {
+  return traceKeyParams(
+    traces,
+    (t): TraceKey & { earliest: number; latest: number | null } => {
+      const [earliest, latest] = t.spanStartMs ?? [-Infinity, null];
+      return { tenantId: t.tenantId, projectId: t.projectId, traceId: t.traceId, earliest, latest };
+    },
+    (row, t) => {
+      const [earliest, latest] = t.spanStartMs ?? [-Infinity, null];
+      row.earliest = Math.min(row.earliest, earliest);
+      row.latest = row.latest === null || latest === null ? null : Math.max(row.latest, latest);
+    },
+  );
 }
 
 export interface Registration {
@@ -95,18 +91,29 @@ export interface Registration {
  * checked but not marked (at worst a second first_processing = 1, which no reader relies on).
  */
 export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
-  const rows = registeredRows(traces);
-  if (rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
-  // Unknown starts travel as -1 (a 1970 start: outside any window); latest -1 is stored as NULL.
-  const earliest = rows.map((r) => (Number.isFinite(r.earliest) ? r.earliest : -1));
-  const latest = rows.map((r) => r.latest ?? -1);
-  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string; registrations: string; clock_ms: number; complete: boolean }[]>`
-    with up as (
+  const keys = registeredRows(traces);
+  if (keys.rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
+  // Span starts travel as milliseconds after the flush's earliest known one (a few digits instead of
+  // thirteen), unknown ones as NULL. An unknown earliest counts as -1 (a 1970 start: outside any
+  // window); an unknown latest is stored as NULL.
+  let base = Infinity;
+  for (const r of keys.rows) if (r.earliest < base) base = r.earliest;
+  if (!Number.isFinite(base)) base = 0;
+  const earliest = keys.rows.map((r) => (Number.isFinite(r.earliest) ? r.earliest - base : null));
+  const latest = keys.rows.map((r) => (r.latest === null ? null : r.latest - base));
+  // Answers each key by its position (`i`), not by echoing its three ids. `trusted`: created here
+  // (registrations = 1) and, under a window, every span of the flush inside it on the clock read now.
+  const result = await sql<{ i: number; registrations: string; trusted: boolean; complete: boolean }[]>`
+    with k as (
+      select (${keys.tenants}::uuid[])[k.g] as t, (${keys.projects}::uuid[])[k.g] as p, k.tr,
+             coalesce(${base}::float8 + k.e, -1) as e, ${base}::float8 + k.l as l, k.i
+      from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${earliest}::float8[], ${latest}::float8[]) with ordinality as k(g, tr, e, l, i)
+    ),
+    up as (
       insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, first_settled_at)
-      select k.t, k.p, k.tr, to_timestamp(nullif(k.l, -1) / 1000.0),
+      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0),
              case when ${windowMs}::float8 is not null and k.e < extract(epoch from now() - ${windowMs}::float8 * interval '1 millisecond') * 1000 then now() end
-      from unnest(${rows.map((r) => r.tenantId)}::uuid[], ${rows.map((r) => r.projectId)}::uuid[], ${rows.map((r) => r.traceId)}::uuid[],
-                  ${earliest}::float8[], ${latest}::float8[]) as k(t, p, tr, e, l)
+      from k order by k.i
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
         latest_span_at = case when s.latest_span_at is null or excluded.latest_span_at is null then null
@@ -114,45 +121,55 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
         last_seen_at = case when s.last_seen_at < now() - ${refreshAfterMs(windowMs)}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
       returning s.tenant_id, s.project_id, s.trace_id, s.registrations
     )
-    select up.tenant_id, up.project_id, up.trace_id, up.registrations::text as registrations,
-           (extract(epoch from clock_timestamp()) * 1000)::float8 as clock_ms,
+    select k.i::int4 as i, up.registrations::text as registrations,
+           up.registrations = 1 and (${windowMs}::float8 is null
+             or k.e >= (extract(epoch from clock_timestamp()) * 1000)::float8 - ${windowMs}::float8) as trusted,
            exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
-    from up`;
-  // PostgreSQL returns the uuid keys in lower case; the caller's keys are looked up as it spelled them.
-  const spelled = new Map(rows.map((r) => [canonicalKey(r), r]));
+    from up join k on up.tenant_id = k.t and up.project_id = k.p and up.trace_id = k.tr`;
+  const trusted: boolean[] = [];
+  const counts: number[] = [];
+  for (const r of result) {
+    trusted[r.i - 1] = r.trusted;
+    counts[r.i - 1] = Number(r.registrations);
+  }
+  // Answered for every spelling the caller used.
   const created = new Set<string>();
   const registrations = new Map<string, number>();
-  for (const r of result) {
-    const row = spelled.get(traceKeyOf(r));
-    if (!row) continue;
-    const key = traceKeyString(row);
-    const count = Number(r.registrations);
-    if (count === 1 && (windowMs === null || row.earliest >= r.clock_ms - windowMs)) created.add(key);
-    registrations.set(key, count);
+  for (const [i, t] of traces.entries()) {
+    const row = keys.rowOf[i];
+    if (counts[row] === undefined) continue;
+    const spelling = traceKeyString(t);
+    if (trusted[row]) created.add(spelling);
+    registrations.set(spelling, counts[row]);
   }
   return { created, registrations, complete: result[0]?.complete ?? false };
 }
 
 /**
  * The settler's first-settle mark: sets first_settled_at on the round's traces that have none and
- * returns those (traceKeyString). Their trace.processed rows are written with first_processing = 1,
- * every other row with 0, so a key has at most one row with 1 ever; a round that dies after the mark
- * leaves the retry writing 0 (the reader then takes the key through FINAL — exact). Traces without
- * a registry row (stored before it existed and not yet backfilled) are never marked.
+ * returns those (traceKeyString, as the caller spelled them). Their trace.processed rows are written
+ * with first_processing = 1, every other row with 0, so a key has at most one row with 1 ever; a round
+ * that dies after the mark leaves the retry writing 0 (the reader then takes the key through FINAL —
+ * exact). Traces without a registry row (stored before it existed and not yet backfilled, or a key
+ * that is not a UUID, which no registry row can have — it is left out before the uuid cast, which
+ * would otherwise fail the round, and every retry of it) are never marked.
  *
  * The rows are locked first, in key order (`for update` after `order by`): an `UPDATE … FROM`
  * locks them in its join's order, which could cross a writer's upsert locking the same rows in key
  * order and deadlock.
  */
 export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
-  const rows = registeredRows(keys);
-  if (rows.length === 0) return new Set();
-  const spelled = new Map(rows.map((r) => [canonicalKey(r), traceKeyString(r)]));
-  const result = await sql<{ tenant_id: string; project_id: string; trace_id: string }[]>`
-    with locked as (
-      select s.tenant_id, s.project_id, s.trace_id from stored_traces s
-      join unnest(${rows.map((r) => r.tenantId)}::uuid[], ${rows.map((r) => r.projectId)}::uuid[], ${rows.map((r) => r.traceId)}::uuid[]) as k(t, p, tr)
-        on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
+  const registrable = keys.filter((k) => isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId));
+  const params = traceKeyParams(registrable, (k): TraceKey => k);
+  if (params.rows.length === 0) return new Set();
+  const result = await sql<{ i: number }[]>`
+    with k as (
+      select (${params.tenants}::uuid[])[k.g] as t, (${params.projects}::uuid[])[k.g] as p, k.tr, k.i
+      from unnest(${params.pairs}::int[], ${params.traces}::uuid[]) with ordinality as k(g, tr, i)
+    ),
+    locked as (
+      select s.tenant_id, s.project_id, s.trace_id, k.i from stored_traces s
+      join k on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
       where s.first_settled_at is null
       order by s.tenant_id, s.project_id, s.trace_id
       for update of s
@@ -160,6 +177,7 @@ export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]
     update stored_traces s set first_settled_at = now()
     from locked l
     where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id and s.first_settled_at is null
-    returning s.tenant_id, s.project_id, s.trace_id`;
-  return new Set(result.map((r) => spelled.get(traceKeyOf(r))).filter((k): k is string => k !== undefined));
+    returning l.i::int4 as i`;
+  const marked = new Set(result.map((r) => r.i - 1));
+  return new Set(registrable.filter((_, i) => marked.has(params.rowOf[i])).map(traceKeyString));
 }

@@ -168,7 +168,7 @@ export class TraceSettler {
       throw error;
     }
     // Hooks run once per settle version: not for traces another settler took over meanwhile.
-    const held = payloads.length > 0 ? await heldClaims(sql, token).catch(() => null) : new Set<string>();
+    const held = payloads.length > 0 ? await heldClaims(sql, token, round.claims).catch(() => null) : new Set<string>();
     const mine = held ? payloads.filter((p) => held.has(traceKeyString(p.hook))) : payloads;
     const hooksDone = await this.hookRunner.enqueue(
       mine.map((p) => p.hook),

@@ -13,16 +13,20 @@ import fs from 'node:fs';
  * A statement's kind for the tally: its verb and the first table it names (`select issues`,
  * `insert issue_occurrences`), or the function a table-less select calls
  * (`select pg_try_advisory_xact_lock`); `locking` when it takes row locks (FOR UPDATE / SHARE).
+ * A `with` statement that writes is named by its first write (`insert stored_traces` for an upsert
+ * whose answer a final select joins back to its input), not by the select around it.
  */
 export function postgresStatementKind(text: string): string {
   const sql = text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const write = sql.startsWith('with ') ? /(?<!\bfor |\bkey |\bdo )\b(insert into|update|delete from) (?!of\b|set\b)([a-z_][a-z0-9_.]*)/.exec(sql) : null;
+  const locking = /\bfor (?:no key )?(?:update|share|key share)\b/.test(sql) ? ' locking' : '';
+  if (write) return `${write[1].split(' ')[0]} ${write[2]}${locking}`;
   const verb = /^(?:with\b.*?\)\s*)?(select|insert|update|delete|begin|commit|rollback|savepoint|listen|unlisten|notify|set|show|create|alter|drop|lock|prepare)\b/.exec(sql)?.[1] ?? 'other';
   if (verb === 'begin' || verb === 'commit' || verb === 'rollback' || verb === 'savepoint') return verb;
   const named =
     verb === 'insert' ? /\binto ([a-z_][a-z0-9_.]*)/.exec(sql)
     : verb === 'update' ? /^(?:with\b.*?\)\s*)?update ([a-z_][a-z0-9_.]*)/.exec(sql)
     : /\b(?:from|join) (?!unnest\b)([a-z_][a-z0-9_.]*)/.exec(sql) ?? /^select (?:[a-z_][a-z0-9_]* )?([a-z_][a-z0-9_.]*)\(/.exec(sql);
-  const locking = /\bfor (?:no key )?(?:update|share|key share)\b/.test(sql) ? ' locking' : '';
   return `${verb} ${named?.[1] ?? '?'}${locking}`;
 }
 

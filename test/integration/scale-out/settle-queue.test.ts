@@ -5,6 +5,7 @@ import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTrac
 import { projectRoot } from '../../../src/project-root.js';
 import { migratePostgres } from '../../../src/stores/migrations.js';
 import { openPostgres, type PostgresStore, type Sql } from '../../../src/stores/postgres.js';
+import { traceKeyString } from '../../../src/ingest/stored-spans.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { sleep } from './instances.js';
@@ -31,7 +32,14 @@ afterAll(async () => {
 });
 
 const origin = { actor: 'sdk', surface: 'otlp', user_id: 'u1', api_key_id: 'k1' };
-const rec = (traceId: string, hasRoot = true): QueueRecord => ({ tenantId: 't1', projectId: 'p1', traceId, hasRoot, origin });
+// Keys are UUIDs (sql/023); tests name their traces, `id` gives each name its UUID and `name` reads it back.
+const tenantId = crypto.randomUUID();
+const projectId = crypto.randomUUID();
+const ids = new Map<string, string>();
+const id = (traceName: string) => ids.get(traceName) ?? ids.set(traceName, crypto.randomUUID()).get(traceName)!;
+const name = (traceId: string) => [...ids].find(([, v]) => v === traceId)?.[0] ?? traceId;
+const key = (traceName: string) => ({ tenantId, projectId, traceId: id(traceName) });
+const rec = (traceName: string, hasRoot = true): QueueRecord => ({ ...key(traceName), hasRoot, origin });
 const now = { settleMs: 0, maxWaitMs: 60_000 };
 
 describe('settle queue', () => {
@@ -43,7 +51,7 @@ describe('settle queue', () => {
       claimDue(pg.sql, { token: crypto.randomUUID(), limit: 2, leaseMs: 60_000 }),
       claimDue(other, { token: crypto.randomUUID(), limit: 2, leaseMs: 60_000 }),
     ]);
-    const claimed = [...first.claims, ...second.claims].map((c) => c.traceId).sort();
+    const claimed = [...first.claims, ...second.claims].map((c) => name(c.traceId)).sort();
     expect(claimed).toEqual(['a1', 'a2', 'a3', 'a4']);
     expect(first.versionMs).not.toBe(second.versionMs);
     expect(first.claims[0].origin).toEqual(origin);
@@ -54,13 +62,13 @@ describe('settle queue', () => {
   it('finishes a claim only if no span was recorded after it, and frees the trace otherwise', async () => {
     await recordTraces(pg.sql, [rec('b1'), rec('b2')], now);
     const token = crypto.randomUUID();
-    const round = await claimDue(pg.sql, { token, limit: 10, leaseMs: 60_000, keys: [{ tenantId: 't1', projectId: 'p1', traceId: 'b1' }, { tenantId: 't1', projectId: 'p1', traceId: 'b2' }] });
-    expect(round.claims.map((c) => c.traceId).sort()).toEqual(['b1', 'b2']);
+    const round = await claimDue(pg.sql, { token, limit: 10, leaseMs: 60_000, keys: [key('b1'), key('b2')] });
+    expect(round.claims.map((c) => name(c.traceId)).sort()).toEqual(['b1', 'b2']);
     // A span of b2 arrives while it is being settled (from another process: a claimed row is not locked).
     await recordTraces(other, [{ ...rec('b2'), origin: { ...origin, api_key_id: 'k2' } }], now);
     const finished = await finishClaims(pg.sql, token, round.claims);
-    expect(finished.map((k) => k.traceId)).toEqual(['b1']);
-    const again = await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 60_000, keys: [{ tenantId: 't1', projectId: 'p1', traceId: 'b2' }] });
+    expect(finished.map((k) => name(k.traceId))).toEqual(['b1']);
+    const again = await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 60_000, keys: [key('b2')] });
     expect(again.claims).toHaveLength(1);
     expect(again.claims[0].origin.api_key_id).toBe('k2');
     expect(again.versionMs).toBeGreaterThan(round.versionMs);
@@ -68,7 +76,7 @@ describe('settle queue', () => {
 
   it("frees an abandoned claim when its lease runs out, and not before; a renewed lease holds", async () => {
     await recordTraces(pg.sql, [rec('c1'), rec('c2')], now);
-    const keys = (id: string) => [{ tenantId: 't1', projectId: 'p1', traceId: id }];
+    const keys = (traceName: string) => [key(traceName)];
     const abandonedToken = crypto.randomUUID();
     const abandoned = await claimDue(pg.sql, { token: abandonedToken, limit: 10, leaseMs: 3000, keys: keys('c1') });
     const renewedToken = crypto.randomUUID();
@@ -84,13 +92,13 @@ describe('settle queue', () => {
     // c1's lease ran out (no renewal): another settler takes it; its finish counts, the old one's does not.
     const takeover = crypto.randomUUID();
     const taken = await claimDue(other, { token: takeover, limit: 10, leaseMs: 60_000, keys: [...keys('c1'), ...keys('c2')] });
-    expect(taken.claims.map((c) => c.traceId)).toEqual(['c1']);
+    expect(taken.claims.map((c) => name(c.traceId))).toEqual(['c1']);
     // The stalled round sees it lost c1 (it skips c1's hooks); the renewed one still holds c2.
-    expect(await heldClaims(pg.sql, abandonedToken)).toEqual(new Set());
-    expect(await heldClaims(pg.sql, renewedToken)).toEqual(new Set(['t1\u0000p1\u0000c2']));
+    expect(await heldClaims(pg.sql, abandonedToken, abandoned.claims)).toEqual(new Set());
+    expect(await heldClaims(pg.sql, renewedToken, renewed.claims)).toEqual(new Set([traceKeyString(key('c2'))]));
     expect(await finishClaims(pg.sql, crypto.randomUUID(), abandoned.claims)).toEqual([]);
-    expect((await finishClaims(other, takeover, taken.claims)).map((k) => k.traceId)).toEqual(['c1']);
-    expect((await finishClaims(pg.sql, renewedToken, renewed.claims)).map((k) => k.traceId)).toEqual(['c2']);
+    expect((await finishClaims(other, takeover, taken.claims)).map((k) => name(k.traceId))).toEqual(['c1']);
+    expect((await finishClaims(pg.sql, renewedToken, renewed.claims)).map((k) => name(k.traceId))).toEqual(['c2']);
   });
 
   it('makes a rooted trace due after the quiet period and a rootless one only after the maximum wait', async () => {
@@ -101,7 +109,7 @@ describe('settle queue', () => {
       const token = crypto.randomUUID();
       const round = await claimDue(pg.sql, { token, limit: 100, leaseMs: 60_000 });
       await finishClaims(pg.sql, token, round.claims);
-      return round.claims.map((c) => c.traceId).filter((id) => id.startsWith('d'));
+      return round.claims.map((c) => name(c.traceId)).filter((n) => n.startsWith('d'));
     };
     expect(await dueIds()).toEqual([]);
     await sleep(600);

@@ -16,6 +16,10 @@ describe('postgresStatementKind', () => {
     expect(postgresStatementKind('select exists (select 1 from issue_event_outbox where relayed_at is null) as left')).toBe('select issue_event_outbox');
     expect(postgresStatementKind("select pg_try_advisory_xact_lock(hashtext('x')) as mine")).toBe('select pg_try_advisory_xact_lock');
     expect(postgresStatementKind('with x as (select 1) insert into t select * from x')).toBe('insert t');
+    // A with statement that writes: named by its first write, not by the select that answers.
+    expect(postgresStatementKind('with k as (select * from unnest($1::uuid[]) with ordinality as k(tr, i)), up as (insert into stored_traces as s select k.tr from k on conflict (trace_id) do update set n = s.n + 1 returning s.trace_id) select k.i from up join k on up.trace_id = k.tr')).toBe('insert stored_traces');
+    expect(postgresStatementKind('with due as (select id from settle_queue for update skip locked), claimed as (update settle_queue q set a = 1 from due returning q.id) select * from claimed')).toBe('update settle_queue locking');
+    expect(postgresStatementKind('with locked as (select q.ctid from settle_queue q for update of q), finished as (delete from settle_queue q where q.ctid = any(array(select ctid from locked)) returning q.row_id) select * from finished')).toBe('delete settle_queue locking');
   });
 
   it('counts statements by kind, begins as transactions, and writes the tally', () => {
