@@ -6,7 +6,7 @@
  * @clickhouse/client. Prints p50/p95 of both and the overhead ratio.
  *
  *   npx tsx bench/query/run.ts [--runs 20] [--generations 10000000] [--traces 1000000] [--tools 1000000] [--no-optimize]
- *                              [--scale 1] [--query-timeout 15] [--seeding ingest|month] [--inserts 16]
+ *                              [--scale 1] [--query-timeout 15] [--seeding ingest|month] [--inserts 16] [--stop-merges]
  *
  * --scale multiplies the three sizes (--scale 10: the 100 M-generation run) and, unless
  * --query-timeout is given, lets each query run up to 15 s × scale instead of the service's 15 s.
@@ -18,6 +18,11 @@
  * and its ids, as text, span the key range in every insert, as settle rounds' UUIDs do). "month" is
  * the old worst case: one insert per table whose every block spans the whole month, so every part
  * overlaps every other and FINAL merges all of them (the figures before 2026-11-24 15:00 use it).
+ *
+ * --stop-merges keeps the parts as the inserts wrote them while the first pass is timed. Without it
+ * background merges run beside the first statements (at 10 M rows for several seconds), so the
+ * as-inserted figures depend on how far they got, and before/after comparisons of a schema change
+ * can invert (issue 17, migration 008).
  *
  * Two passes: on the tables as inserted, then after OPTIMIZE ... FINAL (merged, as background merges
  * leave a settled table). Each pass also times the compiled SQL without FINAL, to show what reading
@@ -95,6 +100,11 @@ async function main() {
       }
       console.log(`seeded ${rows} ${label} in ${INSERTS} insert(s), seeding ${SEEDING}, in ${((performance.now() - start) / 1000).toFixed(1)} s`);
     };
+    // --stop-merges: the parts stay as the inserts wrote them while timing (no background merge
+    // running beside the statements, which makes the as-inserted pass depend on how far it got).
+    if (args.includes('--stop-merges')) {
+      for (const table of ['event_generation_completed', 'event_trace_processed', 'event_tool_called']) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(table)}` });
+    }
     await seedTable('generations', GENERATIONS, (time, numbers) => `INSERT INTO ${ch.table('event_generation_completed')}
         (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
         SELECT {t:String}, {p:String}, ${time},
@@ -217,6 +227,8 @@ async function main() {
     if (OPTIMIZE) {
       t0 = performance.now();
       for (const table of ['event_generation_completed', 'event_trace_processed', 'event_tool_called']) {
+        // OPTIMIZE is a merge: refused while --stop-merges holds them.
+        await ch.client.command({ query: `SYSTEM START MERGES ${ch.table(table)}` });
         await ch.client.command({ query: `OPTIMIZE TABLE ${ch.table(table)} FINAL` });
       }
       console.log(`\noptimized in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

@@ -376,3 +376,35 @@ ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
 ALTER TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster`
     MODIFY COLUMN trace_id CODEC(LZ4),
     MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_tool_called_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_tool_called` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_trace_processed` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);

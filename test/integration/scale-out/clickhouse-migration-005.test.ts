@@ -44,14 +44,21 @@ const LATER: Record<string, string[]> = { event_trace_processed: ['first_process
 /** Columns whose codec a later migration changes (007: ids back to LZ4; its own test checks them). */
 const LATER_CODEC = new Set(['event_generation_completed', 'event_tool_called', 'event_span_errored'].flatMap((t) => [`${t}.trace_id`, `${t}.span_id`]));
 
+/** Columns whose type a later migration changes (008: LowCardinality tenant and project; its own test checks them). */
+const LATER_TYPE = new Set(['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'].flatMap((t) => [`${t}.tenant_id`, `${t}.project_id`]));
+
 async function columns(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec: string }[]> {
   const all = (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as { name: string; type: string; compression_codec: string }[];
   return all.filter((c) => !(LATER[table] ?? []).includes(c.name));
 }
 
-/** The columns as this migration leaves them: codecs a later one changes are compared by its test. */
-async function columnsAsOf005(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec?: string }[]> {
-  return (await columns(store, table)).map(({ compression_codec, ...c }) => (LATER_CODEC.has(`${table}.${c.name}`) ? c : { ...c, compression_codec }));
+/** The columns as this migration leaves them: types and codecs a later one changes are compared by its test. */
+async function columnsAsOf005(store: ClickHouseStore, table: string): Promise<{ name: string; type?: string; compression_codec?: string }[]> {
+  return (await columns(store, table)).map(({ compression_codec, type, name }) => ({
+    name,
+    ...(LATER_TYPE.has(`${table}.${name}`) ? {} : { type }),
+    ...(LATER_CODEC.has(`${table}.${name}`) ? {} : { compression_codec }),
+  }));
 }
 
 /** Every row of a table, newest version per key, all columns, in key order. */

@@ -1,0 +1,147 @@
+/**
+ * ClickHouse migration 008 (tenant_id and project_id of the event tables FINAL reads become
+ * LowCardinality(String)) on an installation with data. The analytics-views data set is sent through
+ * OTLP ingestion into a current installation; every stored version of every row is copied into a
+ * database built from the migrations before 008, which is then migrated. Afterwards its columns
+ * equal a current installation's, every row version reads back unchanged, every preset view and
+ * golden DSL query answers as before the migration and as the current installation does (whose
+ * answers analytics-views checks against independently computed values), and a second run applies
+ * nothing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
+import { runPresetView, type ViewName } from '../../../src/analytics/views/preset-views.js';
+import { migrationDirs } from '../../../src/service.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
+import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
+import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { baseInstant, dayAt, iso } from '../analytics-views/dataset.js';
+import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+
+const MIGRATION = '008_tenant_keys_low_cardinality.sql';
+const CHANGED = ['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'];
+const TABLES = Object.keys(SHARDING_KEYS);
+const base = baseInstant();
+const W = { start: dayAt(base, -5), endExclusive: dayAt(base, 12) };
+const NOW = dayAt(base, 12);
+type Column = { name: string; type: string; compression_codec: string };
+
+const VIEWS: [ViewName, Record<string, string>][] = [
+  ['general', { hours: String(17 * 24), endExclusive: iso(W.endExclusive) }],
+  ['window', { start: iso(W.start), endExclusive: iso(W.endExclusive), granularity: 'week' }],
+  ['base', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
+  ['agent_scorecard', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
+  ['tool_aggregates', { start: iso(W.start), endExclusive: iso(W.endExclusive), granularity: 'week' }],
+  ['model_scorecard', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
+  ['roi', { granularity: 'month' }],
+];
+
+let h: Harness;
+let previous: ClickHouseStore;
+let previousDir: string;
+let tenantId: string;
+let projectId: string;
+let previousColumns: Record<string, Column[]>;
+let before: Record<string, unknown>;
+let applied: string[];
+
+const current = () => h.svc.service.deps.ch;
+
+async function rows(store: ClickHouseStore, query: string): Promise<Record<string, unknown>[]> {
+  const result = await store.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+  return result.json();
+}
+
+async function columns(store: ClickHouseStore, table: string): Promise<Column[]> {
+  return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
+}
+
+/** Every stored version of every row, all columns, in column order. */
+async function allRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
+  const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
+  return rows(store, `SELECT ${names} FROM ${store.table(table)} ORDER BY ${names}`);
+}
+
+/** Every preset view and golden DSL query over the data set's window. */
+async function answers(ch: ClickHouseStore): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const deps = { ch, sql: h.svc.service.deps.sql };
+  for (const [view, params] of VIEWS) out[`view ${view}`] = await runPresetView(deps, tenantId, projectId, view, params, NOW);
+  for (const [name, body] of Object.entries(GOLDEN_CASES)) {
+    const windowed = { ...body, start: iso(W.start), end_exclusive: iso(W.endExclusive) };
+    out[`query ${name}`] = await runAnalyticsQuery({ ch, config: { queryTimeoutSeconds: 15 } }, tenantId, projectId, windowed);
+  }
+  return out;
+}
+
+const typeOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.type;
+
+beforeAll(async () => {
+  h = await startHarness();
+  tenantId = h.svc.service.bootstrap!.tenantId;
+  projectId = (await h.svc.newProject('migrated-008')).id;
+  await seedThroughIngestion(h.svc, projectId, base);
+  previousDir = tempDataDir('lookout-migrations-');
+  for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < MIGRATION)) fs.writeFileSync(path.join(previousDir, file.name), file.text);
+  previous = await openClickHouse({ url: null, user: '', password: '', database: 'lookout_previous_008', cluster: null, dataDir: h.svc.dataDir });
+  await migrateClickHouse(previous, previousDir);
+  previousColumns = {};
+  for (const table of TABLES) {
+    previousColumns[table] = await columns(previous, table);
+    const names = previousColumns[table].map((c) => `\`${c.name}\``).join(', ');
+    await previous.client.command({ query: `INSERT INTO ${previous.table(table)} (${names}) SELECT ${names} FROM ${current().table(table)}` });
+  }
+  before = await answers(previous);
+  applied = await migrateClickHouse(previous, migrationDirs.clickhouse);
+}, 180_000);
+
+afterAll(async () => {
+  await previous?.close();
+  await h?.stop();
+  if (previousDir) fs.rmSync(previousDir, { recursive: true, force: true });
+});
+
+describe('ClickHouse migration 008 on an installation with data', () => {
+  it('started from String tenant and project ids, with rows in every table it changes', async () => {
+    for (const table of CHANGED) {
+      expect([table, typeOf(previousColumns[table], 'tenant_id'), typeOf(previousColumns[table], 'project_id')]).toEqual([table, 'String', 'String']);
+      expect([table, (await allRows(previous, table)).length > 0]).toEqual([table, true]);
+    }
+  });
+
+  it('stores tenant_id and project_id as LowCardinality(String), every column as a current installation has it', async () => {
+    expect(applied).toEqual([MIGRATION]);
+    for (const table of TABLES) {
+      const after = await columns(previous, table);
+      expect([table, after]).toEqual([table, await columns(current(), table)]);
+      // Only the two key columns' types changed, and only in the event tables FINAL reads.
+      const changed = CHANGED.includes(table) ? ['tenant_id', 'project_id'] : [];
+      const expected = previousColumns[table].map((c) => (changed.includes(c.name) ? { ...c, type: 'LowCardinality(String)' } : c));
+      expect([table, after]).toEqual([table, expected]);
+    }
+    // The parts were rewritten by the time the migration answered (no mutation left running).
+    const [pending] = await rows(previous, `SELECT count() AS n FROM system.mutations WHERE database = '${previous.database}' AND NOT is_done`);
+    expect(Number(pending.n)).toBe(0);
+  });
+
+  it('keeps every row version unchanged', async () => {
+    for (const table of TABLES) expect([table, await allRows(previous, table)]).toEqual([table, await allRows(current(), table)]);
+  });
+
+  it('answers every view and golden DSL query as before, and as a current installation does', async () => {
+    const after = await answers(previous);
+    expect(after).toEqual(await answers(current()));
+    for (const [key, value] of Object.entries(before)) expect([key, after[key]]).toEqual([key, value]);
+    // Not a vacuous comparison: the scorecard counted model calls.
+    const scorecard = after['view model_scorecard'] as { rows: { calls?: number; generations?: number }[] };
+    expect(scorecard.rows.length).toBeGreaterThan(0);
+  });
+
+  it('is a no-op the second time', async () => {
+    expect(await migrateClickHouse(previous, migrationDirs.clickhouse)).toEqual([]);
+  });
+});
