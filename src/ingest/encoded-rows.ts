@@ -1,5 +1,5 @@
 import type { GenerationCompletedRow, SpanErroredRow, SpanEventRows, SpanRow, ToolCalledRow } from './event-rows.js';
-import type { StoredSpanRow } from './stored-spans.js';
+import { parsedLines, type StoredSpanRow } from './stored-spans.js';
 
 /**
  * Rows serialized for the insert where they are built (the compute pool), as the insert body
@@ -215,22 +215,10 @@ const RESOURCE = at('resource');
  * are already values: the same spanFromStoredRow serves both.
  */
 export function storedRowsFromSpanLines(bytes: Uint8Array): StoredSpanRow[] {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  const rows: StoredSpanRow[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    if (end > start) {
-      const v = JSON.parse(text.slice(start, end)) as never[];
-      rows.push({
-        tenant_id: v[TENANT], project_id: v[PROJECT], trace_id: v[TRACE], otel_trace_id: v[OTEL_TRACE], span_id: v[SPAN], parent_span_id: v[PARENT],
-        name: v[NAME], kind: v[KIND], start_time_ns: v[START], end_time_ns: v[END], duration_ms: v[DURATION], status_code: v[STATUS],
-        status_description: v[STATUS_DESCRIPTION], service_name: v[SERVICE], attributes: v[ATTRIBUTES], events: v[EVENTS], resource: v[RESOURCE],
-        scope_name: v[SCOPE], scope_version: v[SCOPE_VERSION], agent_name: v[AGENT],
-      });
-    }
-    start = end + 1;
-  }
-  return rows;
+  return parsedLines(bytes, (v: never[]): StoredSpanRow => ({
+    tenant_id: v[TENANT], project_id: v[PROJECT], trace_id: v[TRACE], otel_trace_id: v[OTEL_TRACE], span_id: v[SPAN], parent_span_id: v[PARENT],
+    name: v[NAME], kind: v[KIND], start_time_ns: v[START], end_time_ns: v[END], duration_ms: v[DURATION], status_code: v[STATUS],
+    status_description: v[STATUS_DESCRIPTION], service_name: v[SERVICE], attributes: v[ATTRIBUTES], events: v[EVENTS], resource: v[RESOURCE],
+    scope_name: v[SCOPE], scope_version: v[SCOPE_VERSION], agent_name: v[AGENT],
+  }));
 }

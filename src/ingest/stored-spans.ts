@@ -93,18 +93,23 @@ export interface StoredTraceSpans {
   ingestAgentNames: Map<string, string>;
 }
 
-/** Rows of a JSONEachRow answer (one JSON object per line), parsed where the bytes are handed (a worker). */
-export function storedRowsFromBytes(bytes: Uint8Array): StoredSpanRow[] {
+/** Each non-empty line of UTF-8 bytes parsed as JSON and mapped, in order. */
+export function parsedLines<T>(bytes: Uint8Array, map: (value: never) => T): T[] {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  const rows: StoredSpanRow[] = [];
+  const rows: T[] = [];
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
-    if (end > start) rows.push(JSON.parse(text.slice(start, end)) as StoredSpanRow);
+    if (end > start) rows.push(map(JSON.parse(text.slice(start, end)) as never));
     start = end + 1;
   }
   return rows;
+}
+
+/** Rows of a JSONEachRow answer (one JSON object per line), parsed where the bytes are handed (a worker). */
+export function storedRowsFromBytes(bytes: Uint8Array): StoredSpanRow[] {
+  return parsedLines(bytes, (row: StoredSpanRow) => row);
 }
 
 /**
