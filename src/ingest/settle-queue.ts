@@ -217,7 +217,9 @@ export async function extendLease(sql: SqlHandle, token: string, leaseMs: number
  * size — a join on the claim token's rows, planned generically for 25, took 160 ms for 1000). A row a
  * writer updated after this statement's snapshot is not deleted (the delete sees only the version in
  * its snapshot and re-checks `seq` on the newer one, which moved) and the release frees it. The delete
- * and the release see one snapshot, so the release leaves out what the delete returned.
+ * and the release see one snapshot, so the release leaves out what the delete returned. The same
+ * holds for a lease renewal (extendLease) committing meanwhile — it moves no `seq`, yet the row
+ * would be freed — so a round stops renewing, and waits for its last renewal, before it finishes.
  */
 export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[]): Promise<TraceKey[]> {
   const rows = await sql<{ row_id: string }[]>`

@@ -155,15 +155,29 @@ export class TraceSettler {
   private async processRound(token: string, round: ClaimRound): Promise<void> {
     const { sql, logger } = this.options;
     // Renewed while the round works and its hooks run; a process that dies stops renewing.
+    // At most one renewal in flight: a beat while the previous one waits (on a row lock) is skipped.
+    let renewal: Promise<void> | null = null;
     const heartbeat = setInterval(() => {
-      extendLease(sql, token, this.leaseMs).catch((error) => logger.warn({ err: error }, 'settle lease renewal failed'));
+      renewal ??= extendLease(sql, token, this.leaseMs)
+        .catch((error) => logger.warn({ err: error }, 'settle lease renewal failed'))
+        .finally(() => {
+          renewal = null;
+        });
     }, Math.max(50, Math.floor(this.leaseMs / 3)));
     heartbeat.unref();
+    // Stopped, and its last renewal awaited, before the round ends: a renewal committing while
+    // finishClaims runs gives the row a version that statement's delete cannot see (it finds rows by
+    // tuple id in its snapshot), so a settled trace would be freed instead of deleted — and settle
+    // again, its hooks with it.
+    const stopRenewing = async () => {
+      clearInterval(heartbeat);
+      await renewal;
+    };
     let payloads: { hook: ProcessedTrace; bytes: number }[];
     try {
       payloads = await this.settleRound(round);
     } catch (error) {
-      clearInterval(heartbeat);
+      await stopRenewing();
       await releaseClaims(sql, token).catch(() => {});
       throw error;
     }
@@ -175,6 +189,7 @@ export class TraceSettler {
       mine.map((p) => p.bytes),
     );
     const finishing = hooksDone.ran
+      .then(stopRenewing)
       .then(() => finishClaims(sql, token, round.claims))
       .then((finished) => this.cache.finished(finished))
       .catch((error) => logger.error({ err: error }, 'finishing settle claims failed; they expire and settle again'))
