@@ -212,26 +212,23 @@ export async function extendLease(sql: SqlHandle, token: string, leaseMs: number
  * finished rows back into keys, which it returns.
  *
  * The token's rows are locked first, in key order (`for update` after `order by`), as writers' upserts
- * lock them: deleting or freeing them in another order could deadlock with a flush. The delete finds
- * the locked rows by tuple id (`ctid = any(…)`: a TID scan, whatever the planner guesses of the round's
- * size — a join on the claim token's rows, planned generically for 25, took 160 ms for 1000). A row a
- * writer updated after this statement's snapshot is not deleted (the delete sees only the version in
- * its snapshot and re-checks `seq` on the newer one, which moved) and the release frees it. The delete
- * and the release see one snapshot, so the release leaves out what the delete returned. The same
- * holds for a lease renewal (extendLease) committing meanwhile — it moves no `seq`, yet the row
- * would be freed — so a round stops renewing, and waits for its last renewal, before it finishes.
+ * lock them: deleting or freeing them in another order could deadlock with a flush. The delete runs
+ * only once they are (the lock count is its one-time filter) and finds them by the claim token's
+ * index. A row updated after this statement's snapshot is re-checked on its newest version: deleted
+ * if its `seq` did not move (a lease renewal committing meanwhile), freed if it did (a span came).
+ * The delete and the release see one snapshot, so the release leaves out what the delete returned.
  */
 export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[]): Promise<TraceKey[]> {
   const rows = await sql<{ row_id: string }[]>`
     with locked as (
-      select q.ctid as at from settle_queue q
+      select 1 from settle_queue q
       where q.claim_token = ${token}
       order by q.tenant_id, q.project_id, q.trace_id
       for update of q
     ),
     finished as (
       delete from settle_queue q
-      where q.ctid = any(array(select at from locked)) and q.seq = q.claimed_seq
+      where (select count(*) from locked) > 0 and q.claim_token = ${token} and q.seq = q.claimed_seq
       returning q.row_id
     ),
     released as (

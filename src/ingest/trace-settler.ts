@@ -165,10 +165,9 @@ export class TraceSettler {
         });
     }, Math.max(50, Math.floor(this.leaseMs / 3)));
     heartbeat.unref();
-    // Stopped, and its last renewal awaited, before the round ends: a renewal committing while
-    // finishClaims runs gives the row a version that statement's delete cannot see (it finds rows by
-    // tuple id in its snapshot), so a settled trace would be freed instead of deleted — and settle
-    // again, its hooks with it.
+    // Stopped, and its last renewal awaited, before the round ends: a renewal locks the round's rows
+    // in its own order while finishClaims locks them in key order, and a deadlock between the two
+    // would fail the finish — the round would expire and settle again, its hooks with it.
     const stopRenewing = async () => {
       clearInterval(heartbeat);
       await renewal;

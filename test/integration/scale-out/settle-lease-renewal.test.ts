@@ -8,10 +8,10 @@ import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 import { sleep } from './instances.js';
 
 /**
- * A settle round renews its lease while its hooks run. A renewal that commits while the round is
- * being finished gives the queue row a version the finishing statement's delete cannot see, so the
- * settled trace used to be freed instead of deleted: it settled again and its hooks ran twice. Here a
- * renewal is held on a row lock until the round has begun to finish, then let go.
+ * A settle round renews its lease while its hooks run. A renewal that committed while the round was
+ * being finished gave the queue row a version the finishing statement's delete (by tuple id, in its
+ * snapshot) could not see, so the settled trace was freed instead of deleted: it settled again and
+ * its hooks ran twice. Here a renewal is held on a row lock until the hooks are done, then let go.
  */
 let svc: TestService;
 let unblock: () => void = () => {};
