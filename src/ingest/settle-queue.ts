@@ -1,8 +1,7 @@
 import type { Sql, SqlHandle } from '../stores/postgres.js';
 import type { Origin } from '../origin.js';
-import { isUuid } from '../uuid.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
-import { traceKeyParams } from './trace-key-params.js';
+import { isUuidKey, traceKeyParams } from './trace-key-params.js';
 
 /**
  * The settle queue in PostgreSQL (sql/014_settle_queue.sql): the one record of which traces got
@@ -152,7 +151,7 @@ export interface ClaimOptions {
 export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRound> {
   const { token, limit, leaseMs } = options;
   // A key that is not a UUID has no queue row (uuid keys, sql/023).
-  const keys = options.keys && traceKeyParams(options.keys.filter((k) => isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId)), (k): TraceKey => k);
+  const keys = options.keys && traceKeyParams(options.keys.filter(isUuidKey), (k): TraceKey => k);
   if (keys && keys.rows.length === 0) return { claims: [], versionMs: 0 };
   const due = keys
     ? sql`

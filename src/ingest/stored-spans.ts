@@ -79,14 +79,6 @@ export interface TraceKey {
 
 export const traceKeyString = (k: TraceKey) => `${k.tenantId}\u0000${k.projectId}\u0000${k.traceId}`;
 
-/**
- * Key order (tenant, project, trace; code-unit order, which is PostgreSQL's byte order for these
- * ASCII ids): every statement that locks trace rows takes them in this order, so flushes, settle
- * claims and the registry's jobs in several processes never deadlock.
- */
-export const traceKeyOrder = (a: TraceKey, b: TraceKey) =>
-  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : 0;
-
 export interface StoredTraceSpans {
   spans: NormalizedSpan[];
   /** span id → agent_name stored at ingest (to tell which tool.called rows the whole trace changes). */

@@ -1,7 +1,6 @@
 import type { SqlHandle } from '../stores/postgres.js';
-import { isUuid } from '../uuid.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
-import { traceKeyParams } from './trace-key-params.js';
+import { isUuidKey, traceKeyParams } from './trace-key-params.js';
 
 /**
  * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, 022_stored_traces_window.sql,
@@ -159,7 +158,7 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
  * order and deadlock.
  */
 export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
-  const registrable = keys.filter((k) => isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId));
+  const registrable = keys.filter(isUuidKey);
   const params = traceKeyParams(registrable, (k): TraceKey => k);
   if (params.rows.length === 0) return new Set();
   const result = await sql<{ i: number }[]>`

@@ -1,8 +1,14 @@
+import { isUuid } from '../uuid.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 
 /** A key as PostgreSQL's uuid columns hold it, and return it (lower case). */
 export function canonicalKey(k: TraceKey): string {
   return traceKeyString({ tenantId: k.tenantId.toLowerCase(), projectId: k.projectId.toLowerCase(), traceId: k.traceId.toLowerCase() });
+}
+
+/** Whether a key can be in a table keyed by uuid columns (one that is not has no row there; a cast of it would fail the statement). */
+export function isUuidKey(k: TraceKey): boolean {
+  return isUuid(k.tenantId) && isUuid(k.projectId) && isUuid(k.traceId);
 }
 
 /**
