@@ -232,28 +232,18 @@ export class StatementRunner {
     let bytes = 0;
     for (const part of parts) bytes += part.byteLength;
     if (bytes === 0) return;
-    const list = columnList(columns);
-    await this.onLane(lane, (client) =>
-      this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns, list), () => bytes),
-    );
+    await this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns), () => bytes));
   }
 
-  private async sendBody(
-    client: ClickHouseClient,
-    table: string,
-    parts: readonly Uint8Array[],
-    bytes: number,
-    lane: WriteLane,
-    columns: readonly string[] | undefined,
-    list: string,
-  ): Promise<void> {
+  private async sendBody(client: ClickHouseClient, table: string, parts: readonly Uint8Array[], bytes: number, lane: WriteLane, columns?: readonly string[]): Promise<void> {
     const raw = this.options.rawInserts?.get(client);
     if (raw) {
+      // chdb builds its own statement from the column names (and checks them).
       await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes), columns);
       return;
     }
     const result = await client.exec({
-      query: `INSERT INTO ${table}${list} FORMAT ${bodyFormat(columns)}`,
+      query: `INSERT INTO ${table}${columnList(columns)} FORMAT ${bodyFormat(columns)}`,
       values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), { objectMode: false }),
       ...this.requestSettings(lane),
     });
