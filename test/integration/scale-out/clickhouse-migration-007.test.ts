@@ -6,13 +6,11 @@
  * every row reads back unchanged (and rows written after it, beside them), and a
  * second run applies nothing.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
-import { tempDataDir } from '../../helpers/temp-dir.js';
+import { allRows, columns, previousInstallation, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 
@@ -20,29 +18,13 @@ const MIGRATION = '007_id_codecs_for_final.sql';
 const TABLES = ['event_generation_completed', 'event_tool_called', 'event_span_errored'];
 /** Columns whose type a later migration changes (008: LowCardinality tenant and project; its own test checks them). */
 const LATER_TYPE = ['tenant_id', 'project_id'];
-type Column = { name: string; type: string; compression_codec: string };
 let h: Harness;
 let previous: ClickHouseStore;
-let previousDir: string;
+let installation: PreviousInstallation;
 let previousColumns: Record<string, Column[]>;
 let applied: string[];
 
 const current = () => h.svc.service.deps.ch;
-
-async function rows(store: ClickHouseStore, query: string): Promise<Record<string, unknown>[]> {
-  const result = await store.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
-  return result.json();
-}
-
-async function columns(store: ClickHouseStore, table: string): Promise<Column[]> {
-  return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
-}
-
-/** Every stored version of every row, all columns, in column order. */
-async function allRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
-  const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
-  return rows(store, `SELECT ${names} FROM ${store.table(table)} ORDER BY ${names}`);
-}
 
 const codecOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.compression_codec;
 
@@ -50,23 +32,15 @@ beforeAll(async () => {
   h = await startHarness();
   const projectId = (await h.svc.newProject('migrated-007')).id;
   await seedThroughIngestion(h.svc, projectId, baseInstant());
-  previousDir = tempDataDir('lookout-migrations-');
-  for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < MIGRATION)) fs.writeFileSync(path.join(previousDir, file.name), file.text);
-  previous = await openClickHouse({ url: null, user: '', password: '', database: 'lookout_previous_007', cluster: null, dataDir: h.svc.dataDir });
-  await migrateClickHouse(previous, previousDir);
-  previousColumns = {};
-  for (const table of TABLES) {
-    previousColumns[table] = await columns(previous, table);
-    const names = previousColumns[table].map((c) => `\`${c.name}\``).join(', ');
-    await previous.client.command({ query: `INSERT INTO ${previous.table(table)} (${names}) SELECT ${names} FROM ${current().table(table)}` });
-  }
+  installation = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES);
+  previous = installation.store;
+  previousColumns = installation.columns;
   applied = await migrateClickHouse(previous, migrationDirs.clickhouse);
 }, 180_000);
 
 afterAll(async () => {
-  await previous?.close();
+  await installation?.close();
   await h?.stop();
-  if (previousDir) fs.rmSync(previousDir, { recursive: true, force: true });
 });
 
 describe('ClickHouse migration 007 on an installation with data', () => {

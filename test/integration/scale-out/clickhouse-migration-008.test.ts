@@ -8,17 +8,15 @@
  * answers analytics-views checks against independently computed values), and a second run applies
  * nothing.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
 import { runPresetView, type ViewName } from '../../../src/analytics/views/preset-views.js';
 import { migrationDirs } from '../../../src/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
+import { allRows, columns, previousInstallation, rows, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
-import { tempDataDir } from '../../helpers/temp-dir.js';
 import { baseInstant, dayAt, iso } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 
@@ -28,7 +26,6 @@ const TABLES = Object.keys(SHARDING_KEYS);
 const base = baseInstant();
 const W = { start: dayAt(base, -5), endExclusive: dayAt(base, 12) };
 const NOW = dayAt(base, 12);
-type Column = { name: string; type: string; compression_codec: string };
 
 const VIEWS: [ViewName, Record<string, string>][] = [
   ['general', { hours: String(17 * 24), endExclusive: iso(W.endExclusive) }],
@@ -42,7 +39,7 @@ const VIEWS: [ViewName, Record<string, string>][] = [
 
 let h: Harness;
 let previous: ClickHouseStore;
-let previousDir: string;
+let installation: PreviousInstallation;
 let tenantId: string;
 let projectId: string;
 let previousColumns: Record<string, Column[]>;
@@ -50,21 +47,6 @@ let before: Record<string, unknown>;
 let applied: string[];
 
 const current = () => h.svc.service.deps.ch;
-
-async function rows(store: ClickHouseStore, query: string): Promise<Record<string, unknown>[]> {
-  const result = await store.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
-  return result.json();
-}
-
-async function columns(store: ClickHouseStore, table: string): Promise<Column[]> {
-  return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
-}
-
-/** Every stored version of every row, all columns, in column order. */
-async function allRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
-  const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
-  return rows(store, `SELECT ${names} FROM ${store.table(table)} ORDER BY ${names}`);
-}
 
 /** Every preset view and golden DSL query over the data set's window. */
 async function answers(ch: ClickHouseStore): Promise<Record<string, unknown>> {
@@ -85,24 +67,16 @@ beforeAll(async () => {
   tenantId = h.svc.service.bootstrap!.tenantId;
   projectId = (await h.svc.newProject('migrated-008')).id;
   await seedThroughIngestion(h.svc, projectId, base);
-  previousDir = tempDataDir('lookout-migrations-');
-  for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < MIGRATION)) fs.writeFileSync(path.join(previousDir, file.name), file.text);
-  previous = await openClickHouse({ url: null, user: '', password: '', database: 'lookout_previous_008', cluster: null, dataDir: h.svc.dataDir });
-  await migrateClickHouse(previous, previousDir);
-  previousColumns = {};
-  for (const table of TABLES) {
-    previousColumns[table] = await columns(previous, table);
-    const names = previousColumns[table].map((c) => `\`${c.name}\``).join(', ');
-    await previous.client.command({ query: `INSERT INTO ${previous.table(table)} (${names}) SELECT ${names} FROM ${current().table(table)}` });
-  }
+  installation = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES);
+  previous = installation.store;
+  previousColumns = installation.columns;
   before = await answers(previous);
   applied = await migrateClickHouse(previous, migrationDirs.clickhouse);
 }, 180_000);
 
 afterAll(async () => {
-  await previous?.close();
+  await installation?.close();
   await h?.stop();
-  if (previousDir) fs.rmSync(previousDir, { recursive: true, force: true });
 });
 
 describe('ClickHouse migration 008 on an installation with data', () => {
