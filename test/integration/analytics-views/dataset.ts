@@ -5,6 +5,7 @@
  * buckets on both sides of a month boundary, and recent enough that the 90-day TTL of the event
  * tables keeps every row.
  */
+import type { ViewName } from '../../../src/analytics/views/view-params.js';
 
 export const PRICES: Record<string, { input: number; output: number }> = {
   // USD per million tokens, as in test/unit/cost/test-catalog.ts.
@@ -108,6 +109,25 @@ const ns = (date: Date, offsetMs = 0) => (BigInt(date.getTime() + offsetMs) * 1_
 const attr = (key: string, value: string | number) =>
   typeof value === 'number' ? { key, value: { intValue: String(value) } } : { key, value: { stringValue: value } };
 const STATUS = { UNSET: 0, OK: 1, ERROR: 2 } as const;
+
+/**
+ * Every preset view with parameters covering the data set's days (day -5 to day 12 of `base`), and
+ * the "now" that anchors the views that default to it: what migration tests compare before and after.
+ */
+export function viewsOverDataset(base: Date) {
+  const window = { start: dayAt(base, -5), endExclusive: dayAt(base, 12) };
+  const [start, endExclusive] = [iso(window.start), iso(window.endExclusive)];
+  const views: [ViewName, Record<string, string>][] = [
+    ['general', { hours: String(17 * 24), endExclusive }],
+    ['window', { start, endExclusive, granularity: 'week' }],
+    ['base', { start, endExclusive }],
+    ['agent_scorecard', { start, endExclusive }],
+    ['tool_aggregates', { start, endExclusive, granularity: 'week' }],
+    ['model_scorecard', { start, endExclusive }],
+    ['roi', { granularity: 'month' }],
+  ];
+  return { window, now: dayAt(base, 12), views };
+}
 
 export function runStart(base: Date, run: Run): Date {
   return dayAt(base, run.day, run.time);

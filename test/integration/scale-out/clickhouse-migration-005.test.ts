@@ -18,7 +18,7 @@ import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
 import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
-import { baseInstant, dayAt, iso } from '../analytics-views/dataset.js';
+import { baseInstant, iso, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 
 const MIGRATION = '005_compact_columns_and_run_coverage.sql';
@@ -28,8 +28,7 @@ let previousDir: string;
 let tenantId: string;
 let projectId: string;
 const base = baseInstant();
-const W = { start: dayAt(base, -5), endExclusive: dayAt(base, 12) };
-const NOW = dayAt(base, 12);
+const { window: W, now: NOW, views: VIEWS } = viewsOverDataset(base);
 const TABLES = Object.keys(SHARDING_KEYS);
 
 const current = () => h.svc.service.deps.ch;
@@ -66,16 +65,6 @@ async function finalRows(store: ClickHouseStore, table: string): Promise<Record<
   const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
   return rows(store, `SELECT ${names} FROM ${store.table(table)} FINAL ORDER BY ${names}`);
 }
-
-const VIEWS: [ViewName, Record<string, string>][] = [
-  ['general', { hours: String(17 * 24), endExclusive: iso(W.endExclusive) }],
-  ['window', { start: iso(W.start), endExclusive: iso(W.endExclusive), granularity: 'week' }],
-  ['base', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
-  ['agent_scorecard', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
-  ['tool_aggregates', { start: iso(W.start), endExclusive: iso(W.endExclusive), granularity: 'week' }],
-  ['model_scorecard', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
-  ['roi', { granularity: 'month' }],
-];
 
 async function answers(ch: ClickHouseStore, views: ViewName[]): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};

@@ -10,32 +10,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { runPresetView, type ViewName } from '../../../src/analytics/views/preset-views.js';
+import { runPresetView } from '../../../src/analytics/views/preset-views.js';
 import { migrationDirs } from '../../../src/service.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
 import { allRows, columns, previousInstallation, rows, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
-import { baseInstant, dayAt, iso } from '../analytics-views/dataset.js';
+import { baseInstant, iso, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 
 const MIGRATION = '008_tenant_keys_low_cardinality.sql';
 const CHANGED = ['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'];
 const TABLES = Object.keys(SHARDING_KEYS);
 const base = baseInstant();
-const W = { start: dayAt(base, -5), endExclusive: dayAt(base, 12) };
-const NOW = dayAt(base, 12);
-
-const VIEWS: [ViewName, Record<string, string>][] = [
-  ['general', { hours: String(17 * 24), endExclusive: iso(W.endExclusive) }],
-  ['window', { start: iso(W.start), endExclusive: iso(W.endExclusive), granularity: 'week' }],
-  ['base', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
-  ['agent_scorecard', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
-  ['tool_aggregates', { start: iso(W.start), endExclusive: iso(W.endExclusive), granularity: 'week' }],
-  ['model_scorecard', { start: iso(W.start), endExclusive: iso(W.endExclusive) }],
-  ['roi', { granularity: 'month' }],
-];
+const { window: W, now: NOW, views: VIEWS } = viewsOverDataset(base);
 
 let h: Harness;
 let previous: ClickHouseStore;
