@@ -1,0 +1,145 @@
+import { encodeLines, jsonLine } from './encoded-rows.js';
+import type { NormalizedSpan, StatusCodeName } from './normalized-span.js';
+import type { SpanClass } from './attribute-mapping.js';
+import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import type { TraceKey } from './stored-spans.js';
+import type { SummarySpan } from './trace-summary.js';
+
+/**
+ * What settling needs of a span, written by prepare (on the compute pool) beside the span's insert
+ * line, so the settle task never parses a span's attributes, events or resource again, nor applies
+ * the attribute mapping a second time: measured on the ingest bench's spans, parsing the held
+ * `spans` lines and mapping them again was ~40 % of the settle task (bench/README.md, issue 15).
+ *
+ * A record is one line: the JSON array of the fields below, then — only when the span has
+ * attributes — a tab and the attributes' JSON text, which settling never parses: it goes to the
+ * hooks as text (packed-hook.ts), parsed only where a listener reads it. JSON text holds no raw tab
+ * or newline (JSON.stringify escapes both), so the tab and the newline are unambiguous. Both parts
+ * go through jsonLine, as the insert line does, so a lone surrogate reads back as U+FFFD exactly as
+ * it does from the stored row.
+ *
+ * The settle cache holds these records (views into one body per request) instead of the insert
+ * lines: ~45 % of their bytes on the bench's spans, and the insert body is free once written.
+ * The trace's tenant, project and trace id are not repeated per span: the settle task has them
+ * from the trace's key. A trace read back from ClickHouse is turned into the same SettleSpan by
+ * settleSpanOf, so both paths summarize the same values (test/unit/ingest/settle-records.test.ts).
+ */
+
+/** A span as summarizing and the hook payload read it (SummarySpan), with its failure details. */
+export interface SettleSpan extends SummarySpan {
+  /** For a failed span: exception.type of its exception event, else its error.type attribute, else ''. '' for other spans. */
+  errorType: string;
+  /** For a failed span: exception.message of its exception event, else ''. '' for other spans. */
+  exceptionMessage: string;
+}
+
+/** A span's record and its attributes' JSON text ('' when it has none). */
+export interface SettleRecord {
+  span: SettleSpan;
+  attributesJson: string;
+}
+
+/** The records of a request's `spans` rows, one line each, in the same order (line i ↔ spans row i). */
+export interface EncodedRecords {
+  body: Uint8Array;
+  ends: Uint32Array;
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+/** The failure details processedTrace reports for a failed span (processed-trace.ts). */
+function failureOf(s: NormalizedSpan): { errorType: string; exceptionMessage: string } {
+  if (s.statusCode !== 'ERROR') return { errorType: '', exceptionMessage: '' };
+  const exception = s.events.find((e) => e.name === 'exception');
+  const exceptionType = exception?.attributes['exception.type'];
+  return {
+    errorType: typeof exceptionType === 'string' ? exceptionType : text(s.attributes['error.type']),
+    exceptionMessage: text(exception?.attributes['exception.message']),
+  };
+}
+
+/** The SettleSpan of a normalized span (a read-back one: the memory path writes records instead). */
+export function settleSpanOf(s: NormalizedSpan): SettleSpan {
+  const failure = failureOf(s);
+  return {
+    tenantId: s.tenantId, projectId: s.projectId, traceId: s.traceId, otelTraceId: s.otelTraceId, spanId: s.spanId, parentSpanId: s.parentSpanId,
+    name: s.name, startNs: s.startNs, endNs: s.endNs, timestamp: s.timestamp, durationMs: s.durationMs, statusCode: s.statusCode,
+    statusDescription: s.statusDescription, serviceName: s.serviceName, model: s.model, provider: s.provider, inputTokens: s.inputTokens,
+    outputTokens: s.outputTokens, cachedInputTokens: s.cachedInputTokens, cacheWriteInputTokens: s.cacheWriteInputTokens, agentName: s.agentName,
+    toolName: s.toolName, toolArguments: s.toolArguments, toolResult: s.toolResult, threadId: s.threadId, release: s.release, agentInput: s.agentInput,
+    agentOutput: s.agentOutput, spanClass: s.spanClass, userFacingTool: s.userFacingTool, errorType: failure.errorType, exceptionMessage: failure.exceptionMessage,
+  };
+}
+
+/** True when the object has an own enumerable key (a span without attributes adds nothing to the hook payload). */
+export function hasKeys(value: object): boolean {
+  for (const _key in value) return true;
+  return false;
+}
+
+/** One record line (without its newline). The array's order is read back by `recordSpan` below. */
+function recordLine(s: NormalizedSpan): string {
+  const { errorType, exceptionMessage } = failureOf(s);
+  const fields = jsonLine([
+    s.otelTraceId, s.spanId, s.parentSpanId, s.name, s.startNs, s.endNs, s.durationMs, s.statusCode, s.statusDescription, s.serviceName,
+    s.model, s.provider, s.inputTokens, s.outputTokens, s.cachedInputTokens, s.cacheWriteInputTokens, s.agentName, s.toolName,
+    s.toolArguments, s.toolResult, s.threadId, s.release, s.agentInput, s.agentOutput, s.spanClass, s.userFacingTool ? 1 : 0,
+    errorType, exceptionMessage,
+  ]);
+  return hasKeys(s.attributes) ? `${fields}\t${jsonLine(s.attributes)}` : fields;
+}
+
+/** The records of `spans`, in their order (prepare passes them in the order of the `spans` rows). */
+export function encodeSettleRecords(spans: NormalizedSpan[]): EncodedRecords {
+  return encodeLines(spans.length, (i) => recordLine(spans[i]));
+}
+
+/** Line i of the records (a view, newline included). */
+export function recordAt(records: EncodedRecords, i: number): Uint8Array {
+  return records.body.subarray(i === 0 ? 0 : records.ends[i - 1], records.ends[i]);
+}
+
+function recordSpan(key: TraceKey, v: never[]): SettleSpan {
+  const startNs: string = v[4];
+  return {
+    tenantId: key.tenantId, projectId: key.projectId, traceId: key.traceId, otelTraceId: v[0], spanId: v[1], parentSpanId: v[2], name: v[3],
+    startNs, endNs: v[5], timestamp: nsToDateTime64(startNs), durationMs: v[6], statusCode: v[7] as StatusCodeName, statusDescription: v[8],
+    serviceName: v[9], model: v[10], provider: v[11], inputTokens: v[12], outputTokens: v[13], cachedInputTokens: v[14], cacheWriteInputTokens: v[15],
+    agentName: v[16], toolName: v[17], toolArguments: v[18], toolResult: v[19], threadId: v[20], release: v[21], agentInput: v[22],
+    agentOutput: v[23], spanClass: v[24] as SpanClass, userFacingTool: v[25] === 1, errorType: v[26], exceptionMessage: v[27],
+  };
+}
+
+/** The records of one trace (lines as encodeSettleRecords wrote them, as UTF-8 bytes), in order. */
+export function settleRecordsFromBytes(key: TraceKey, bytes: Uint8Array): SettleRecord[] {
+  const all = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const records: SettleRecord[] = [];
+  let start = 0;
+  while (start < all.length) {
+    let end = all.indexOf('\n', start);
+    if (end === -1) end = all.length;
+    if (end > start) {
+      const tab = all.indexOf('\t', start);
+      const fieldsEnd = tab === -1 || tab > end ? end : tab;
+      const span = recordSpan(key, JSON.parse(all.slice(start, fieldsEnd)) as never[]);
+      records.push({ span, attributesJson: fieldsEnd < end ? all.slice(fieldsEnd + 1, end) : '' });
+    }
+    start = end + 1;
+  }
+  return records;
+}
+
+/**
+ * ProcessedTrace.spanAttributes as JSON text, from each span's attributes text: the object of
+ * span id → attributes of the spans that have any, in span order (what processedTrace built as an
+ * object before), written without parsing a single attribute.
+ */
+export function spanAttributesJson(records: readonly SettleRecord[]): string {
+  let out = '{';
+  for (const r of records) {
+    if (r.attributesJson === '') continue;
+    if (out.length > 1) out += ',';
+    out += `${JSON.stringify(r.span.spanId)}:${r.attributesJson}`;
+  }
+  return `${out}}`;
+}
