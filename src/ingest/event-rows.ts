@@ -1,6 +1,5 @@
-import type { NormalizedSpan } from './normalized-span.js';
+import type { NormalizedSpan, SummarySpan } from './normalized-span.js';
 import type { SpanTree } from './span-tree.js';
-import type { SummarySpan } from './trace-summary.js';
 import type { Origin } from '../origin.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
 

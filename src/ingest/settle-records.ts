@@ -1,9 +1,8 @@
 import { encodeLines, jsonLine } from './encoded-rows.js';
-import type { NormalizedSpan, StatusCodeName } from './normalized-span.js';
+import type { NormalizedSpan, StatusCodeName, SummarySpan } from './normalized-span.js';
 import type { SpanClass } from './attribute-mapping.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
 import type { TraceKey } from './stored-spans.js';
-import type { SummarySpan } from './trace-summary.js';
 
 /**
  * What settling needs of a span, written by prepare (on the compute pool) beside the span's insert
@@ -47,9 +46,11 @@ export interface EncodedRecords {
 
 const text = (value: unknown) => (typeof value === 'string' ? value : '');
 
+const NO_FAILURE = Object.freeze({ errorType: '', exceptionMessage: '' });
+
 /** The failure details processedTrace reports for a failed span (processed-trace.ts). */
 function failureOf(s: NormalizedSpan): { errorType: string; exceptionMessage: string } {
-  if (s.statusCode !== 'ERROR') return { errorType: '', exceptionMessage: '' };
+  if (s.statusCode !== 'ERROR') return NO_FAILURE;
   const exception = s.events.find((e) => e.name === 'exception');
   const exceptionType = exception?.attributes['exception.type'];
   return {
@@ -77,8 +78,11 @@ export function hasKeys(value: object): boolean {
   return false;
 }
 
-/** One record line (without its newline). The array's order is read back by `recordSpan` below. */
-function recordLine(s: NormalizedSpan): string {
+/**
+ * One record line (without its newline), the span's attributes given as jsonLine wrote them (the
+ * `spans` line holds the same text). The array's order is read back by `recordSpan` below.
+ */
+function recordLine(s: NormalizedSpan, attributesJson: string): string {
   const { errorType, exceptionMessage } = failureOf(s);
   const fields = jsonLine([
     s.otelTraceId, s.spanId, s.parentSpanId, s.name, s.startNs, s.endNs, s.durationMs, s.statusCode, s.statusDescription, s.serviceName,
@@ -86,12 +90,16 @@ function recordLine(s: NormalizedSpan): string {
     s.toolArguments, s.toolResult, s.threadId, s.release, s.agentInput, s.agentOutput, s.spanClass, s.userFacingTool ? 1 : 0,
     errorType, exceptionMessage,
   ]);
-  return hasKeys(s.attributes) ? `${fields}\t${jsonLine(s.attributes)}` : fields;
+  // '{}' as a read-back parses it: no attributes.
+  return attributesJson === '{}' ? fields : `${fields}\t${attributesJson}`;
 }
 
-/** The records of `spans`, in their order (prepare passes them in the order of the `spans` rows). */
-export function encodeSettleRecords(spans: NormalizedSpan[]): EncodedRecords {
-  return encodeLines(spans.length, (i) => recordLine(spans[i]));
+/**
+ * The records of `spans`, in their order (prepare passes them in the order of the `spans` rows);
+ * `attributesJson[i]`: jsonLine of spans[i].attributes, computed when absent.
+ */
+export function encodeSettleRecords(spans: NormalizedSpan[], attributesJson?: readonly string[]): EncodedRecords {
+  return encodeLines(spans.length, (i) => recordLine(spans[i], attributesJson ? attributesJson[i] : jsonLine(spans[i].attributes)));
 }
 
 /** Line i of the records (a view, newline included). */

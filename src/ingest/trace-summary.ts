@@ -1,7 +1,7 @@
 import { readAgentInput } from './agent-io.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
 import { toolCalledRow, type ToolCalledRow } from './event-rows.js';
-import { compareNs, type NormalizedSpan } from './normalized-span.js';
+import { compareNs, type NormalizedSpan, type SummarySpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';
 import { extractUserFacingMessage } from './user-facing-message.js';
 import type { Origin } from '../origin.js';
@@ -96,13 +96,6 @@ export interface TraceRow {
   estimated_cost_usd: number | null;
   processed_at: string;
 }
-
-/**
- * What summarizing reads of a span: all of a NormalizedSpan but its raw attributes, events and
- * resource, which the mapped fields already stand for. The settle task summarizes such spans from
- * the records prepare wrote beside the insert lines (settle-records.ts), never parsing attributes.
- */
-export type SummarySpan = Omit<NormalizedSpan, 'attributes' | 'events' | 'resource' | 'kind' | 'scopeName' | 'scopeVersion'>;
 
 export interface TraceSummary<S extends SummarySpan = NormalizedSpan> {
   processed: TraceProcessedRow;
