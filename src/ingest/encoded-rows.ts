@@ -164,36 +164,18 @@ export function encodeLines(count: number, line: (i: number) => string): { body:
   return { body: owned, ends };
 }
 
-function encode<Row extends Keyed>(rows: Row[], line: (row: Row, i: number) => string): EncodedRows {
+function encode<Row extends Keyed>(rows: Row[], values: (row: Row) => unknown[]): EncodedRows {
   const keys = new Array<string>(rows.length);
   for (let i = 0; i < rows.length; i++) keys[i] = spanKey(rows[i]);
-  return { keys, ...encodeLines(rows.length, (i) => line(rows[i], i)) };
+  return { keys, ...encodeLines(rows.length, (i) => jsonLine(values(rows[i]))) };
 }
 
-const valuesLine = <Row>(values: (row: Row) => unknown[]) => (row: Row) => jsonLine(values(row));
-
-const ATTRIBUTES_VALUE = SPAN_COLUMNS.indexOf('attributes');
-
-/**
- * A `spans` line around its attributes' JSON text (jsonLine of the same object, as the line would
- * hold it): prepare writes that text into the span's settle record too (settle-records.ts), and
- * stringifying the attributes once for both costs less than the whole line and the text apart.
- * Byte for byte the line jsonLine(spanValues(row)) is: the pieces split between two values.
- */
-export function spanLineAround(row: SpanRow, attributesJson: string): string {
-  const values = spanValues(row);
-  const before = jsonLine(values.slice(0, ATTRIBUTES_VALUE));
-  const after = jsonLine(values.slice(ATTRIBUTES_VALUE + 1));
-  return `${before.slice(0, -1)},${attributesJson},${after.slice(1)}`;
-}
-
-/** `spanAttributesJson[i]`, when given: jsonLine of rows.spans[i].attributes, written into its line as it is. */
-export function encodeSpanEventRows(rows: SpanEventRows, spanAttributesJson?: readonly string[]): EncodedSpanEventRows {
+export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {
   return {
-    spans: encode(rows.spans, spanAttributesJson ? (row, i) => spanLineAround(row, spanAttributesJson[i]) : valuesLine(spanValues)),
-    generations: encode(rows.generations, valuesLine(generationValues)),
-    tools: encode(rows.tools, valuesLine(toolValues)),
-    errors: encode(rows.errors, valuesLine(errorValues)),
+    spans: encode(rows.spans, spanValues),
+    generations: encode(rows.generations, generationValues),
+    tools: encode(rows.tools, toolValues),
+    errors: encode(rows.errors, errorValues),
   };
 }
 

@@ -1,4 +1,4 @@
-import { emptyEncodedRows, encodeSpanEventRows, jsonLine, type EncodedSpanEventRows } from './encoded-rows.js';
+import { emptyEncodedRows, encodeSpanEventRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import { deriveSpanEventRows, type SpanEventRows } from './event-rows.js';
 import type { Origin } from '../origin.js';
 import type { TraceNote } from './ingest-writer.js';
@@ -97,17 +97,8 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
     for (const s of normalizeExport({ resourceSpans: [rs] }, { tenantId: input.tenantId, projectId: projects[i] })) spans.push(s);
   });
   const { rows, traces, rowSpans } = deriveRequestRows(spans, input.origin);
-  // Serialized here, not on the event loop (encoded-rows.ts). Each span's attributes are
-  // stringified once, for its insert line and its settle record alike.
-  const attributesJson = rowSpans.map((s) => jsonLine(s.attributes));
-  return {
-    kind: 'prepared',
-    ...base,
-    projects: [...new Set(projects)],
-    rows: encodeSpanEventRows(rows, attributesJson),
-    records: encodeSettleRecords(rowSpans, attributesJson),
-    traces,
-  };
+  // Serialized here, not on the event loop (encoded-rows.ts).
+  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), records: encodeSettleRecords(rowSpans), traces };
 }
 
 /**

@@ -78,11 +78,8 @@ export function hasKeys(value: object): boolean {
   return false;
 }
 
-/**
- * One record line (without its newline), the span's attributes given as jsonLine wrote them (the
- * `spans` line holds the same text). The array's order is read back by `recordSpan` below.
- */
-function recordLine(s: NormalizedSpan, attributesJson: string): string {
+/** One record line (without its newline). The array's order is read back by `recordSpan` below. */
+function recordLine(s: NormalizedSpan): string {
   const { errorType, exceptionMessage } = failureOf(s);
   const fields = jsonLine([
     s.otelTraceId, s.spanId, s.parentSpanId, s.name, s.startNs, s.endNs, s.durationMs, s.statusCode, s.statusDescription, s.serviceName,
@@ -90,16 +87,15 @@ function recordLine(s: NormalizedSpan, attributesJson: string): string {
     s.toolArguments, s.toolResult, s.threadId, s.release, s.agentInput, s.agentOutput, s.spanClass, s.userFacingTool ? 1 : 0,
     errorType, exceptionMessage,
   ]);
+  // The same text as in the `spans` line (sharing it cost as much as writing it twice: measured).
   // '{}' as a read-back parses it: no attributes.
+  const attributesJson = jsonLine(s.attributes);
   return attributesJson === '{}' ? fields : `${fields}\t${attributesJson}`;
 }
 
-/**
- * The records of `spans`, in their order (prepare passes them in the order of the `spans` rows);
- * `attributesJson[i]`: jsonLine of spans[i].attributes, computed when absent.
- */
-export function encodeSettleRecords(spans: NormalizedSpan[], attributesJson?: readonly string[]): EncodedRecords {
-  return encodeLines(spans.length, (i) => recordLine(spans[i], attributesJson ? attributesJson[i] : jsonLine(spans[i].attributes)));
+/** The records of `spans`, in their order (prepare passes them in the order of the `spans` rows). */
+export function encodeSettleRecords(spans: NormalizedSpan[]): EncodedRecords {
+  return encodeLines(spans.length, (i) => recordLine(spans[i]));
 }
 
 /** Line i of the records (a view, newline included). */

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createPriceTrace } from '../../../src/analytics/cost/ingest-pricing.js';
 import { loadBundledCatalog } from '../../../src/analytics/cost/price-catalog.js';
-import { encodeSpanEventRows, jsonLine, lineOf, storedRowsFromSpanLines } from '../../../src/ingest/encoded-rows.js';
+import { encodeSpanEventRows, lineOf, storedRowsFromSpanLines } from '../../../src/ingest/encoded-rows.js';
 import { otlpOrigin } from '../../../src/ingest/event-rows.js';
 import { deriveRequestRows } from '../../../src/ingest/ingest-prepare.js';
 import { normalizeExport } from '../../../src/ingest/normalized-span.js';
@@ -166,20 +166,6 @@ describe('settle records', () => {
       name: 'bare', kind: 'internal', start_time_ns: b.startNs, end_time_ns: b.endNs, duration_ms: b.durationMs, status_code: 'UNSET',
       status_description: '', service_name: b.serviceName, attributes: '{}', events: '[]', resource: JSON.stringify(b.resource), scope_name: 'test', scope_version: '1', agent_name: '',
     })));
-  });
-});
-
-describe('the spans insert lines prepare writes around the attributes text it shares with the records', () => {
-  it('are byte for byte the lines of the whole rows', () => {
-    const { valid } = validateExport(decodeJsonExport(exportOf('4af7651916cd43dd8448eb211c80319c', [
-      ['e000000000000001', '', `root ${lone}`, [str(`key ${lone}`, lone), attr('n', { doubleValue: 5e-324 }), attr('list', { arrayValue: { values: [{ stringValue: '\\ud800' }] } })], { events: [{ timeUnixNano: ns(1), name: lone, attributes: [] }] }],
-      ['e000000000000002', 'e000000000000001', 'bare', []],
-    ])));
-    const derived = deriveRequestRows(normalizeExport(valid, { tenantId: 't', projectId: 'p' }), origin);
-    const attributesJson = derived.rowSpans.map((s) => jsonLine(s.attributes));
-    expect(Buffer.from(encodeSpanEventRows(derived.rows, attributesJson).spans.body).toString()).toBe(Buffer.from(encodeSpanEventRows(derived.rows).spans.body).toString());
-    expect(attributesJson[1]).toBe('{}');
-    expect(Buffer.from(encodeSettleRecords(derived.rowSpans, attributesJson).body)).toEqual(Buffer.from(encodeSettleRecords(derived.rowSpans).body));
   });
 });
 
