@@ -120,6 +120,7 @@ describe('settle records', () => {
       ['a000000000000009', 'a000000000000001', 'values', [
         attr('big', { intValue: '9007199254740993' }), attr('nan', { doubleValue: 'NaN' }), attr('tiny', { doubleValue: 5e-324 }), attr('flag', { boolValue: false }),
         attr('list', { arrayValue: { values: [{ stringValue: lone }, { arrayValue: { values: [] } }] } }), attr('map', { kvlistValue: { values: [str('}]"\\', '\t')] } }),
+        attr('__proto__', { kvlistValue: { values: [str('gen_ai.agent.name', 'not an agent')] } }),
       ]],
     ]);
     const paths = bothPaths(text, priceTrace);
@@ -137,7 +138,11 @@ describe('settle records', () => {
     ]);
     expect(hook.failures.every((f) => !f.message.includes('\u0000'))).toBe(true);
     expect(Object.keys(hook.spanAttributes)).not.toContain('a000000000000007');
-    expect(hook.spanAttributes.a000000000000009).toEqual({ big: '9007199254740993', nan: 'NaN', tiny: 5e-324, flag: false, list: ['lone \ufffd and \ufffd, tab \t newline \n nul \u0000 line sep \u2028 工具 🔧 \\ud800', []], map: { '}]"\\': '\t' } });
+    // An own `__proto__` attribute, as the decoders keep it (JSON.parse makes it an own property too).
+    const expected = JSON.parse(`${JSON.stringify({ big: '9007199254740993', nan: 'NaN', tiny: 5e-324, flag: false, list: ['lone \ufffd and \ufffd, tab \t newline \n nul \u0000 line sep \u2028 工具 🔧 \\ud800', []], map: { '}]"\\': '\t' } }).slice(0, -1)},"__proto__":{"gen_ai.agent.name":"not an agent"}}`);
+    expect(hook.spanAttributes.a000000000000009).toEqual(expected);
+    expect(Object.getOwnPropertyNames(hook.spanAttributes.a000000000000009)).toContain('__proto__');
+    expect(hook.agentName).not.toBe('not an agent');
   });
 
   it('summarize an unrooted part of a trace, without usage, unpriced', () => {
