@@ -1,6 +1,7 @@
 import { encodeLines, jsonLine } from './encoded-rows.js';
 import type { NormalizedSpan, StatusCodeName, SummarySpan } from './normalized-span.js';
-import type { SpanClass } from './attribute-mapping.js';
+import { ATTRIBUTE_MAP, type MappedField, type SpanClass } from './attribute-mapping.js';
+import type { Attributes } from './otlp-types.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
 import type { TraceKey } from './stored-spans.js';
 
@@ -78,13 +79,30 @@ export function hasKeys(value: object): boolean {
   return false;
 }
 
+/**
+ * A long mapped text (a prompt, a completion, tool arguments or result) that is verbatim a string
+ * attribute of the span is written as `[key]`, not as a second copy: the attributes' text holds it
+ * already, and is parsed for it only if summarizing reads the field (recordSpan). Prompts of many
+ * kilobytes made a record twice the size of the span's attributes, and prepare stringify them twice.
+ * Short texts are written out: cheaper than a parse later.
+ */
+const REFERENCE_FROM_CHARS = 256;
+
+function textField(value: string | null, field: MappedField, attributes: Attributes): string | null | [string] {
+  if (value === null || value.length < REFERENCE_FROM_CHARS) return value;
+  for (const source of ATTRIBUTE_MAP[field]) if (source.on === 'span' && attributes[source.key] === value) return [source.key];
+  return value;
+}
+
 /** One record line (without its newline). The array's order is read back by `recordSpan` below. */
 function recordLine(s: NormalizedSpan): string {
   const { errorType, exceptionMessage } = failureOf(s);
+  const a = s.attributes;
   const fields = jsonLine([
     s.otelTraceId, s.spanId, s.parentSpanId, s.name, s.startNs, s.endNs, s.durationMs, s.statusCode, s.statusDescription, s.serviceName,
     s.model, s.provider, s.inputTokens, s.outputTokens, s.cachedInputTokens, s.cacheWriteInputTokens, s.agentName, s.toolName,
-    s.toolArguments, s.toolResult, s.threadId, s.release, s.agentInput, s.agentOutput, s.spanClass, s.userFacingTool ? 1 : 0,
+    textField(s.toolArguments, 'toolArguments', a), textField(s.toolResult, 'toolResult', a), s.threadId, s.release,
+    textField(s.agentInput, 'agentInput', a), textField(s.agentOutput, 'agentOutput', a), s.spanClass, s.userFacingTool ? 1 : 0,
     errorType, exceptionMessage,
   ]);
   // The same text as in the `spans` line (sharing it cost as much as writing it twice: measured).
@@ -103,15 +121,39 @@ export function recordAt(records: EncodedRecords, i: number): Uint8Array {
   return records.body.subarray(i === 0 ? 0 : records.ends[i - 1], records.ends[i]);
 }
 
-function recordSpan(key: TraceKey, v: never[]): SettleSpan {
+/** Where recordLine writes the texts that may be attribute references. */
+const TEXT_FIELDS = [
+  ['toolArguments', 18],
+  ['toolResult', 19],
+  ['agentInput', 22],
+  ['agentOutput', 23],
+] as const;
+
+function recordSpan(key: TraceKey, v: never[], attributesJson: string): SettleSpan {
   const startNs: string = v[4];
-  return {
+  const span: SettleSpan = {
     tenantId: key.tenantId, projectId: key.projectId, traceId: key.traceId, otelTraceId: v[0], spanId: v[1], parentSpanId: v[2], name: v[3],
     startNs, endNs: v[5], timestamp: nsToDateTime64(startNs), durationMs: v[6], statusCode: v[7] as StatusCodeName, statusDescription: v[8],
     serviceName: v[9], model: v[10], provider: v[11], inputTokens: v[12], outputTokens: v[13], cachedInputTokens: v[14], cacheWriteInputTokens: v[15],
     agentName: v[16], toolName: v[17], toolArguments: v[18], toolResult: v[19], threadId: v[20], release: v[21], agentInput: v[22],
     agentOutput: v[23], spanClass: v[24] as SpanClass, userFacingTool: v[25] === 1, errorType: v[26], exceptionMessage: v[27],
   };
+  let attributes: Record<string, string> | undefined;
+  for (const [field, at] of TEXT_FIELDS) {
+    const reference = v[at] as unknown;
+    if (!Array.isArray(reference)) continue;
+    // Read from the attributes' text when first read (one parse per span, at most).
+    let text: string | undefined;
+    Object.defineProperty(span, field, {
+      enumerable: true,
+      configurable: true,
+      get: () => (text ??= (attributes ??= JSON.parse(attributesJson) as Record<string, string>)[reference[0] as string]),
+      set: (value: string) => {
+        text = value;
+      },
+    });
+  }
+  return span;
 }
 
 /** The records of one trace (lines as encodeSettleRecords wrote them, as UTF-8 bytes), in order. */
@@ -125,8 +167,8 @@ export function settleRecordsFromBytes(key: TraceKey, bytes: Uint8Array): Settle
     if (end > start) {
       const tab = all.indexOf('\t', start);
       const fieldsEnd = tab === -1 || tab > end ? end : tab;
-      const span = recordSpan(key, JSON.parse(all.slice(start, fieldsEnd)) as never[]);
-      records.push({ span, attributesJson: fieldsEnd < end ? all.slice(fieldsEnd + 1, end) : '' });
+      const attributesJson = fieldsEnd < end ? all.slice(fieldsEnd + 1, end) : '';
+      records.push({ span: recordSpan(key, JSON.parse(all.slice(start, fieldsEnd)) as never[], attributesJson), attributesJson });
     }
     start = end + 1;
   }

@@ -145,6 +145,35 @@ describe('settle records', () => {
     expect(hook.agentName).not.toBe('not an agent');
   });
 
+  it('hold a long prompt, completion or tool text once: the record names its attribute, read when summarizing needs it', () => {
+    const prompt = JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `${lone} ${'where is my order? '.repeat(40)}` }] }]);
+    const completion = JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'It ships tomorrow. '.repeat(30) }] }]);
+    const args = JSON.stringify({ message: `Hello ${lone} ${'x'.repeat(400)}` });
+    const result = `ok ${'y'.repeat(300)}`;
+    const text = exportOf('5af7651916cd43dd8448eb211c80319c', [
+      ['f000000000000001', '', 'invoke_agent', [str('gen_ai.operation.name', 'invoke_agent'), str('gen_ai.agent.name', 'support')]],
+      ['f000000000000002', 'f000000000000001', 'chat', [
+        str('gen_ai.operation.name', 'chat'), str('gen_ai.request.model', 'gpt-4o'), str('gen_ai.input.messages', prompt), str('gen_ai.output.messages', completion),
+      ]],
+      ['f000000000000003', 'f000000000000001', 'execute_tool reply_to_user', [
+        str('gen_ai.operation.name', 'execute_tool'), str('gen_ai.tool.name', 'reply_to_user'), str('gen_ai.tool.call.arguments', args), str('gen_ai.tool.call.result', result),
+      ], { status: { code: 2, message: 'failed' } }],
+    ]);
+    const paths = bothPaths(text, priceTrace);
+    expectSame(paths);
+    const trace = JSON.parse(paths.memory.traceLine);
+    expect([trace.agent_input, trace.agent_output]).toEqual([wellFormed(prompt), completion]);
+    expect(JSON.parse(trace.tool_calls)[0].user_facing_message).toMatch(/^Hello lone .* x{100}/s);
+    expect(unpackHook(paths.memory.hook).toolCalls[0]).toMatchObject({ input: wellFormed(args), output: result });
+    // Each text once in its record: in the attributes' text, named (not repeated) before it.
+    const { valid } = validateExport(decodeJsonExport(text));
+    const spans = normalizeExport(valid, { tenantId: 't', projectId: 'p' });
+    const lines = Buffer.from(encodeSettleRecords(spans).body).toString().split('\n');
+    expect(lines[1].split('\t')[0]).toContain('["gen_ai.input.messages"]');
+    expect(lines[1].length).toBeLessThan(JSON.stringify(spans[1].attributes).length + 400);
+    expect(lines[2].split('\t')[0]).toContain('["gen_ai.tool.call.arguments"]');
+  });
+
   it('summarize an unrooted part of a trace, without usage, unpriced', () => {
     const paths = bothPaths(exportOf('1af7651916cd43dd8448eb211c80319c', [
       ['b000000000000002', 'b000000000000001', 'orphan chat', [str('gen_ai.operation.name', 'chat'), str('gen_ai.request.model', 'gpt-4o')]],
