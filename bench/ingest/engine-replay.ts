@@ -140,7 +140,7 @@ async function main() {
     const body = syntheticBatch(BATCH_SPANS).protobuf;
     const prepared = prepareIngest({ body, encoding: 'protobuf', tenantId: 'bench-tenant', fixedProject: 'bench-project', origin });
     if (prepared.kind !== 'prepared') throw new Error('synthetic batch did not prepare');
-    writes.push({ rows: prepared.rows, records: prepared.records, traces: prepared.traces, bytes: body.length * 3 });
+    writes.push({ rows: prepared.rows, traces: prepared.traces, bytes: body.length * 3 });
   }
   const { store, tally, background } = measuredStore(ch);
   // The registry as a fresh installation has it: empty, and complete (nothing stored before it).
@@ -181,7 +181,7 @@ async function main() {
       traces: [...byKey].map(([key, ns]) => ({
         key,
         origin,
-        records: Buffer.concat(ns.flatMap((n) => n.spanRecords ?? [])),
+        rows: Buffer.concat(ns.flatMap((n) => n.spanLines ?? [])),
         writtenTools: ns.flatMap((n) => n.toolRows),
       })),
     });

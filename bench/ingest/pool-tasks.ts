@@ -1,7 +1,7 @@
 /**
  * Micro-benchmark of the compute pool's two ingest tasks on the ingest bench's own batches, run
  * inline on this thread: prepare-ingest (decode → rows encoded for the insert) and settle-summaries
- * from memory (the settler's task over the records prepare wrote, priced with the bundled catalog).
+ * from memory (the settler's task over the rows prepare wrote, priced with the bundled catalog).
  * Prints thread-CPU ms per 1000 spans per round and the median; pricing alone is timed apart, and
  * so is the settle answers' trip back (structured clone, both sides) with the hooks unpacked.
  *
@@ -12,8 +12,7 @@
  */
 import { syntheticBatch } from './synthetic-batch.js';
 import { prepareIngest } from '../../src/ingest/ingest-prepare.js';
-import { traceKeyOf } from '../../src/ingest/encoded-rows.js';
-import { recordAt } from '../../src/ingest/settle-records.js';
+import { lineOf, traceKeyOf } from '../../src/ingest/encoded-rows.js';
 import { unpackHook } from '../../src/ingest/packed-hook.js';
 import { settleSummaries, type SettleTraceInput } from '../../src/ingest/settle-summaries.js';
 import { createPriceTrace } from '../../src/analytics/cost/ingest-pricing.js';
@@ -42,17 +41,17 @@ function prepareAll() {
   });
 }
 
-/** The settle task's input as the settler builds it from memory: each trace's settle records and tool rows. */
+/** The settle task's input as the settler builds it from memory: each trace's `spans` lines and tool rows. */
 function settleInputs(prepared: ReturnType<typeof prepareAll>): SettleTraceInput[] {
   const traces: SettleTraceInput[] = [];
   for (const p of prepared) {
     for (const t of p.traces) {
       const lines: Uint8Array[] = [];
-      for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) lines.push(recordAt(p.records, i));
+      for (let i = t.spanRange[0]; i < t.spanRange[1]; i++) lines.push(lineOf(p.rows.spans, i));
       traces.push({
         key: traceKeyOf({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId }),
         origin: t.origin,
-        records: Buffer.concat(lines),
+        rows: Buffer.concat(lines),
         writtenTools: t.toolRows,
         firstProcessing: true,
       });

@@ -137,22 +137,24 @@ const KEEP_SCRATCH_BYTES = 4 * 1024 * 1024;
 /**
  * Each line is written straight into one growing byte buffer, which gives its end offset as it
  * goes: no joined string of the whole body, no second pass looking for line breaks (JSON escapes
- * newlines inside values, so a line is exactly its text plus '\n'). `line(i)` must hold no newline.
+ * newlines inside values, so a line is exactly its JSON text plus '\n').
  */
-export function encodeLines(count: number, line: (i: number) => string): { body: Uint8Array; ends: Uint32Array } {
-  const ends = new Uint32Array(count);
-  let body = scratch.byteLength >= count * 1024 ? scratch : Buffer.allocUnsafe(count * 1024);
+function encode<Row extends Keyed>(rows: Row[], values: (row: Row) => unknown[]): EncodedRows {
+  const keys = new Array<string>(rows.length);
+  const ends = new Uint32Array(rows.length);
+  let body = scratch.byteLength >= rows.length * 1024 ? scratch : Buffer.allocUnsafe(rows.length * 1024);
   let at = 0;
-  for (let i = 0; i < count; i++) {
-    const text = line(i);
+  for (let i = 0; i < rows.length; i++) {
+    keys[i] = spanKey(rows[i]);
+    const line = jsonLine(values(rows[i]));
     // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units), plus the newline.
-    const most = text.length * 3 + 1;
+    const most = line.length * 3 + 1;
     if (at + most > body.byteLength) {
       const grown = Buffer.allocUnsafe(Math.max(body.byteLength * 2, at + most));
       body.copy(grown, 0, 0, at);
       body = grown;
     }
-    at += body.write(text, at, 'utf8');
+    at += body.write(line, at, 'utf8');
     body[at++] = NEWLINE;
     ends[i] = at;
   }
@@ -161,13 +163,7 @@ export function encodeLines(count: number, line: (i: number) => string): { body:
   // settle cache's line views); and it is what an answer arrives as, so inline and pooled runs agree.
   const owned = new Uint8Array(body.subarray(0, at));
   scratch = body.byteLength <= KEEP_SCRATCH_BYTES ? body : scratch;
-  return { body: owned, ends };
-}
-
-function encode<Row extends Keyed>(rows: Row[], values: (row: Row) => unknown[]): EncodedRows {
-  const keys = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) keys[i] = spanKey(rows[i]);
-  return { keys, ...encodeLines(rows.length, (i) => jsonLine(values(rows[i]))) };
+  return { keys, body: owned, ends };
 }
 
 export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {

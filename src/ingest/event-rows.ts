@@ -1,4 +1,4 @@
-import type { NormalizedSpan, SummarySpan } from './normalized-span.js';
+import type { NormalizedSpan } from './normalized-span.js';
 import type { SpanTree } from './span-tree.js';
 import type { Origin } from '../origin.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
@@ -143,7 +143,7 @@ export function spanRow(span: NormalizedSpan, tree: SpanTree): SpanRow {
  * see trace-summary) when no ancestor names one, so tool.called and trace.processed agree on
  * agent_name and can be joined on it (SPEC.md "Analytics query", useful pairs).
  */
-export function toolCalledRow<S extends SummarySpan>(span: S, tree: SpanTree<S>, origin: Origin, traceAgentName: string): ToolCalledRow {
+export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: Origin, traceAgentName: string): ToolCalledRow {
   return {
     tenant_id: span.tenantId,
     project_id: span.projectId,

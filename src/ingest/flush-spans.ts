@@ -1,6 +1,5 @@
-import { keptParts, spanKeyIn, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import { keptParts, lineOf, spanKeyIn, type EncodedRows, type EncodedSpanEventRows } from './encoded-rows.js';
 import { packedToolSpanId, type PackedToolRow } from './packed-tool-rows.js';
-import { recordAt, type EncodedRecords } from './settle-records.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 
 /**
@@ -25,15 +24,13 @@ export interface FlushTrace extends TraceKey {
   otelTraceId: string;
   spanRange: [number, number];
   spanIds?: string[];
-  spanRecords?: Uint8Array[];
+  spanLines?: Uint8Array[];
   toolRows: PackedToolRow[];
 }
 
 /** A request as the writer holds it (ingest-writer.ts PreparedWrite). */
 export interface FlushRequest {
   rows: EncodedSpanEventRows;
-  /** The settle record of each `spans` row, same order. */
-  records: EncodedRecords;
   traces: FlushTrace[];
 }
 
@@ -62,7 +59,7 @@ export interface RequestSpans {
 }
 
 /**
- * Admits one request's spans into the flush and sets each trace's spanIds/spanRecords (every span
+ * Admits one request's spans into the flush and sets each trace's spanIds/spanLines (every span
  * but those refused by the limit and repeats within the flush; copies of stored spans included, as
  * the settle cache takes them) and drops
  * refused spans from its tool rows.
@@ -84,7 +81,7 @@ export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpa
     const stored = before === undefined ? null : flush.stored;
     let count = (before ?? 0) + (kept?.size ?? 0);
     const spanIds: string[] = [];
-    const spanRecords: Uint8Array[] = [];
+    const spanLines: Uint8Array[] = [];
     let refused: Set<string> | null = null;
     const idAt = traceKey.length + 1;
     for (let i = start; i < end; i++) {
@@ -110,10 +107,10 @@ export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpa
         written++;
       }
       spanIds.push(key.slice(idAt));
-      spanRecords.push(recordAt(write.records, i));
+      spanLines.push(lineOf(rows, i));
     }
     t.spanIds = spanIds;
-    t.spanRecords = spanRecords;
+    t.spanLines = spanLines;
     if (refused) {
       overLimit.push(t.otelTraceId);
       const gone = refused;

@@ -11,7 +11,6 @@ import { buildSpanTree } from './span-tree.js';
 import { validateExport } from './span-validation.js';
 import { traceAgentName } from './trace-summary.js';
 import { packToolRows } from './packed-tool-rows.js';
-import { encodeSettleRecords, type EncodedRecords } from './settle-records.js';
 import { nsToMs } from '../stores/clickhouse-time.js';
 
 /**
@@ -51,8 +50,6 @@ export type PrepareIngestResult =
       /** Distinct projects the request writes to (or would, when every span was rejected). */
       projects: string[];
       rows: EncodedSpanEventRows;
-      /** The settle record of each `spans` row, same order (settle-records.ts): what the settle cache holds. */
-      records: EncodedRecords;
       traces: TraceNote[];
     };
 
@@ -88,7 +85,7 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
     // Still name the projects, so a wrong one is reported even when every span is invalid.
     const projects = projectsOf(decoded, input.fixedProject);
     if (!projects) return { kind: 'no_project' };
-    return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: emptyEncodedRows(), records: encodeSettleRecords([]), traces: [] };
+    return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: emptyEncodedRows(), traces: [] };
   }
   const projects = projectsOf(validation.valid, input.fixedProject);
   if (!projects) return { kind: 'no_project' };
@@ -96,16 +93,13 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   validation.valid.resourceSpans.forEach((rs, i) => {
     for (const s of normalizeExport({ resourceSpans: [rs] }, { tenantId: input.tenantId, projectId: projects[i] })) spans.push(s);
   });
-  const { rows, traces, rowSpans } = deriveRequestRows(spans, input.origin);
+  const { rows, traces } = deriveRequestRows(spans, input.origin);
   // Serialized here, not on the event loop (encoded-rows.ts).
-  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), records: encodeSettleRecords(rowSpans), traces };
+  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces };
 }
 
-/**
- * Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace);
- * `rowSpans[i]` is the span of `rows.spans[i]`.
- */
-export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { rows: SpanEventRows; traces: TraceNote[]; rowSpans: NormalizedSpan[] } {
+/** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
+export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { rows: SpanEventRows; traces: TraceNote[] } {
   const byTrace = new Map<string, NormalizedSpan[]>();
   for (const s of spans) {
     const list = byTrace.get(s.traceId);
@@ -114,14 +108,11 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
   }
   const rows: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
   const traces: TraceNote[] = [];
-  const rowSpans: NormalizedSpan[] = [];
   for (const traceSpans of byTrace.values()) {
     const tree = buildSpanTree(traceSpans);
     const agent = traceAgentName(tree);
     const derived = deriveSpanEventRows(traceSpans, tree, origin, () => agent);
-    // One `spans` row per span, in the spans' order (deriveSpanEventRows).
     for (const r of derived.spans) rows.spans.push(r);
-    for (const s of traceSpans) rowSpans.push(s);
     for (const r of derived.generations) rows.generations.push(r);
     for (const r of derived.tools) rows.tools.push(r);
     for (const r of derived.errors) rows.errors.push(r);
@@ -145,5 +136,5 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
       toolRows: packToolRows(derived.tools),
     });
   }
-  return { rows, traces, rowSpans };
+  return { rows, traces };
 }

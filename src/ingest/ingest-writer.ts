@@ -5,7 +5,6 @@ import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tena
 import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
 import { admitRequest, newFlushSpans, requestParts } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';
-import type { EncodedRecords } from './settle-records.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 import type { RegisteredTrace, Registration } from './stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
@@ -63,10 +62,10 @@ export interface TraceNote {
   spanStartMs?: [number, number];
   /**
    * Set by the writer from spanRange, for the settler to summarize from memory (on the compute
-   * pool): the ids and settle records (settle-records.ts lines, views into the request's records body) of the spans it stored.
+   * pool): the ids and `spans` rows (JSON lines, views into the request's insert body) of the spans it stored.
    */
   spanIds?: string[];
-  spanRecords?: Uint8Array[];
+  spanLines?: Uint8Array[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: PackedToolRow[];
   /**
@@ -86,8 +85,6 @@ export interface TraceNote {
 export interface PreparedWrite {
   /** Rows already serialized (encoded-rows.ts). */
   rows: EncodedSpanEventRows;
-  /** The settle record of each `spans` row (settle-records.ts), for the settle cache. */
-  records: EncodedRecords;
   traces: TraceNote[];
   /** Approximate bytes of the rows (JSON size of the decoded request), for the batch bound. */
   bytes: number;

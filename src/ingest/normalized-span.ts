@@ -52,14 +52,6 @@ export function compareNs(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * What summarizing a trace reads of a span (trace-summary.ts): all of a NormalizedSpan but its raw
- * attributes, events and resource, which the mapped fields already stand for. The settle task
- * summarizes such spans from the records prepare wrote beside the insert lines (settle-records.ts),
- * never parsing attributes again.
- */
-export type SummarySpan = Omit<NormalizedSpan, 'attributes' | 'events' | 'resource' | 'kind' | 'scopeName' | 'scopeVersion'>;
-
 /** What a span is before its attributes are mapped (NormalizedSpan without MappedAttributes). */
 export type SpanBase = Omit<NormalizedSpan, keyof MappedAttributes>;
 

@@ -1,6 +1,6 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { isoFromDateTime64, nsToDateTime64 } from '../stores/clickhouse-time.js';
-import type { SettleSpan } from './settle-records.js';
+import type { NormalizedSpan } from './normalized-span.js';
 import type { TraceSummary } from './trace-summary.js';
 
 /**
@@ -11,23 +11,25 @@ import type { TraceSummary } from './trace-summary.js';
  */
 const storable = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
 
-/**
- * The hook payload (src/trace-hooks.ts) for the issues and monitors modules, but its span
- * attributes: those travel as JSON text (settle-records.ts spanAttributesJson, packed-hook.ts).
- * Its texts reach PostgreSQL.
- */
-export function processedTrace(summary: Pick<TraceSummary<SettleSpan>, 'trace'>, spans: SettleSpan[]): Omit<ProcessedTrace, 'spanAttributes'> {
+/** The hook payload (src/trace-hooks.ts) for the issues and monitors modules; its texts reach PostgreSQL. */
+export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[]): ProcessedTrace {
   const { trace } = summary;
   const failures = spans
     .filter((s) => s.statusCode === 'ERROR')
-    .map((s) => ({
-      span_id: s.spanId,
-      span_name: storable(s.name),
-      error_type: storable(s.errorType),
-      message: storable(s.statusDescription || s.exceptionMessage),
-      tool_name: storable(s.spanClass === 'tool' ? s.toolName || s.name : ''),
-      timestamp: isoFromDateTime64(nsToDateTime64(s.startNs)),
-    }));
+    .map((s) => {
+      const exception = s.events.find((e) => e.name === 'exception');
+      const exceptionType = exception?.attributes['exception.type'];
+      const errorType = s.attributes['error.type'];
+      const exceptionMessage = exception?.attributes['exception.message'];
+      return {
+        span_id: s.spanId,
+        span_name: storable(s.name),
+        error_type: storable(typeof exceptionType === 'string' ? exceptionType : typeof errorType === 'string' ? errorType : ''),
+        message: storable(s.statusDescription || (typeof exceptionMessage === 'string' ? exceptionMessage : '')),
+        tool_name: storable(s.spanClass === 'tool' ? s.toolName || s.name : ''),
+        timestamp: isoFromDateTime64(nsToDateTime64(s.startNs)),
+      };
+    });
   const toolCalls = spans
     .filter((s) => s.spanClass === 'tool')
     .map((s) => ({
@@ -38,6 +40,14 @@ export function processedTrace(summary: Pick<TraceSummary<SettleSpan>, 'trace'>,
       input: storable(s.toolArguments ?? ''),
       output: storable(s.toolResult ?? ''),
     }));
+  // Spans without attributes add nothing a monitor could match, only bytes to copy back.
+  const spanAttributes: Record<string, Record<string, unknown>> = {};
+  for (const s of spans) {
+    for (const _key in s.attributes) {
+      spanAttributes[s.spanId] = s.attributes;
+      break;
+    }
+  }
   return {
     tenantId: trace.tenant_id,
     projectId: trace.project_id,
@@ -50,5 +60,6 @@ export function processedTrace(summary: Pick<TraceSummary<SettleSpan>, 'trace'>,
     toolCalls,
     agentInput: trace.agent_input,
     agentOutput: trace.agent_output,
+    spanAttributes,
   };
 }

@@ -22,9 +22,8 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
  *   or that settled in a queue row of their own before this flush recorded, are never missed.
  *
- * Spans are held as the settle records prepare wrote beside the `spans` rows (settle-records.ts lines,
- * views into each request's records body; the insert bodies are not kept alive by them): the
- * settler hands a trace's records to the compute pool as one byte buffer (settle-summaries.ts). A
+ * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, views into the insert bodies):
+ * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
  * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
  * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
  * cached spans held ~500 MiB of the service's heap, outside the ingest budget (issue 13,
@@ -34,12 +33,12 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
  */
 
-/** Heap bytes of one held span beside its record: the Map entry, the span id key, string headers. */
+/** Heap bytes of one held span beside its line: the Map entry, the span id key, string headers. */
 const SPAN_ENTRY_OVERHEAD = 120;
 
 /**
- * What one held span record costs against `maxBytes`: its UTF-8 bytes (a view into the request's
- * records body, which stays alive while any of its records is held) plus the overhead.
+ * What one held span line costs against `maxBytes`: its UTF-8 bytes (a view into the request's insert
+ * body, which stays alive while any of its lines is held) plus the overhead.
  */
 const lineBytes = (id: string, line: Uint8Array) => SPAN_ENTRY_OVERHEAD + id.length + line.byteLength;
 
@@ -51,7 +50,7 @@ interface CacheEntry {
   lastSeq: string;
   /** The trace's registry count after this process's last registration; null before the first or without a registry. */
   registrations: number | null;
-  /** The trace's settle records (settle-records.ts lines) by span id; null once the entry can no longer prove it holds the whole trace. */
+  /** The trace's `spans` rows (insert lines, encoded-rows.ts) by span id; null once the entry can no longer prove it holds the whole trace. */
   spans: Map<string, Uint8Array> | null;
   /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
   toolRows: Map<string, PackedToolRow>;
@@ -59,8 +58,8 @@ interface CacheEntry {
 }
 
 export interface CachedTrace {
-  /** The trace's settle records (settle-records.ts lines, each ending in a newline). */
-  records: Uint8Array[];
+  /** The trace's `spans` rows as insert lines (JSONCompactEachRow, each ending in a newline). */
+  rows: Uint8Array[];
   toolRows: Map<string, PackedToolRow>;
 }
 
@@ -112,7 +111,7 @@ export class SettleCache {
       entry.touchedAt = now;
       if (!entry.spans) continue;
       const ids = note.spanIds ?? [];
-      const lines = note.spanRecords ?? [];
+      const lines = note.spanLines ?? [];
       if ((note.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
       if (entry.spans && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry);
       entry.registrations = note.registeredSeq ?? null;
@@ -154,7 +153,7 @@ export class SettleCache {
   take(claim: Claim): CachedTrace | null {
     const entry = this.entries.get(traceKeyString(claim));
     if (!entry || !entry.spans || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
-    return { records: [...entry.spans.values()], toolRows: entry.toolRows };
+    return { rows: [...entry.spans.values()], toolRows: entry.toolRows };
   }
 
   /** A claim finished: the queue row is gone, and so is what was held for it. */

@@ -1,11 +1,11 @@
+import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
-import { jsonLine } from './encoded-rows.js';
+import { jsonLine, storedRowsFromSpanLines } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
 import { packHook, type PackedHook } from './packed-hook.js';
-import { hasKeys, settleRecordsFromBytes, settleSpanOf, spanAttributesJson, type SettleRecord, type SettleSpan } from './settle-records.js';
-import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type TraceKey } from './stored-spans.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from './stored-spans.js';
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
 import type { PriceTrace } from '../trace-pricing.js';
@@ -17,18 +17,17 @@ import type { SharedValueRef } from '../compute/shared-value.js';
  * the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
  * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.
  *
- * Spans arrive as the settle records prepare wrote beside the insert lines (memory path,
- * settle-records.ts: the mapped fields, attributes as unparsed text) or as the JSONEachRow text
- * ClickHouse returned for a read-back (as bytes, mapped again here): both are flat data that is
- * cheap to hand to a thread, and both become the same records before anything is summarized.
+ * Spans arrive as the `spans` rows written at ingest (memory path: JSONCompactEachRow lines,
+ * encoded-rows.ts) or as the JSONEachRow text ClickHouse returned for a read-back (as bytes): both
+ * are flat data that is cheap to hand to a thread.
  */
 
 export interface SettleTraceInput {
   /** traceKeyString of the trace. */
   key: string;
   origin: Origin;
-  /** Memory path: the trace's settle records (settle-records.ts lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
-  records?: Uint8Array;
+  /** Memory path: the trace's `spans` rows (JSONCompactEachRow lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
+  rows?: Uint8Array;
   /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
   writtenTools?: PackedToolRow[];
   /** The settler marked this round as the trace's first settle (stored_traces): first_processing = 1. */
@@ -38,7 +37,7 @@ export interface SettleTraceInput {
 export interface SettleSummariesInput {
   processedAt: string;
   traces: SettleTraceInput[];
-  /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `records`. */
+  /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
   stored?: Uint8Array;
   /** The price catalog shared with the pool (TracePricing); absent or null: costs `unavailable`. */
   prices?: SharedValueRef | null;
@@ -56,28 +55,15 @@ export interface SettledTrace {
   hookBytes: number;
 }
 
-/** A trace read back: its records, and the agent_name each span was stored with. */
-interface ReadBackTrace {
-  records: SettleRecord[];
-  ingestAgentNames: Map<string, string>;
-}
-
-function settled(key: string, summary: Omit<TraceSummary<SettleSpan>, 'tree'>, toolRewrites: ToolCalledRow[], records: SettleRecord[]): SettledTrace {
-  const hook = packHook(processedTrace(summary, records.map((r) => r.span)), spanAttributesJson(records));
+function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], hook: ProcessedTrace): SettledTrace {
   return {
     key,
     processedLine: jsonLine(summary.processed),
     traceLine: jsonLine(summary.trace),
     toolRewriteLines: toolRewrites.map(jsonLine),
-    hook,
+    hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };
-}
-
-/** The trace's key from its traceKeyString (tenant, project and trace ids hold no NUL). */
-function traceKeyOf(key: string): TraceKey {
-  const [tenantId, projectId, traceId] = key.split('\u0000');
-  return { tenantId, projectId, traceId };
 }
 
 /** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
@@ -85,30 +71,23 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
   const options = { processedAt: input.processedAt, priceTrace };
   // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
   // dropped by span id (cheaper than FINAL over the whole table).
-  const stored = new Map<string, ReadBackTrace>();
+  const stored = new Map<string, StoredTraceSpans>();
   if (input.stored) {
     for (const row of storedRowsFromBytes(input.stored)) {
       const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
       let entry = stored.get(key);
-      if (!entry) stored.set(key, (entry = { records: [], ingestAgentNames: new Map() }));
+      if (!entry) stored.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
       if (entry.ingestAgentNames.has(row.span_id)) continue;
       entry.ingestAgentNames.set(row.span_id, row.agent_name);
-      const span = spanFromStoredRow(row);
-      // The stored text itself goes to the hooks: it parsed (the span has its attributes), and it
-      // is what the insert line held.
-      const attributesJson = !hasKeys(span.attributes) ? '' : typeof row.attributes === 'string' ? row.attributes : jsonLine(row.attributes);
-      entry.records.push({ span: settleSpanOf(span), attributesJson });
+      entry.spans.push(spanFromStoredRow(row));
     }
   }
   const out: SettledTrace[] = [];
   for (const t of input.traces) {
-    if (t.records) {
-      if (t.records.byteLength === 0) continue;
-      const records = settleRecordsFromBytes(traceKeyOf(t.key), t.records);
-      const { tree: _tree, ...summary } = summarizeTrace(
-        records.map((r) => r.span),
-        { ...options, origin: t.origin, firstProcessing: t.firstProcessing },
-      );
+    if (t.rows) {
+      if (t.rows.byteLength === 0) continue;
+      const spans = storedRowsFromSpanLines(t.rows).map(spanFromStoredRow);
+      const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
       const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];
       for (const row of summary.tools) {
@@ -119,17 +98,14 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
           toolRewrites.push({ ...row, actor: before.actor, surface: before.surface, user_id: before.user_id, api_key_id: before.api_key_id });
         }
       }
-      out.push(settled(t.key, summary, toolRewrites, records));
+      out.push(settled(t.key, summary, toolRewrites, processedTrace(summary, spans)));
       continue;
     }
     const entry = stored.get(t.key);
-    if (!entry || entry.records.length === 0) continue;
-    const full = summarizeTrace(
-      entry.records.map((r) => r.span),
-      { ...options, origin: t.origin, firstProcessing: t.firstProcessing },
-    );
+    if (!entry || entry.spans.length === 0) continue;
+    const full = summarizeTrace(entry.spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
     const { tree: _tree, ...summary } = full;
-    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), entry.records));
+    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), processedTrace(summary, entry.spans)));
   }
   return out;
 }
@@ -141,7 +117,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
  * (same key, newer inserted_at replaces the row) when the agent was not resolved at ingest or differs
  * now, or when usage below the tool may have arrived separately.
  */
-export function toolRowsToRewrite(summary: TraceSummary<SettleSpan>, ingestAgentNames: Map<string, string>): ToolCalledRow[] {
+export function toolRowsToRewrite(summary: TraceSummary, ingestAgentNames: Map<string, string>): ToolCalledRow[] {
   const { tree } = summary;
   return summary.tools.filter((row) => {
     const atIngest = ingestAgentNames.get(row.span_id) ?? '';

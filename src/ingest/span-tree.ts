@@ -19,32 +19,26 @@ import type { NormalizedSpan } from './normalized-span.js';
  * blocked the service for 10 s). A malformed trace whose parent links form a cycle is cut at the
  * first span of the cycle met in input order, which then acts as a root.
  */
-export interface SpanTree<S extends TreeSpan = NormalizedSpan> {
-  spans: S[];
-  byId: Map<string, S>;
-  roots: S[];
+export interface SpanTree {
+  spans: NormalizedSpan[];
+  byId: Map<string, NormalizedSpan>;
+  roots: NormalizedSpan[];
   /** Spans whose usage counts toward trace totals. */
-  counted: Set<S>;
-  depth(span: S): number;
-  agentNameOf(span: S): string;
-  toolOutputTokens(span: S): number;
+  counted: Set<NormalizedSpan>;
+  depth(span: NormalizedSpan): number;
+  agentNameOf(span: NormalizedSpan): string;
+  toolOutputTokens(span: NormalizedSpan): number;
 }
 
-/**
- * What the tree reads of a span: a NormalizedSpan, or the settle task's record of one
- * (settle-records.ts), which carries no raw attributes.
- */
-export type TreeSpan = Pick<NormalizedSpan, 'spanId' | 'parentSpanId' | 'agentName' | 'inputTokens' | 'outputTokens' | 'spanClass'>;
-
-export function hasUsage(span: TreeSpan): boolean {
+export function hasUsage(span: NormalizedSpan): boolean {
   return span.inputTokens !== null || span.outputTokens !== null;
 }
 
-export function buildSpanTree<S extends TreeSpan>(spans: S[]): SpanTree<S> {
+export function buildSpanTree(spans: NormalizedSpan[]): SpanTree {
   const n = spans.length;
-  const byId = new Map<string, S>();
+  const byId = new Map<string, NormalizedSpan>();
   for (const s of spans) byId.set(s.spanId, s);
-  const index = new Map<S, number>();
+  const index = new Map<NormalizedSpan, number>();
   for (let i = 0; i < n; i++) index.set(spans[i], i);
 
   // parent[i]: index of the parent span, -1 for a root or a span whose parent is not in the set.
@@ -110,10 +104,10 @@ export function buildSpanTree<S extends TreeSpan>(spans: S[]): SpanTree<S> {
     tokensBelow[p] += (isCounted ? (s.outputTokens ?? 0) : 0) + tokensBelow[i];
   }
   // In input order: the counted set's order reaches the cost module's list of generations.
-  const counted = new Set<S>();
+  const counted = new Set<NormalizedSpan>();
   for (let i = 0; i < n; i++) if (hasUsage(spans[i]) && usageBelow[i] === 0) counted.add(spans[i]);
 
-  const at = (span: S): number => {
+  const at = (span: NormalizedSpan): number => {
     const i = index.get(span);
     if (i === undefined) throw new Error(`span ${span.spanId} is not part of this tree`);
     return i;

@@ -36,7 +36,7 @@ import type { Origin } from '../origin.js';
  * most one trace.processed row with 1 (readers skip FINAL for keys whose only row it is).
  *
  * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
- * as their spans' settle records (settle-records.ts; at most `maxCachedSpansPerTrace` per trace), read-back traces as the
+ * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
  * bytes ClickHouse returned; pricing (with the catalog shared once per version) and the rows'
  * JSON are done there too.
  */
@@ -201,7 +201,7 @@ export class TraceSettler {
 
   /**
    * The one place trace summaries are computed: on the compute pool (settle-summaries.ts), never on
-   * the event loop. Traces held in memory go as their settle records (lines), in tasks of bounded
+   * the event loop. Traces held in memory go as their `spans` rows (JSON lines), in tasks of bounded
    * size (each copy to a worker is one short pause); read-back traces go as the bytes ClickHouse
    * returned (moved, not copied). Free of settler state.
    */
@@ -224,16 +224,16 @@ export class TraceSettler {
     const send = () => {
       if (group.length === 0) return;
       let bytes = 0;
-      for (const h of group) for (const line of h.trace.records) bytes += line.byteLength;
+      for (const h of group) for (const line of h.trace.rows) bytes += line.byteLength;
       const packed = new Uint8Array(bytes);
       let at = 0;
       const traces: SettleTraceInput[] = group.map((h) => {
         const start = at;
-        for (const line of h.trace.records) {
+        for (const line of h.trace.rows) {
           packed.set(line, at);
           at += line.byteLength;
         }
-        return { key: h.key, origin: h.origin, records: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
+        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
       });
       tasks.push(compute.run('settle-summaries', { processedAt, traces, prices }, [packed.buffer]));
       group = [];
@@ -241,7 +241,7 @@ export class TraceSettler {
     };
     for (const h of held) {
       group.push(h);
-      groupSpans += h.trace.records.length;
+      groupSpans += h.trace.rows.length;
       if (groupSpans >= 2000) send();
     }
     send();

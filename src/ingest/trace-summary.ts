@@ -1,7 +1,7 @@
 import { readAgentInput } from './agent-io.js';
 import { nsToDateTime64 } from '../stores/clickhouse-time.js';
 import { toolCalledRow, type ToolCalledRow } from './event-rows.js';
-import { compareNs, type NormalizedSpan, type SummarySpan } from './normalized-span.js';
+import { compareNs, type NormalizedSpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';
 import { extractUserFacingMessage } from './user-facing-message.js';
 import type { Origin } from '../origin.js';
@@ -97,13 +97,13 @@ export interface TraceRow {
   processed_at: string;
 }
 
-export interface TraceSummary<S extends SummarySpan = NormalizedSpan> {
+export interface TraceSummary {
   processed: TraceProcessedRow;
   trace: TraceRow;
   /** tool.called rows recomputed with the whole trace known (agent, tokens below the tool). */
   tools: ToolCalledRow[];
   usage: TraceUsage;
-  tree: SpanTree<S>;
+  tree: SpanTree;
 }
 
 export interface SummarizeOptions {
@@ -122,12 +122,12 @@ export interface SummarizeOptions {
 /** At most this many user-facing messages are carried per trace; later calls count as omitted. */
 export const MAX_USER_FACING_MESSAGES = 50;
 
-function byStart(a: SummarySpan, b: SummarySpan): number {
+function byStart(a: NormalizedSpan, b: NormalizedSpan): number {
   return compareNs(a.startNs, b.startNs);
 }
 
 /** Spans shallowest first, then earliest first: "root-most" order for picking trace-level values. */
-function rootMost<S extends SummarySpan>(tree: SpanTree<S>): S[] {
+function rootMost(tree: SpanTree): NormalizedSpan[] {
   return [...tree.spans].sort((a, b) => tree.depth(a) - tree.depth(b) || byStart(a, b));
 }
 
@@ -135,13 +135,13 @@ function rootMost<S extends SummarySpan>(tree: SpanTree<S>): S[] {
  * The trace's agent: the root-most span that names one (own or inherited), else the root's
  * service name, so every trace has an agent to group by.
  */
-export function traceAgentName<S extends SummarySpan>(tree: SpanTree<S>, ordered = rootMost(tree)): string {
+export function traceAgentName(tree: SpanTree, ordered = rootMost(tree)): string {
   for (const s of ordered) if (s.agentName !== '') return s.agentName;
   const root = tree.roots[0] ?? ordered[0];
   return root ? root.serviceName : '';
 }
 
-function pickInput(ordered: SummarySpan[]): string | null {
+function pickInput(ordered: NormalizedSpan[]): string | null {
   // The root's own input, else an agent span's, else the first non-tool span that has one
   // (typically the first model call, whose messages hold the user's request).
   const candidates = [
@@ -153,7 +153,7 @@ function pickInput(ordered: SummarySpan[]): string | null {
   return null;
 }
 
-function pickOutput(ordered: SummarySpan[]): string | null {
+function pickOutput(ordered: NormalizedSpan[]): string | null {
   const roots = ordered.filter((s) => s.parentSpanId === '');
   const agents = ordered.filter((s) => s.spanClass === 'agent');
   // The last model call to finish holds the final answer.
@@ -163,7 +163,7 @@ function pickOutput(ordered: SummarySpan[]): string | null {
 }
 
 /** Generation spans are exactly the spans written as generation.completed rows (event-rows.ts). */
-function runCoverageCounts(spans: SummarySpan[]): { generations: number; generations_with_provider: number } {
+function runCoverageCounts(spans: NormalizedSpan[]): { generations: number; generations_with_provider: number } {
   let generations = 0;
   let withProvider = 0;
   for (const s of spans) {
@@ -174,7 +174,7 @@ function runCoverageCounts(spans: SummarySpan[]): { generations: number; generat
   return { generations, generations_with_provider: withProvider };
 }
 
-export function summarizeTrace<S extends SummarySpan>(spans: S[], options: SummarizeOptions): TraceSummary<S> {
+export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOptions): TraceSummary {
   if (spans.length === 0) throw new Error('summarizeTrace needs at least one span');
   const tree = buildSpanTree(spans);
   const ordered = rootMost(tree);
@@ -248,7 +248,7 @@ export function summarizeTrace<S extends SummarySpan>(spans: S[], options: Summa
   }
   const totalDurationMs = root ? root.durationMs : Number(BigInt(maxEnd) - BigInt(minStart)) / 1e6;
   const timestamp = nsToDateTime64(root ? root.startNs : minStart);
-  const pick = (get: (s: S) => string) => ordered.map(get).find((v) => v !== '') ?? '';
+  const pick = (get: (s: NormalizedSpan) => string) => ordered.map(get).find((v) => v !== '') ?? '';
 
   const usage: TraceUsage = {
     tenant_id: first.tenantId,

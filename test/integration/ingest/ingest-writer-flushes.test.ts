@@ -38,7 +38,7 @@ function request(): PreparedWrite {
   const { body } = agentRunRequest({ start: new Date(), agent: 'a', generations: [{ model: 'gpt-4o', input: 10, output: 5 }], tools: [{ name: 'search' }] });
   const prepared = prepareIngest({ body: Buffer.from(body), encoding: 'json', tenantId: 't', fixedProject: 'p', origin });
   if (prepared.kind !== 'prepared') throw new Error('test request did not prepare');
-  return { rows: prepared.rows, records: prepared.records, traces: prepared.traces, bytes: body.length };
+  return { rows: prepared.rows, traces: prepared.traces, bytes: body.length };
 }
 
 const writer = (flushMs: number) =>

@@ -9,13 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, type InsertTable } from '../../../src/ingest/encoded-rows.js';
+import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, type InsertTable } from '../../../src/ingest/encoded-rows.js';
 import { otlpOrigin, type SpanEventRows } from '../../../src/ingest/event-rows.js';
 import { deriveRequestRows } from '../../../src/ingest/ingest-prepare.js';
 import { normalizeExport } from '../../../src/ingest/normalized-span.js';
 import { decodeJsonExport } from '../../../src/ingest/otlp-decode-json.js';
 import { unpackHook } from '../../../src/ingest/packed-hook.js';
-import { encodeSettleRecords } from '../../../src/ingest/settle-records.js';
 import { settleSummaries } from '../../../src/ingest/settle-summaries.js';
 import { validateExport } from '../../../src/ingest/span-validation.js';
 import { readTraceSpansBytes, traceKeyString } from '../../../src/ingest/stored-spans.js';
@@ -89,10 +88,10 @@ function exportText(traceId: string): string {
   });
 }
 
-function derivedOf(traceId: string): ReturnType<typeof deriveRequestRows> {
+function rowsOf(traceId: string): SpanEventRows {
   const { valid, rejectedSpans } = validateExport(decodeJsonExport(exportText(traceId)));
   expect(rejectedSpans).toBe(0);
-  return deriveRequestRows(normalizeExport(valid, { tenantId: 'tenant-f', projectId: 'project-f' }), otlpOrigin('key\t1', 'user "1"'));
+  return deriveRequestRows(normalizeExport(valid, { tenantId: 'tenant-f', projectId: 'project-f' }), otlpOrigin('key\t1', 'user "1"')).rows;
 }
 
 const TABLES = Object.keys(INSERT_COLUMNS) as InsertTable[];
@@ -128,8 +127,7 @@ async function stored(table: string): Promise<Record<string, unknown>[]> {
 }
 
 describe('the per-span tables\' insert format', () => {
-  const derived = derivedOf(randomBytes(16).toString('hex'));
-  const { rows } = derived;
+  const rows = rowsOf(randomBytes(16).toString('hex'));
 
   it('has rows in every table to compare', () => {
     expect([rows.spans.length, rows.generations.length, rows.tools.length, rows.errors.length]).toEqual([4, 2, 1, 1]);
@@ -171,12 +169,13 @@ describe('the per-span tables\' insert format', () => {
     expect((await stored('event_generation_completed'))[1].tps).toBeNull();
   });
 
-  it('summarizes a trace from its held settle records as from a read-back of what was stored', async () => {
+  it('summarizes a trace from its held lines as from a read-back of what was stored', async () => {
     const key = traceKeyString({ tenantId: 'tenant-f', projectId: 'project-f', traceId: rows.spans[0].trace_id });
-    const held = encodeSettleRecords(derived.rowSpans).body;
+    const encoded = encodeSpanEventRows(rows);
+    const held = Buffer.concat(rows.spans.map((_, i) => lineOf(encoded.spans, i)));
     const origin = otlpOrigin('key\t1', 'user "1"');
     const processedAt = '2026-11-24 19:00:00.000';
-    const [fromMemory] = settleSummaries({ processedAt, traces: [{ key, origin, records: held, writtenTools: [] }] });
+    const [fromMemory] = settleSummaries({ processedAt, traces: [{ key, origin, rows: held, writtenTools: [] }] });
     const stored = await readTraceSpansBytes(store, [{ tenantId: 'tenant-f', projectId: 'project-f', traceId: rows.spans[0].trace_id }]);
     const [fromReadBack] = settleSummaries({ processedAt, traces: [{ key, origin }], stored });
     expect(fromMemory.processedLine).toBe(fromReadBack.processedLine);

@@ -20,11 +20,9 @@ function spanRows(lines: [string, string][]): EncodedRows {
   return { keys: lines.map(([id]) => spanKeyIn(traceKey, id)), body: new Uint8Array(body), ends };
 }
 
-/** A request of these `spans` rows; each row's settle record is its text marked `record:`, so a test sees which one is held. */
 const request = (lines: [string, string][]) => {
   const t: FlushTrace = { ...trace, otelTraceId: 'o', spanRange: [0, lines.length], toolRows: [] };
-  const { body, ends } = spanRows(lines.map(([id, text]) => [id, `record:${text}`]));
-  return { rows: { ...emptyEncodedRows(), spans: spanRows(lines) }, records: { body, ends }, traces: [t] };
+  return { rows: { ...emptyEncodedRows(), spans: spanRows(lines) }, traces: [t] };
 };
 const text = (lines?: Uint8Array[]) => (lines ?? []).map((l) => Buffer.from(l).toString().trim());
 
@@ -40,7 +38,7 @@ describe('admitRequest', () => {
     expect(admitted.result).toMatchObject({ written: 2, duplicates: 1 });
     expect(admitted.skipped).toEqual([2]);
     expect(first.traces[0].spanIds).toEqual(['a', 'b']);
-    expect(text(first.traces[0].spanRecords)).toEqual(['record:{"span_id":"a","v":1}', 'record:{"span_id":"b"}']);
+    expect(text(first.traces[0].spanLines)).toEqual(['{"span_id":"a","v":1}', '{"span_id":"b"}']);
     // A second request of the same flush repeating it: nothing of it is held or written.
     const second = request([['a', '{"span_id":"a","v":3}']]);
     expect(admitRequest(flush, second)).toMatchObject({ result: { written: 0, duplicates: 1 }, skipped: [0] });

@@ -16,11 +16,8 @@ describe('packed hook payload', () => {
       agentInput: 'Where is my order?', agentOutput: null,
       spanAttributes: { s1: { 'gen_ai.agent.name': 'support', n: 3, nested: { a: [1, 'b'] } } },
     };
-    const { spanAttributes, ...rest } = hook;
-    const back = unpackHook(structuredClone(packHook(rest, JSON.stringify(spanAttributes))));
+    const back = unpackHook(structuredClone(packHook(hook)));
     expect(back).toEqual(hook);
-    expect(Object.keys(back)).toEqual(Object.keys(hook));
-    expect({ ...back }).toEqual(hook);
     expect(back.toolCalls.map((c) => Object.keys(c))).toEqual(hook.toolCalls.map((c) => Object.keys(c)));
     expect(Object.keys(back.failures[0])).toEqual(Object.keys(hook.failures[0]));
   });

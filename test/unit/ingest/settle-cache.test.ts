@@ -10,14 +10,14 @@ import type { Claim, RecordedRow } from '../../../src/ingest/settle-queue.js';
 
 const key = { tenantId: 't', projectId: 'p', traceId: 'tr' };
 const origin = { actor: 'sdk', surface: 'otlp', user_id: '', api_key_id: 'k' };
-// The writer's note: the spans it stored (their settle records, lines), and how many the trace had before.
+// The writer's note: the spans it stored as `spans` rows (JSON lines), and how many the trace had before.
 const note = (ids: string[], storedBefore: string[] = []): TraceNote => ({
   ...key, otelTraceId: 'o', hasRoot: true, origin, spanRange: [0, ids.length], toolRows: [],
-  spanIds: ids, spanRecords: ids.map((id) => Buffer.from(`${JSON.stringify({ span_id: id })}\n`)), storedBeforeCount: storedBefore.length,
+  spanIds: ids, spanLines: ids.map((id) => Buffer.from(`${JSON.stringify({ span_id: id })}\n`)), storedBeforeCount: storedBefore.length,
 });
 const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: String(seq) });
 const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
-const held = (cache: SettleCache, c: Claim) => cache.take(c)?.records.map((line) => (JSON.parse(Buffer.from(line).toString()) as { span_id: string }).span_id).sort() ?? null;
+const held = (cache: SettleCache, c: Claim) => cache.take(c)?.rows.map((line) => (JSON.parse(Buffer.from(line).toString()) as { span_id: string }).span_id).sort() ?? null;
 
 /** With the stored-trace registry: the flush's registration count, and the registry's count when the flush recorded. */
 const registered = (n: TraceNote, seq: number): TraceNote => ({ ...n, registeredSeq: seq });
@@ -70,10 +70,10 @@ describe('settle cache', () => {
 
   it('keeps the copy it wrote of a span re-sent with other content: the re-sent copy is a duplicate, never stored', () => {
     const cache = new SettleCache(1000);
-    const saying = (n: TraceNote, content: string): TraceNote => ({ ...n, spanRecords: n.spanIds!.map((id) => Buffer.from(`${JSON.stringify({ span_id: id, content })}\n`)) });
+    const saying = (n: TraceNote, content: string): TraceNote => ({ ...n, spanLines: n.spanIds!.map((id) => Buffer.from(`${JSON.stringify({ span_id: id, content })}\n`)) });
     cache.add([saying(note(['a']), 'first')], [row('1', 1)]);
     cache.add([saying(note(['a', 'b'], ['a']), 'second')], [row('1', 2)]);
-    const contents = cache.take(claim('1', 2))?.records.map((line) => JSON.parse(Buffer.from(line).toString()) as { span_id: string; content: string });
+    const contents = cache.take(claim('1', 2))?.rows.map((line) => JSON.parse(Buffer.from(line).toString()) as { span_id: string; content: string });
     expect(contents?.sort((x, y) => x.span_id.localeCompare(y.span_id))).toEqual([{ span_id: 'a', content: 'first' }, { span_id: 'b', content: 'second' }]);
   });
 
@@ -127,7 +127,7 @@ describe('settle cache', () => {
 describe('settle cache byte bound (SETTLE_CACHE_MAX_BYTES)', () => {
   it('gives up a trace whose spans would take it past its bytes, and counts what it holds', () => {
     const line = (id: string) => Buffer.from(`${JSON.stringify({ span_id: id, attributes: 'x'.repeat(1000) })}\n`);
-    const big = (ids: string[], storedBefore: string[] = []): TraceNote => ({ ...note(ids, storedBefore), spanRecords: ids.map(line) });
+    const big = (ids: string[], storedBefore: string[] = []): TraceNote => ({ ...note(ids, storedBefore), spanLines: ids.map(line) });
     const cache = new SettleCache(1000, 2000, Date.now, 3000);
     cache.add([big(['a', 'b'])], [row('1', 1)]);
     expect(held(cache, claim('1', 1))).toEqual(['a', 'b']);
@@ -138,6 +138,6 @@ describe('settle cache byte bound (SETTLE_CACHE_MAX_BYTES)', () => {
     // Forgetting the trace gave its bytes back: another trace fits again.
     expect(cache.bytes).toBe(0);
     cache.add([{ ...big(['z']), traceId: 'other' }], [{ ...row('2', 1), traceId: 'other' }]);
-    expect(cache.take({ ...claim('2', 1), traceId: 'other' })?.records).toHaveLength(1);
+    expect(cache.take({ ...claim('2', 1), traceId: 'other' })?.rows).toHaveLength(1);
   });
 });
