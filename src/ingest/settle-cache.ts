@@ -22,7 +22,7 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
  *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
  *   or that settled in a queue row of their own before this flush recorded, are never missed.
  *
- * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, views into the insert bodies):
+ * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, copied out of the insert bodies):
  * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
  * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
  * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
@@ -37,10 +37,27 @@ import { traceKeyString, type TraceKey } from './stored-spans.js';
 const SPAN_ENTRY_OVERHEAD = 120;
 
 /**
- * What one held span line costs against `maxBytes`: its UTF-8 bytes (a view into the request's insert
- * body, which stays alive while any of its lines is held) plus the overhead.
+ * What one held span line costs against `maxBytes`: its UTF-8 bytes plus the overhead. The lines
+ * are held as copies (ownCopies), never as views into the request's insert body: one held view would
+ * keep the whole body alive, so a long trace with a span in each of many requests pinned every
+ * request's body while being charged a line of each.
  */
 const lineBytes = (id: string, line: Uint8Array) => SPAN_ENTRY_OVERHEAD + id.length + line.byteLength;
+
+/** The lines copied into one buffer of their own (one allocation per note), as views into it. */
+function ownCopies(lines: readonly Uint8Array[]): Uint8Array[] {
+  let total = 0;
+  for (const line of lines) total += line.byteLength;
+  const buffer = new Uint8Array(total);
+  const copies: Uint8Array[] = [];
+  let at = 0;
+  for (const line of lines) {
+    buffer.set(line, at);
+    copies.push(buffer.subarray(at, at + line.byteLength));
+    at += line.byteLength;
+  }
+  return copies;
+}
 
 interface CacheEntry {
   rowId: string;
@@ -123,16 +140,19 @@ export class SettleCache {
         if (this.byteCount + adding > this.maxBytes) this.forget(entry);
       }
       if (!entry.spans) continue;
-      for (let i = 0; i < ids.length; i++) {
-        // A span held already is the copy this process stored; one sent again is a duplicate the
-        // writer did not store, so it is not what a read-back gives when its content changed
-        // (before: the summary counted the re-sent copy's tokens, the event rows the stored ones).
-        if (entry.spans.has(ids[i])) continue;
+      // A span held already is the copy this process stored; one sent again is a duplicate the
+      // writer did not store, so it is not what a read-back gives when its content changed
+      // (before: the summary counted the re-sent copy's tokens, the event rows the stored ones).
+      const adds: number[] = [];
+      for (let i = 0; i < ids.length; i++) if (!entry.spans.has(ids[i])) adds.push(i);
+      const copies = ownCopies(adds.map((i) => lines[i]));
+      adds.forEach((i, n) => {
         this.spanCount++;
-        this.byteCount += lineBytes(ids[i], lines[i]);
-        entry.spans.set(ids[i], lines[i]);
-      }
-      for (const r of note.toolRows) entry.toolRows.set(packedToolSpanId(r), r);
+        this.byteCount += lineBytes(ids[i], copies[n]);
+        entry.spans!.set(ids[i], copies[n]);
+      });
+      // Likewise the tool.called row: a re-sent span's row (its tree context may differ) was not written.
+      for (const r of note.toolRows) if (!entry.toolRows.has(packedToolSpanId(r))) entry.toolRows.set(packedToolSpanId(r), r);
     }
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
 import { SettleCache } from '../../../src/ingest/settle-cache.js';
+import type { PackedToolRow } from '../../../src/ingest/packed-tool-rows.js';
 import type { Claim, RecordedRow } from '../../../src/ingest/settle-queue.js';
 
 /**
@@ -75,6 +76,32 @@ describe('settle cache', () => {
     cache.add([saying(note(['a', 'b'], ['a']), 'second')], [row('1', 2)]);
     const contents = cache.take(claim('1', 2))?.rows.map((line) => JSON.parse(Buffer.from(line).toString()) as { span_id: string; content: string });
     expect(contents?.sort((x, y) => x.span_id.localeCompare(y.span_id))).toEqual([{ span_id: 'a', content: 'first' }, { span_id: 'b', content: 'second' }]);
+  });
+
+  it('keeps the tool.called row it wrote of a span re-sent in another tree context: the re-sent row was never written', () => {
+    const cache = new SettleCache(1000);
+    const tool = (agent: string): PackedToolRow => ['t', 'p', '2026-11-24 00:00:00.000', 'sdk', 'otlp', '', 'k', 'tr', 'a', 'search', agent, 5, 0, 0];
+    cache.add([{ ...note(['a']), toolRows: [tool('svc')] }], [row('1', 1)]);
+    cache.add([{ ...note(['a', 'b'], ['a']), toolRows: [tool('planner')] }], [row('1', 2)]);
+    expect(cache.take(claim('1', 2))?.toolRows.get('a')?.[10]).toBe('svc');
+  });
+
+  it('holds copies of the lines, never views that would keep a whole request body alive', () => {
+    const cache = new SettleCache(1000);
+    // The note's lines are views into one large body, as the writer's are into a request's insert body.
+    const body = new Uint8Array(1 << 20);
+    const lines = ['a', 'b'].map((id, i) => {
+      const text = Buffer.from(`${JSON.stringify({ span_id: id })}\n`);
+      body.set(text, i * 100);
+      return body.subarray(i * 100, i * 100 + text.byteLength);
+    });
+    cache.add([{ ...note(['a', 'b']), spanLines: lines }], [row('1', 1)]);
+    const rows = cache.take(claim('1', 1))!.rows;
+    expect(rows.map((line) => Buffer.from(line).toString())).toEqual(lines.map((line) => Buffer.from(line).toString()));
+    for (const line of rows) {
+      expect(line.buffer).not.toBe(body.buffer);
+      expect(line.buffer.byteLength).toBe(lines[0].byteLength + lines[1].byteLength);
+    }
   });
 
   it('does not when another process recorded spans of the trace', () => {
