@@ -65,10 +65,16 @@ export interface PreviousInstallation {
  * every stored version of every row `current` has in `tables` — an installation with data on the
  * previous schema, for a migration test to migrate (with migrationDirs.clickhouse).
  */
-export async function previousInstallation(current: ClickHouseStore, dataDir: string, migration: string, tables: readonly string[]): Promise<PreviousInstallation> {
+export async function previousInstallation(
+  current: ClickHouseStore,
+  dataDir: string,
+  migration: string,
+  tables: readonly string[],
+  database = `lookout_previous_${migration.slice(0, 3)}`,
+): Promise<PreviousInstallation> {
   const dir = tempDataDir('lookout-migrations-');
   for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < migration)) fs.writeFileSync(path.join(dir, file.name), file.text);
-  const store = await openClickHouse({ url: null, user: '', password: '', database: `lookout_previous_${migration.slice(0, 3)}`, cluster: null, dataDir });
+  const store = await openClickHouse({ url: null, user: '', password: '', database, cluster: null, dataDir });
   await migrateClickHouse(store, dir);
   const before: Record<string, Column[]> = {};
   for (const table of tables) {
