@@ -199,9 +199,26 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
   };
 }
 
-/** Keeps a round's leases alive while it works (a slow round must not be taken over). */
+/**
+ * Keeps a round's leases alive while it works (a slow round must not be taken over). The token's
+ * rows are locked in key order first, as writers' upserts lock them (see finishClaims): a plain
+ * `update … where claim_token` locks them in the order it finds them (heap order), and a flush
+ * upserting two of them in key order meanwhile could deadlock with it.
+ */
 export async function extendLease(sql: SqlHandle, token: string, leaseMs: number): Promise<void> {
-  await sql`update settle_queue set lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond' where claim_token = ${token}`;
+  await sql`
+    with locked as (${lockedByToken(sql, token)})
+    update settle_queue q set lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond'
+    where (select count(*) from locked) > 0 and q.claim_token = ${token}`;
+}
+
+/** The token's rows locked in key order, the order every writer locks queue rows in. */
+function lockedByToken(sql: SqlHandle, token: string) {
+  return sql`
+      select 1 from settle_queue q
+      where q.claim_token = ${token}
+      order by q.tenant_id, q.project_id, q.trace_id
+      for update of q`;
 }
 
 /**
@@ -219,12 +236,7 @@ export async function extendLease(sql: SqlHandle, token: string, leaseMs: number
  */
 export async function finishClaims(sql: SqlHandle, token: string, claims: Claim[]): Promise<TraceKey[]> {
   const rows = await sql<{ row_id: string }[]>`
-    with locked as (
-      select 1 from settle_queue q
-      where q.claim_token = ${token}
-      order by q.tenant_id, q.project_id, q.trace_id
-      for update of q
-    ),
+    with locked as (${lockedByToken(sql, token)}),
     finished as (
       delete from settle_queue q
       where (select count(*) from locked) > 0 and q.claim_token = ${token} and q.seq = q.claimed_seq
@@ -250,9 +262,12 @@ export async function heldClaims(sql: SqlHandle, token: string, claims: Claim[])
   return new Set(claims.filter((c) => held.has(c.rowId)).map(traceKeyString));
 }
 
-/** Frees every row still claimed by a round (shutdown, a failed round). */
+/** Frees every row still claimed by a round (shutdown, a failed round); locks them in key order as extendLease does. */
 export async function releaseClaims(sql: SqlHandle, token: string): Promise<void> {
-  await sql`update settle_queue set claim_token = null, lease_until = null, claimed_seq = null where claim_token = ${token}`;
+  await sql`
+    with locked as (${lockedByToken(sql, token)})
+    update settle_queue q set claim_token = null, lease_until = null, claimed_seq = null
+    where (select count(*) from locked) > 0 and q.claim_token = ${token}`;
 }
 
 /** Rows waiting to settle (operators, tests). */

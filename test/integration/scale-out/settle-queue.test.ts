@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import path from 'node:path';
-import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTraces, type QueueRecord } from '../../../src/ingest/settle-queue.js';
+import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTraces, releaseClaims, type QueueRecord } from '../../../src/ingest/settle-queue.js';
 import { projectRoot } from '../../../src/project-root.js';
 import { migratePostgres } from '../../../src/stores/migrations.js';
 import { openPostgres, type PostgresStore, type Sql } from '../../../src/stores/postgres.js';
@@ -99,6 +99,43 @@ describe('settle queue', () => {
     expect(await finishClaims(pg.sql, crypto.randomUUID(), abandoned.claims)).toEqual([]);
     expect((await finishClaims(other, takeover, taken.claims)).map((k) => name(k.traceId))).toEqual(['c1']);
     expect((await finishClaims(pg.sql, renewedToken, renewed.claims)).map((k) => name(k.traceId))).toEqual(['c2']);
+  });
+
+  it('renews and releases a lease beside a flush upserting the same rows in key order, without a deadlock', async () => {
+    // Two claimed rows whose heap order is the reverse of their key order: an update that locks the
+    // token's rows as it finds them takes the later key first, while a flush locks in key order.
+    await recordTraces(pg.sql, [rec('e1'), rec('e2')], now);
+    const token = crypto.randomUUID();
+    const round = await claimDue(pg.sql, { token, limit: 10, leaseMs: 60_000, keys: [key('e1'), key('e2')] });
+    expect(round.claims).toHaveLength(2);
+    const [low, high] = ['e1', 'e2'].sort((a, b) => (id(a) < id(b) ? -1 : 1));
+    const heapOrder = async () => {
+      const rows = await pg.sql<{ trace_id: string }[]>`select trace_id::text from settle_queue where claim_token = ${token} order by ctid`;
+      return rows.map((r) => name(r.trace_id));
+    };
+    // Unclaiming and reclaiming a row writes a new version further on in the heap, with a new entry in
+    // the claim-token index (a change of an indexed column is never a same-page HOT update).
+    for (let i = 0; i < 20 && (await heapOrder())[0] !== high; i++) {
+      await pg.sql`update settle_queue set claim_token = null where trace_id = ${id(low)}::uuid`;
+      await pg.sql`update settle_queue set claim_token = ${token} where trace_id = ${id(low)}::uuid`;
+    }
+    expect(await heapOrder()).toEqual([high, low]);
+
+    for (const renew of [() => extendLease(pg.sql, token, 60_000), () => releaseClaims(pg.sql, token)]) {
+      // The flush holds the lower key's row and, a moment later, upserts the higher one.
+      let renewal: Promise<unknown> | undefined;
+      await other.begin(async (tx) => {
+        await recordTraces(tx, [rec(low)], now);
+        renewal = renew().then(() => null, (error: unknown) => error);
+        await sleep(300);
+        await recordTraces(tx, [rec(high)], now);
+      });
+      expect(await renewal).toBeNull();
+    }
+    // Released: both rows are free to claim again, and settle.
+    const again = crypto.randomUUID();
+    const next = await claimDue(pg.sql, { token: again, limit: 10, leaseMs: 60_000, keys: [key('e1'), key('e2')] });
+    expect((await finishClaims(pg.sql, again, next.claims)).map((k) => name(k.traceId)).sort()).toEqual(['e1', 'e2']);
   });
 
   it('makes a rooted trace due after the quiet period and a rootless one only after the maximum wait', async () => {
