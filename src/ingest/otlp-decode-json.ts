@@ -2,6 +2,7 @@ import {
   MAX_ANY_VALUE_DEPTH,
   OtlpDecodeError,
   SpanDecodeProblem,
+  setAttribute,
   type AttributeValue,
   type Attributes,
   type DecodedEvent,
@@ -180,7 +181,7 @@ function keyValues(raw: unknown, where: string, depth = 0, attribute?: string): 
   list(raw, where).forEach((kv, i) => {
     if (!isObject(kv)) throw new SpanDecodeProblem(`${where}[${i}] must be a KeyValue object, got ${kv === null ? 'null' : Array.isArray(kv) ? 'an array' : typeof kv}`);
     const key = str(kv.key, `${where}[${i}].key`);
-    out[key] = anyValue(kv.value, attribute ?? `attribute "${key.slice(0, 60)}"`, depth);
+    setAttribute(out, key, anyValue(kv.value, attribute ?? `attribute "${key.slice(0, 60)}"`, depth));
   });
   return out;
 }

@@ -3,6 +3,7 @@ import {
   MAX_ANY_VALUE_DEPTH,
   OtlpDecodeError,
   SpanDecodeProblem,
+  setAttribute,
   type AttributeValue,
   type Attributes,
   type DecodedEvent,
@@ -90,7 +91,7 @@ function anyValue(v: any, key: unknown, depth: number): AttributeValue {
 function keyValues(list: any[] | null | undefined, depth = 0, topKey?: unknown): Attributes {
   const out: Attributes = {};
   if (!list) return out;
-  for (const kv of list) out[kv.key] = anyValue(kv.value, depth === 0 ? kv.key : topKey, depth);
+  for (const kv of list) setAttribute(out, kv.key, anyValue(kv.value, depth === 0 ? kv.key : topKey, depth));
   return out;
 }
 

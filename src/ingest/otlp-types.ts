@@ -9,6 +9,17 @@
 export type AttributeValue = string | number | boolean | null | AttributeValue[] | { [key: string]: AttributeValue };
 export type Attributes = Record<string, AttributeValue>;
 
+/**
+ * Sets one decoded attribute as an own property. A key `__proto__` assigned with `=` would replace
+ * the object's prototype instead: its keys would then be inherited, seen by the attribute mapping
+ * (`attrs['gen_ai.agent.name']`) but dropped by JSON.stringify — the span stored without them,
+ * settled with them.
+ */
+export function setAttribute(out: Attributes, key: string, value: AttributeValue): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
 export interface DecodedEvent {
   timeNs: string;
   name: string;

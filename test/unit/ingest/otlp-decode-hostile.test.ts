@@ -204,3 +204,29 @@ describe(`nesting deeper than ${MAX_ANY_VALUE_DEPTH} levels`, () => {
     expect(type.verify(type.toObject(type.decode(protobufWithNesting(3))))).toBeNull();
   });
 });
+
+describe('an attribute named __proto__', () => {
+  // A kvlist under the key "__proto__" must stay an ordinary attribute: assigned with `=` it became
+  // the attributes' prototype, so the mapping saw an agent name that storage never kept.
+  const inner = [{ key: 'gen_ai.agent.name', value: { stringValue: 'PROTO-AGENT' } }];
+  const attributes = [{ key: '__proto__', value: { kvlistValue: { values: inner } } }, { key: 'k', value: { stringValue: 'v' } }];
+
+  function expectOwn(decoded: DecodedSpan) {
+    expect(Object.getPrototypeOf(decoded.attributes)).toBe(Object.prototype);
+    expect(decoded.attributes['gen_ai.agent.name']).toBeUndefined();
+    expect(Object.keys(decoded.attributes)).toEqual(['__proto__', 'k']);
+    expect(JSON.parse(JSON.stringify(decoded.attributes))).toEqual(JSON.parse('{"__proto__":{"gen_ai.agent.name":"PROTO-AGENT"},"k":"v"}'));
+  }
+
+  it('OTLP/JSON keeps it as an own attribute', () => {
+    expectOwn(spansOf(decodeJsonExport(jsonBody([jsonSpan({ attributes })])))[0]);
+  });
+
+  it('protobuf keeps it as an own attribute', () => {
+    const type = otlpSchema().ExportTraceServiceRequest;
+    const start = String(BigInt(Date.now()) * 1_000_000n);
+    const span = { traceId: Buffer.from(TRACE, 'hex'), spanId: Buffer.from('eee19b7ec3c1b174', 'hex'), name: 'op', startTimeUnixNano: start, endTimeUnixNano: start, attributes };
+    const body = Buffer.from(type.encode(type.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] })).finish());
+    expectOwn(spansOf(decodeProtobufExport(body))[0]);
+  });
+});
