@@ -10,17 +10,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { runPresetView, type ViewName } from '../../../src/analytics/views/preset-views.js';
+import type { ViewName } from '../../../src/analytics/views/preset-views.js';
 import { migrationDirs } from '../../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
-import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
 import { asText, copyRows } from '../../helpers/previous-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
-import { baseInstant, iso, viewsOverDataset } from '../analytics-views/dataset.js';
+import { baseInstant, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+import { datasetAnswers } from './dataset-answers.js';
 
 const MIGRATION = '005_compact_columns_and_run_coverage.sql';
 let h: Harness;
@@ -29,7 +28,7 @@ let previousDir: string;
 let tenantId: string;
 let projectId: string;
 const base = baseInstant();
-const { window: W, now: NOW, views: VIEWS } = viewsOverDataset(base);
+const { views: VIEWS } = viewsOverDataset(base);
 const TABLES = Object.keys(SHARDING_KEYS);
 
 const current = () => h.svc.service.deps.ch;
@@ -74,16 +73,7 @@ async function finalRows(store: ClickHouseStore, table: string): Promise<Record<
   return rows(store, `SELECT ${list.map(asText).join(', ')} FROM ${store.table(table)} FINAL ORDER BY ${list.map((c) => `\`${c.name}\``).join(', ')}`);
 }
 
-async function answers(ch: ClickHouseStore, views: ViewName[]): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  const deps = { ch, sql: h.svc.service.deps.sql };
-  for (const [view, params] of VIEWS.filter(([v]) => views.includes(v))) out[`view ${view}`] = await runPresetView(deps, tenantId, projectId, view, params, NOW);
-  for (const [name, body] of Object.entries(GOLDEN_CASES)) {
-    const windowed = { ...body, start: iso(W.start), end_exclusive: iso(W.endExclusive) };
-    out[`query ${name}`] = await runAnalyticsQuery({ ch, config: { queryTimeoutSeconds: 15 } }, tenantId, projectId, windowed);
-  }
-  return out;
-}
+const answers = (ch: ClickHouseStore, views: ViewName[]) => datasetAnswers(ch, h.svc.service.deps.sql, { tenantId, projectId, base }, views);
 
 let before: Record<string, unknown>;
 let previousSchema: { modelType: string; processedColumns: string[]; counts: Record<string, number> };

@@ -9,22 +9,19 @@
  * nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { runPresetView } from '../../../src/analytics/views/preset-views.js';
 import { migrationDirs } from '../../../src/service.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
 import { allRows, columns, previousInstallation, rows, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
-import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
-import { baseInstant, iso, viewsOverDataset } from '../analytics-views/dataset.js';
+import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+import { datasetAnswers } from './dataset-answers.js';
 
 const MIGRATION = '008_tenant_keys_low_cardinality.sql';
 const CHANGED = ['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'];
 const TABLES = Object.keys(SHARDING_KEYS);
 const base = baseInstant();
-const { window: W, now: NOW, views: VIEWS } = viewsOverDataset(base);
 
 let h: Harness;
 let previous: ClickHouseStore;
@@ -36,18 +33,7 @@ let before: Record<string, unknown>;
 let applied: string[];
 
 const current = () => h.svc.service.deps.ch;
-
-/** Every preset view and golden DSL query over the data set's window. */
-async function answers(ch: ClickHouseStore): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  const deps = { ch, sql: h.svc.service.deps.sql };
-  for (const [view, params] of VIEWS) out[`view ${view}`] = await runPresetView(deps, tenantId, projectId, view, params, NOW);
-  for (const [name, body] of Object.entries(GOLDEN_CASES)) {
-    const windowed = { ...body, start: iso(W.start), end_exclusive: iso(W.endExclusive) };
-    out[`query ${name}`] = await runAnalyticsQuery({ ch, config: { queryTimeoutSeconds: 15 } }, tenantId, projectId, windowed);
-  }
-  return out;
-}
+const answers = (ch: ClickHouseStore) => datasetAnswers(ch, h.svc.service.deps.sql, { tenantId, projectId, base });
 
 const typeOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.type;
 

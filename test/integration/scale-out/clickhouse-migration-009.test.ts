@@ -13,22 +13,19 @@
  * (a rolling upgrade), which the catch-up after the swap carries over.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { runPresetView } from '../../../src/analytics/views/preset-views.js';
 import { migrationDirs } from '../../../src/service.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../../src/stores/migrations.js';
 import { allRows, columns, previousInstallation, rows, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
-import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
-import { baseInstant, iso, viewsOverDataset } from '../analytics-views/dataset.js';
+import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+import { datasetAnswers } from './dataset-answers.js';
 
 const MIGRATION = '009_event_ids_uuid_uint64.sql';
 const CHANGED = ['event_generation_completed', 'event_tool_called', 'event_span_errored'];
 const TABLES = Object.keys(SHARDING_KEYS);
 const base = baseInstant();
-const { window: W, now: NOW, views: VIEWS } = viewsOverDataset(base);
 
 let h: Harness;
 let installation: PreviousInstallation;
@@ -42,19 +39,8 @@ let applied: string[];
 const others: PreviousInstallation[] = [];
 
 const current = () => h.svc.service.deps.ch;
+const answers = (ch: ClickHouseStore) => datasetAnswers(ch, h.svc.service.deps.sql, { tenantId, projectId, base });
 const typeOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.type;
-
-/** Every preset view and golden DSL query over the data set's window. */
-async function answers(ch: ClickHouseStore): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  const deps = { ch, sql: h.svc.service.deps.sql };
-  for (const [view, params] of VIEWS) out[`view ${view}`] = await runPresetView(deps, tenantId, projectId, view, params, NOW);
-  for (const [name, body] of Object.entries(GOLDEN_CASES)) {
-    const windowed = { ...body, start: iso(W.start), end_exclusive: iso(W.endExclusive) };
-    out[`query ${name}`] = await runAnalyticsQuery({ ch, config: { queryTimeoutSeconds: 15 } }, tenantId, projectId, windowed);
-  }
-  return out;
-}
 
 /** 009's statements as the runner sends them to this (single-node) store. */
 function statementsOf(store: ClickHouseStore): string[] {
