@@ -2,7 +2,8 @@
  * Micro-benchmark of the compute pool's two ingest tasks on the ingest bench's own batches, run
  * inline on this thread: prepare-ingest (decode → rows encoded for the insert) and settle-summaries
  * from memory (the settler's task over the rows prepare wrote, priced with the bundled catalog).
- * Prints thread-CPU ms per 1000 spans per round and the median; pricing alone is timed apart.
+ * Prints thread-CPU ms per 1000 spans per round and the median; pricing alone is timed apart, and
+ * so is the settle answers' trip back (structured clone, both sides) with the hooks unpacked.
  *
  *   nice -n 10 npx tsx bench/ingest/pool-tasks.ts [--batches 20] [--rounds 11]
  *
@@ -12,6 +13,7 @@
 import { syntheticBatch } from './synthetic-batch.js';
 import { prepareIngest } from '../../src/ingest/ingest-prepare.js';
 import { lineOf, traceKeyOf } from '../../src/ingest/encoded-rows.js';
+import { unpackHook } from '../../src/ingest/packed-hook.js';
 import { settleSummaries, type SettleTraceInput } from '../../src/ingest/settle-summaries.js';
 import { createPriceTrace } from '../../src/analytics/cost/ingest-pricing.js';
 import { loadBundledCatalog } from '../../src/analytics/cost/price-catalog.js';
@@ -65,6 +67,7 @@ const usages: UsageToPrice[] = [];
 const prepareMs: number[] = [];
 const settleMs: number[] = [];
 const pricingMs: number[] = [];
+const answerMs: number[] = [];
 const processedAt = '2026-11-24 12:00:00.000';
 for (let round = 0; round < rounds; round++) {
   let t0 = threadCpuNs();
@@ -73,8 +76,13 @@ for (let round = 0; round < rounds; round++) {
   const traces = settleInputs(prepared);
   const recording = (u: UsageToPrice) => (usages.push(u), priceTrace(u));
   t0 = threadCpuNs();
-  for (let i = 0; i < traces.length; i += 100) settleSummaries({ processedAt, traces: traces.slice(i, i + 100) }, round === 0 ? recording : priceTrace);
+  const answers: ReturnType<typeof settleSummaries>[] = [];
+  for (let i = 0; i < traces.length; i += 100) answers.push(settleSummaries({ processedAt, traces: traces.slice(i, i + 100) }, round === 0 ? recording : priceTrace));
   settleMs.push(perThousand(threadCpuNs() - t0));
+  // What the answers cost to cross back (serialized on the pool, read on the event loop) and to unpack there.
+  t0 = threadCpuNs();
+  for (const answer of answers) for (const s of structuredClone(answer)) unpackHook(s.hook);
+  answerMs.push(perThousand(threadCpuNs() - t0));
   if (round === 0) continue;
   t0 = threadCpuNs();
   for (const u of usages) priceTrace(u);
@@ -84,3 +92,4 @@ const fmt = (xs: number[]) => `median ${median(xs).toFixed(2)} [${xs.map((x) => 
 console.log(`prepare-ingest ms per 1000 spans: ${fmt(prepareMs)}`);
 console.log(`settle-summaries ms per 1000 spans: ${fmt(settleMs)}`);
 console.log(`pricing alone ms per 1000 spans: ${fmt(pricingMs)}`);
+console.log(`settle answers cloned and unpacked ms per 1000 spans: ${fmt(answerMs)}`);

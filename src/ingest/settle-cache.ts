@@ -124,9 +124,11 @@ export class SettleCache {
       }
       if (!entry.spans) continue;
       for (let i = 0; i < ids.length; i++) {
-        const before = entry.spans.get(ids[i]);
-        if (before === undefined) this.spanCount++;
-        else this.byteCount -= lineBytes(ids[i], before);
+        // A span held already is the copy this process stored; one sent again is a duplicate the
+        // writer did not store, so it is not what a read-back gives when its content changed
+        // (before: the summary counted the re-sent copy's tokens, the event rows the stored ones).
+        if (entry.spans.has(ids[i])) continue;
+        this.spanCount++;
         this.byteCount += lineBytes(ids[i], lines[i]);
         entry.spans.set(ids[i], lines[i]);
       }

@@ -68,6 +68,15 @@ describe('settle cache', () => {
     expect(held(cache, claim('1', 3))).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
+  it('keeps the copy it wrote of a span re-sent with other content: the re-sent copy is a duplicate, never stored', () => {
+    const cache = new SettleCache(1000);
+    const saying = (n: TraceNote, content: string): TraceNote => ({ ...n, spanLines: n.spanIds!.map((id) => Buffer.from(`${JSON.stringify({ span_id: id, content })}\n`)) });
+    cache.add([saying(note(['a']), 'first')], [row('1', 1)]);
+    cache.add([saying(note(['a', 'b'], ['a']), 'second')], [row('1', 2)]);
+    const contents = cache.take(claim('1', 2))?.rows.map((line) => JSON.parse(Buffer.from(line).toString()) as { span_id: string; content: string });
+    expect(contents?.sort((x, y) => x.span_id.localeCompare(y.span_id))).toEqual([{ span_id: 'a', content: 'first' }, { span_id: 'b', content: 'second' }]);
+  });
+
   it('does not when another process recorded spans of the trace', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['a'])], [row('1', 1)]);
