@@ -4,7 +4,7 @@
  * columns in the rows' order), each with a decoder of the `spans` lines back to spans, written as
  * the compute pool would run them.
  */
-import { jsonLine, spanKey, type EncodedRows } from '../../src/ingest/encoded-rows.js';
+import { jsonLine, spanKey, storedSpanId, type EncodedRows } from '../../src/ingest/encoded-rows.js';
 import type { SpanEventRows } from '../../src/ingest/event-rows.js';
 import type { NormalizedSpan } from '../../src/ingest/normalized-span.js';
 import { spanFromStoredRow, storedRowsFromBytes, type StoredSpanRow } from '../../src/ingest/stored-spans.js';
@@ -71,11 +71,17 @@ function encodeLines(rows: Record<string, unknown>[], line: (row: Record<string,
 
 function encodeAll(rows: SpanEventRows, line: (table: Table) => (row: Record<string, unknown>) => string): Record<Table, EncodedRows> {
   const as = (r: object[]) => r as unknown as Record<string, unknown>[];
+  // The per-span event tables store span_id as a UInt64 (clickhouse/009): every format sends it as
+  // encoded-rows.ts does, the decimal of the UInt64 its hex spells.
+  const event = (table: Table) => {
+    const write = line(table);
+    return (row: Record<string, unknown>) => write({ ...row, span_id: storedSpanId(String(row.span_id)) });
+  };
   return {
     spans: encodeLines(as(rows.spans), line('spans')),
-    event_generation_completed: encodeLines(as(rows.generations), line('event_generation_completed')),
-    event_tool_called: encodeLines(as(rows.tools), line('event_tool_called')),
-    event_span_errored: encodeLines(as(rows.errors), line('event_span_errored')),
+    event_generation_completed: encodeLines(as(rows.generations), event('event_generation_completed')),
+    event_tool_called: encodeLines(as(rows.tools), event('event_tool_called')),
+    event_span_errored: encodeLines(as(rows.errors), event('event_span_errored')),
   };
 }
 

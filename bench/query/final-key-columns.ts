@@ -16,6 +16,8 @@
  * overlapping the next (as ingestion's flushes lay parts out), merges stopped. Times, interleaved
  * round by round, the DSL models statement (count and exact p95 by model) with and without FINAL.
  *
+ * Also tool_aggregates' exact distinct-trace count (FINAL, DSL form) in each variant's cheapest exact form.
+ *
  *   npx tsx bench/query/final-key-columns.ts [--rows 2000000] [--inserts 16] [--runs 9] [--variants strings,uint64]
  *     [--key trace]   (trace.processed's key, (tenant, project, trace_id))
  *     [--merged]      (timed after OPTIMIZE FINAL: one part per partition)
@@ -114,12 +116,22 @@ try {
   const dsl = (from: string) => `SELECT model, count(), quantileExact(0.95)(duration_ms) FROM ${from}
     WHERE tenant_id = {t:String} AND project_id = {p:String} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}
     GROUP BY model SETTINGS do_not_merge_across_partitions_select_final = 1 FORMAT Null`;
+  // tool_aggregates' exact distinct traces per window (src/analytics/views/tool-aggregates-view.ts):
+  // over String ids it hashes their UUID form when they parse as one; a UUID column is counted as is.
+  const distinctTraces = (name: string) => {
+    const count = VARIANTS[name].trace === 'UUID' ? 'uniqExact(trace_id)'
+      : `uniqExactIf(toUUIDOrZero(trace_id), toString(toUUIDOrZero(trace_id)) = trace_id) + uniqExactIf(trace_id, toString(toUUIDOrZero(trace_id)) != trace_id)`;
+    return `SELECT model, count(), ${count} FROM lookout.${name} FINAL
+    WHERE tenant_id = {t:String} AND project_id = {p:String} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}
+    GROUP BY model SETTINGS do_not_merge_across_partitions_select_final = 1 FORMAT Null`;
+  };
   const params = { t: TENANT, p: PROJECT, from: '2026-10-31 00:00:00.000', to: '2026-11-22 00:00:00.000' };
   const variants: Record<string, string> = {};
   for (const name of chosen) {
     variants[`FINAL, ${name}`] = models(`lookout.${name} FINAL`);
     variants[`plain, ${name}`] = models(`lookout.${name}`);
     variants[`DSL form FINAL, ${name}`] = dsl(`lookout.${name} FINAL`);
+    variants[`distinct traces, ${name}`] = distinctTraces(name);
   }
   const times: Record<string, number[]> = {};
   for (let r = 0; r < RUNS; r++) {

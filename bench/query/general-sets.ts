@@ -16,6 +16,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
+import { spanIdSql, traceIdSql } from './seed-ids.js';
 
 const args = process.argv.slice(2);
 const text = (name: string) => {
@@ -194,6 +195,7 @@ async function main() {
     const params = { t: 'bench-tenant', p: 'bench-project', from: chTime(start), n: String(GENERATIONS) };
     let t0 = performance.now();
     // Insert i holds the i-th stretch of the month, rows in time order: parts that do not overlap.
+    const spanId = await spanIdSql(ch, 'event_generation_completed', 'number');
     for (let i = 0; i < INSERTS; i++) {
       const first = Math.floor((GENERATIONS * i) / INSERTS);
       const count = Math.floor((GENERATIONS * (i + 1)) / INSERTS) - first;
@@ -202,7 +204,7 @@ async function main() {
           (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
           SELECT {t:String}, {p:String}, toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(intDiv(number * ${30 * DAY}, {n:UInt64})), 'sdk', 'otlp',
             ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet', 'in-house-model', '', 'mistral-large'][1 + cityHash64(number, 2) % 6], if(number % 11 = 0, '', 'openai'),
-            toString(generateUUIDv4(number)), toString(generateUUIDv4(number + 1)),
+            ${traceIdSql('number')}, ${spanId},
             (cityHash64(number, 3) % 600000) / 100, cityHash64(number, 4) % 8000, cityHash64(number, 5) % 2000,
             if(number % 7 = 0, NULL, (cityHash64(number, 6) % 20000) / 100), if(number % 23 = 0, 1, 0)
           FROM numbers(${first}, ${count})`,

@@ -38,6 +38,7 @@ import { startService } from '../../src/service.js';
 import { analyticsQueryModule } from '../../src/analytics/query/router.js';
 import { compileAnalyticsQuery } from '../../src/analytics/query/run.js';
 import { compile } from '../../src/stores/clickhouse-sql/compile.js';
+import { spanIdSql, traceIdSql } from './seed-ids.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -105,11 +106,14 @@ async function main() {
     if (args.includes('--stop-merges')) {
       for (const table of ['event_generation_completed', 'event_trace_processed', 'event_tool_called']) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(table)}` });
     }
+    // Ids as ingestion writes them (seed-ids.ts), in the column types this checkout's schema has.
+    const genSpan = await spanIdSql(ch, 'event_generation_completed', 'number');
+    const toolSpan = await spanIdSql(ch, 'event_tool_called', 'number + 1000000000');
     await seedTable('generations', GENERATIONS, (time, numbers) => `INSERT INTO ${ch.table('event_generation_completed')}
         (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
         SELECT {t:String}, {p:String}, ${time},
           'sdk', 'otlp', concat('model-', toString(cityHash64(number, 2) % 200)), 'openai',
-          toString(intDiv(number, 10)), toString(number),
+          ${traceIdSql('intDiv(number, 10)')}, ${genSpan},
           (cityHash64(number, 3) % 600000) / 100, cityHash64(number, 4) % 8000, cityHash64(number, 5) % 2000,
           if(number % 7 = 0, NULL, (cityHash64(number, 6) % 20000) / 100), if(number % 23 = 0, 1, 0)
         FROM ${numbers}`);
@@ -117,7 +121,7 @@ async function main() {
         (tenant_id, project_id, timestamp, actor, surface, trace_id, agent_name, root_status_code, has_root, root_duration_ms,
          error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens, estimated_cost_usd, estimated_cost_basis)
         SELECT {t:String}, {p:String}, ${time},
-          'sdk', 'otlp', toString(number), concat('agent-', toString(number % 50)), if(number % 17 = 0, 'ERROR', 'OK'), 1,
+          'sdk', 'otlp', ${traceIdSql('number')}, concat('agent-', toString(number % 50)), if(number % 17 = 0, 'ERROR', 'OK'), 1,
           (cityHash64(number, 3) % 9000000) / 100, if(number % 17 = 0, 1 + number % 3, 0), number % 29 = 0,
           cityHash64(number, 4) % 80000, cityHash64(number, 5) % 20000, 0, (cityHash64(number, 6) % 10000) / 10000, 'stored'
         FROM ${numbers}`);
@@ -125,7 +129,7 @@ async function main() {
         (tenant_id, project_id, timestamp, actor, surface, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error)
         SELECT {t:String}, {p:String}, ${time},
           'sdk', 'otlp', concat('tool-', toString(cityHash64(number, 2) % 40)), concat('agent-', toString(number % 50)),
-          toString(number % ${TRACES}), concat('c', toString(number)), (cityHash64(number, 3) % 300000) / 100, number % 400, number % 11 = 0
+          ${traceIdSql(`number % ${TRACES}`)}, ${toolSpan}, (cityHash64(number, 3) % 300000) / 100, number % 400, number % 11 = 0
         FROM ${numbers}`);
     const showParts = async () => {
       const parts = await (await ch.client.query({ query: `SELECT table, count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = {db:String} AND active AND table LIKE 'event_%' GROUP BY table ORDER BY table`, query_params: { db: ch.database }, format: 'JSONEachRow' })).json();

@@ -43,6 +43,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
 import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
+import { spanIdSql, traceIdSql } from './seed-ids.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -79,9 +80,8 @@ function percentile(sorted: number[], p: number): number {
 
 /** Trace n starts at from + n/TRACES of the span; its generations and tools follow it by seconds. */
 const TRACE_TIME = `toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(intDiv(toUInt64(n) * {span:UInt64}, {traces:UInt64}))`;
-/** Ids shaped like the real ones: Lookout trace UUIDs (36 characters) and 16-hex-digit span ids. */
-const TRACE_ID = `concat('00000000-0000-4000-8000-', leftPad(toString(n), 12, '0'))`;
-const SPAN_ID = `leftPad(lower(hex(number)), 16, '0')`;
+/** Ids shaped like the real ones (seed-ids.ts): Lookout trace UUIDs spread over the space, 16-hex-digit span ids. */
+const TRACE_ID = traceIdSql('n');
 const MODELS = `['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022', 'claude-3-5-haiku-20241022', 'gemini-1.5-flash', 'in-house-model']`;
 
 /**
@@ -133,7 +133,7 @@ async function seed(ch: ClickHouseStore, params: Record<string, string>): Promis
     query: `INSERT INTO ${ch.table('event_generation_completed')}
       (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
       SELECT {t:String}, {p:String}, ${TRACE_TIME} + toIntervalMillisecond(number % {per:UInt64} * 700), 'sdk', 'otlp',
-        ${MODELS}[1 + cityHash64(number, 2) % 6], if(number % 11 = 0, '', 'openai'), ${TRACE_ID}, ${SPAN_ID},
+        ${MODELS}[1 + cityHash64(number, 2) % 6], if(number % 11 = 0, '', 'openai'), ${TRACE_ID}, ${await spanIdSql(ch, 'event_generation_completed', 'number')},
         (cityHash64(number, 3) % 600000) / 100, cityHash64(number, 4) % 8000, cityHash64(number, 5) % 2000,
         if(number % 7 = 0, NULL, (cityHash64(number, 6) % 20000) / 100), if(number % 23 = 0, 1, 0)
       FROM (SELECT number, intDiv(number, {per:UInt64}) AS n FROM numbers(${GENERATIONS}))
@@ -146,7 +146,7 @@ async function seed(ch: ClickHouseStore, params: Record<string, string>): Promis
     query: `INSERT INTO ${ch.table('event_tool_called')}
       (tenant_id, project_id, timestamp, actor, surface, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error)
       SELECT {t:String}, {p:String}, ${TRACE_TIME} + toIntervalMillisecond(number % 3 * 900), 'sdk', 'otlp',
-        concat('tool-', toString(cityHash64(number, 7) % 40)), concat('agent-', toString(n % 25)), ${TRACE_ID}, ${SPAN_ID},
+        concat('tool-', toString(cityHash64(number, 7) % 40)), concat('agent-', toString(n % 25)), ${TRACE_ID}, ${await spanIdSql(ch, 'event_tool_called', 'number')},
         (cityHash64(number, 8) % 300000) / 100, cityHash64(number, 9) % 500, if(number % 29 = 0, 1, 0)
       FROM (SELECT number, intDiv(number * {traces:UInt64}, ${TOOLS}) AS n FROM numbers(${TOOLS}))`,
     query_params: params,

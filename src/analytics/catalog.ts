@@ -5,6 +5,7 @@
  * `GET /projects/{project_id}/analytics/catalog`. A test compares it with clickhouse/*.sql so the
  * two cannot drift.
  */
+import type { StoredId } from '../stores/clickhouse-sql/event-ids.js';
 
 /** Aggregations that need a numeric field whose `aggs` lists them (SPEC "Analytics query"). */
 export const NUMERIC_AGGS = ['sum', 'avg', 'min', 'max', 'p50', 'p95', 'p99'] as const;
@@ -53,6 +54,12 @@ export interface DimensionDef {
   readonly field: string;
   readonly type: 'string';
   readonly column: string;
+  /**
+   * Set when the column stores the text as an id (the per-span tables' trace_id UUID and span_id
+   * UInt64, migration 009): the compiler reads it back as its text and compares text values with
+   * it as ids (src/stores/clickhouse-sql/event-ids.ts). Unset: the column is the text.
+   */
+  readonly stored?: StoredId;
 }
 
 export interface MeasureDef {
@@ -90,6 +97,9 @@ export interface EventDef {
 }
 
 const dim = (field: string): DimensionDef => ({ field, type: 'string', column: field });
+/** The per-span tables' ids (clickhouse/009): same text out and in, stored compactly. */
+const TRACE_ID: DimensionDef = { field: 'trace_id', type: 'string', column: 'trace_id', stored: 'uuid' };
+const SPAN_ID: DimensionDef = { field: 'span_id', type: 'string', column: 'span_id', stored: 'hex64' };
 
 const ALL_NUMERIC: readonly NumericAgg[] = NUMERIC_AGGS;
 
@@ -139,7 +149,7 @@ const EVENTS: readonly EventDef[] = [
     name: 'generation.completed',
     table: 'event_generation_completed',
     discriminator: null,
-    dimensions: [dim('model'), dim('trace_id'), dim('span_id'), ...COMMON_DIMENSIONS],
+    dimensions: [dim('model'), TRACE_ID, SPAN_ID, ...COMMON_DIMENSIONS],
     measures: [
       measure('duration_ms', 'float'),
       measure('input_tokens', 'integer'),
@@ -154,7 +164,7 @@ const EVENTS: readonly EventDef[] = [
     name: 'tool.called',
     table: 'event_tool_called',
     discriminator: null,
-    dimensions: [dim('tool'), dim('agent_name'), dim('trace_id'), dim('span_id'), ...COMMON_DIMENSIONS],
+    dimensions: [dim('tool'), dim('agent_name'), TRACE_ID, SPAN_ID, ...COMMON_DIMENSIONS],
     measures: [measure('duration_ms', 'float'), measure('output_tokens', 'integer'), measure('error', 'integer')],
     costMeasure: null,
     finalWithinPartitions: true,
@@ -163,7 +173,7 @@ const EVENTS: readonly EventDef[] = [
     name: 'span.errored',
     table: 'event_span_errored',
     discriminator: null,
-    dimensions: [dim('span_name'), dim('trace_id'), dim('span_id'), ...COMMON_DIMENSIONS],
+    dimensions: [dim('span_name'), TRACE_ID, SPAN_ID, ...COMMON_DIMENSIONS],
     measures: [],
     costMeasure: null,
     finalWithinPartitions: true,

@@ -76,6 +76,15 @@ export const INSERT_COLUMNS = {
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
 
+/**
+ * A span id as the per-span event tables store it (UInt64 since migration 009: the 8 bytes its 16
+ * hex characters spell): decimal text, which the engine reads into a UInt64 exactly from a JSON
+ * string. Not a JSON number — above 2^53 a JS number is no longer exact. Ingestion only accepts
+ * span ids of 16 lower-case hex characters (span-validation.ts), so the value always fits; the rows
+ * keep the hex text (keys, hooks) and only their serialized values carry the number.
+ */
+export const storedSpanId = (hex: string): string => BigInt(`0x${hex}`).toString();
+
 // The values of a row in its columns' order, as array literals: ~35 % cheaper to stringify than
 // the row object, and cheaper than a loop over the column list (bench/ingest/row-formats.ts).
 export const spanValues = (r: SpanRow): unknown[] => [
@@ -84,16 +93,19 @@ export const spanValues = (r: SpanRow): unknown[] => [
   r.cached_input_tokens, r.agent_name, r.tool_name, r.thread_id, r.attributes, r.events, r.resource, r.scope_name, r.scope_version, r.timestamp,
 ];
 export const generationValues = (r: GenerationCompletedRow): unknown[] => [
-  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, r.span_id, r.model, r.provider,
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.model, r.provider,
   r.duration_ms, r.input_tokens, r.output_tokens, r.cached_input_tokens, r.cache_write_input_tokens, r.tps, r.error,
 ];
 export const toolValues = (r: ToolCalledRow): unknown[] => [
-  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, r.span_id, r.tool, r.agent_name,
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.tool, r.agent_name,
   r.duration_ms, r.output_tokens, r.error,
 ];
 export const errorValues = (r: SpanErroredRow): unknown[] => [
-  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, r.span_id, r.span_name,
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.span_name,
 ];
+
+/** A tool.called row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
+export const toolCalledLine = (r: ToolCalledRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
 
 type Keyed = { tenant_id: string; project_id: string; trace_id: string; span_id: string };
 

@@ -1,6 +1,6 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
-import { jsonLine, storedRowsFromSpanLines } from './encoded-rows.js';
+import { jsonLine, storedRowsFromSpanLines, toolCalledLine } from './encoded-rows.js';
 import type { ToolCalledRow } from './event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from './packed-tool-rows.js';
@@ -60,7 +60,7 @@ function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites:
     key,
     processedLine: jsonLine(summary.processed),
     traceLine: jsonLine(summary.trace),
-    toolRewriteLines: toolRewrites.map(jsonLine),
+    toolRewriteLines: toolRewrites.map(toolCalledLine),
     hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };

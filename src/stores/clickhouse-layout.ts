@@ -27,9 +27,11 @@ export interface ClickHouseLayout {
  */
 export const SHARDING_KEYS: Readonly<Record<string, string>> = Object.freeze({
   spans: 'cityHash64(trace_id)',
-  event_generation_completed: 'cityHash64(trace_id)',
-  event_tool_called: 'cityHash64(trace_id)',
-  event_span_errored: 'cityHash64(trace_id)',
+  // trace_id is a UUID in these three (migration 009): hashed as its text, the same hash as the
+  // String trace_id of spans and trace.processed, and as these tables' rows had before 009.
+  event_generation_completed: 'cityHash64(toString(trace_id))',
+  event_tool_called: 'cityHash64(toString(trace_id))',
+  event_span_errored: 'cityHash64(toString(trace_id))',
   event_trace_processed: 'cityHash64(trace_id)',
   traces: 'cityHash64(trace_id)',
   event_issue: 'cityHash64(event_id)',
@@ -37,15 +39,21 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = Object.freeze({
 
 const quote = (name: string) => `\`${name}\``;
 
+/** A rebuild copy's name (`<table>_vNNN`, migration 009): a table's rows under another name for a while. */
+const REBUILD_COPY = /_v\d{3}$/;
+
 /**
  * Settings every insert carries on a cluster: the Distributed table forwards the rows to their
  * shard before answering (its default is a background queue, which would break "a 200 means the
  * spans are durable"), and the shard's insert waits for a quorum of replicas when `quorum` is set
  * ('auto' = a majority).
  */
-/** A table's sharding key; every table a migration touches must have one (SHARDING_KEYS). */
+/**
+ * A table's sharding key; every table a migration touches must have one (SHARDING_KEYS). A rebuild
+ * copy (`<table>_v009`) shards as its table: its rows are that table's rows, of either id type.
+ */
 function shardingKey(name: string): string {
-  const key = SHARDING_KEYS[name];
+  const key = SHARDING_KEYS[name] ?? (REBUILD_COPY.test(name) ? SHARDING_KEYS[name.replace(REBUILD_COPY, '')] : undefined);
   if (!key) throw new Error(`No sharding key for ClickHouse table ${name}: add it to SHARDING_KEYS`);
   return key;
 }
@@ -68,12 +76,15 @@ function statements(text: string): string[] {
     .filter(Boolean);
 }
 
-// The three statement forms migrations use. Anything else is refused on a cluster, so a new form is
+// The statement forms migrations use. Anything else is refused on a cluster, so a new form is
 // decided (and golden-tested) before it can run there.
 const CREATE = /^CREATE TABLE IF NOT EXISTS \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}\s*(\([\s\S]*)$/;
 const ALTER = /^ALTER TABLE \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}\s*([\s\S]*)$/;
 /** A backfill: INSERT … SELECT into a table, with its column list. */
 const INSERT_SELECT = /^INSERT INTO \{db\}\.([a-z_][a-z0-9_]*)\s*(\([^)]*\))\s*(SELECT\b[\s\S]*)$/;
+/** A rebuild's steps (migration 009): a copy dropped, and a table swapped with its copy. */
+const DROP = /^DROP TABLE IF EXISTS \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\} SYNC$/;
+const EXCHANGE = /^EXCHANGE TABLES \{db\}\.([a-z_][a-z0-9_]*) AND \{db\}\.([a-z_][a-z0-9_]*) \{on_cluster\}$/;
 const ENGINE = /ENGINE = \{replicated\}(\w+MergeTree)(?:\(([^)]*)\))?/;
 
 /**
@@ -97,8 +108,13 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
       const engine = ENGINE.exec(body);
       if (!engine) throw new Error(`Table ${name}: expected ENGINE = {replicated}...MergeTree`);
       const [, family, args = ''] = engine;
-      // Keeper path per shard; {shard} and {replica} are each node's macros (deploy/clickhouse/).
-      const replicatedArgs = [`'/clickhouse/tables/{shard}/${layout.database}/${local}'`, `'{replica}'`, ...(args.trim() ? [args.trim()] : [])];
+      // Keeper path per shard; {shard} and {replica} are each node's macros (deploy/clickhouse/). A
+      // rebuild copy is swapped with its table by EXCHANGE TABLES, which swaps names, not Keeper
+      // paths: a path named after the copy would then belong to the live table, and a rebuild run
+      // again after an interruption could not create its copy there. {uuid} (the table's own UUID,
+      // the same on every replica under ON CLUSTER in an Atomic database) moves with the table.
+      const path = REBUILD_COPY.test(name) ? `'/clickhouse/tables/{uuid}/{shard}'` : `'/clickhouse/tables/{shard}/${layout.database}/${local}'`;
+      const replicatedArgs = [path, `'{replica}'`, ...(args.trim() ? [args.trim()] : [])];
       const localEngine = replicated ? `ENGINE = Replicated${family}(${replicatedArgs.join(', ')})` : `ENGINE = ${family}${args ? `(${args})` : ''}`;
       return [
         `CREATE TABLE IF NOT EXISTS ${db}.${quote(local)}${onCluster}\n${body.replace(ENGINE, localEngine)}`,
@@ -111,6 +127,22 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
       shardingKey(name);
       // The local table holds the data; the Distributed table's own column list must follow it.
       return [`ALTER TABLE ${db}.${quote(`${name}_local`)}${onCluster}\n    ${change}`, `ALTER TABLE ${db}.${quote(name)}${onCluster}\n    ${change}`];
+    }
+    const drop = DROP.exec(s);
+    if (drop) {
+      const [, name] = drop;
+      shardingKey(name);
+      // SYNC: an Atomic database otherwise keeps a dropped Replicated table's Keeper path for minutes.
+      return [`DROP TABLE IF EXISTS ${db}.${quote(name)}${onCluster} SYNC`, `DROP TABLE IF EXISTS ${db}.${quote(`${name}_local`)}${onCluster} SYNC`];
+    }
+    const exchange = EXCHANGE.exec(s);
+    if (exchange) {
+      const [, a, b] = exchange;
+      // The data lives in the local tables: they swap. Each Distributed table is then replaced (one
+      // atomic CREATE OR REPLACE) by one over its local table's new columns, with its sharding key.
+      const distributed = (name: string) =>
+        `CREATE OR REPLACE TABLE ${db}.${quote(name)}${onCluster} AS ${db}.${quote(`${name}_local`)}\nENGINE = Distributed(${quote(cluster)}, ${db}, ${quote(`${name}_local`)}, ${shardingKey(name)})`;
+      return [`EXCHANGE TABLES ${db}.${quote(`${a}_local`)} AND ${db}.${quote(`${b}_local`)}${onCluster}`, distributed(a), distributed(b)];
     }
     const insert = INSERT_SELECT.exec(s);
     if (insert) {

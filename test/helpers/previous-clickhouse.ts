@@ -3,6 +3,7 @@ import path from 'node:path';
 import { migrationDirs } from '../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../src/stores/clickhouse.js';
 import { migrateClickHouse, readMigrations } from '../../src/stores/migrations.js';
+import { storedIdText } from '../../src/stores/clickhouse-sql/event-ids.js';
 import { tempDataDir } from './temp-dir.js';
 
 /** A column as system.columns describes it. */
@@ -17,10 +18,39 @@ export async function columns(store: ClickHouseStore, table: string): Promise<Co
   return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
 }
 
-/** Every stored version of every row, all columns, in column order. */
+/**
+ * A column as its text where the per-span tables store an id as an id (UUID trace_id, UInt64
+ * span_id; clickhouse/009), so rows of a schema before 009 and after it compare, and order, alike.
+ */
+export function asText(column: Column): string {
+  const quoted = `\`${column.name}\``;
+  if (column.type === 'UUID') return `${storedIdText('uuid', quoted)} AS ${quoted}`;
+  if (column.type === 'UInt64' && column.name === 'span_id') return `${storedIdText('hex64', quoted)} AS ${quoted}`;
+  return quoted;
+}
+
+/** Every stored version of every row, all columns (ids as text), in column order. */
 export async function allRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
-  const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
-  return rows(store, `SELECT ${names} FROM ${store.table(table)} ORDER BY ${names}`);
+  const list = await columns(store, table);
+  return rows(store, `SELECT ${list.map(asText).join(', ')} FROM ${store.table(table)} ORDER BY ${list.map((c) => `\`${c.name}\``).join(', ')}`);
+}
+
+/**
+ * Copies every stored version of every row of `table` from `from` into `to`, column by column; an
+ * id the current schema stores as an id (the per-span tables' UUID trace_id and UInt64 span_id,
+ * clickhouse/009) goes into an older schema's String column as its text, as ingestion wrote it there.
+ */
+export async function copyRows(from: ClickHouseStore, to: ClickHouseStore, table: string): Promise<void> {
+  const target = await columns(to, table);
+  const source = new Map((await columns(from, table)).map((c) => [c.name, c.type]));
+  // An older schema's String id column takes the text (asText); every other column goes as it is.
+  const value = (c: Column) => {
+    const from = { name: c.name, type: source.get(c.name) ?? '', compression_codec: '' };
+    return /String/.test(c.type) ? asText(from).replace(/ AS `[^`]+`$/, '') : `\`${c.name}\``;
+  };
+  await to.client.command({
+    query: `INSERT INTO ${to.table(table)} (${target.map((c) => `\`${c.name}\``).join(', ')}) SELECT ${target.map(value).join(', ')} FROM ${from.table(table)}`,
+  });
 }
 
 export interface PreviousInstallation {
@@ -35,16 +65,21 @@ export interface PreviousInstallation {
  * every stored version of every row `current` has in `tables` — an installation with data on the
  * previous schema, for a migration test to migrate (with migrationDirs.clickhouse).
  */
-export async function previousInstallation(current: ClickHouseStore, dataDir: string, migration: string, tables: readonly string[]): Promise<PreviousInstallation> {
+export async function previousInstallation(
+  current: ClickHouseStore,
+  dataDir: string,
+  migration: string,
+  tables: readonly string[],
+  database = `lookout_previous_${migration.slice(0, 3)}`,
+): Promise<PreviousInstallation> {
   const dir = tempDataDir('lookout-migrations-');
   for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < migration)) fs.writeFileSync(path.join(dir, file.name), file.text);
-  const store = await openClickHouse({ url: null, user: '', password: '', database: `lookout_previous_${migration.slice(0, 3)}`, cluster: null, dataDir });
+  const store = await openClickHouse({ url: null, user: '', password: '', database, cluster: null, dataDir });
   await migrateClickHouse(store, dir);
   const before: Record<string, Column[]> = {};
   for (const table of tables) {
     before[table] = await columns(store, table);
-    const names = before[table].map((c) => `\`${c.name}\``).join(', ');
-    await store.client.command({ query: `INSERT INTO ${store.table(table)} (${names}) SELECT ${names} FROM ${current.table(table)}` });
+    await copyRows(current, store, table);
   }
   return {
     store,

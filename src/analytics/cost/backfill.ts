@@ -3,6 +3,7 @@ import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
 import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
 import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { storedIdValue } from '../../stores/clickhouse-sql/event-ids.js';
 import { traceKeyAfter, type TraceKeyCursor } from '../../stores/clickhouse-sql/trace-key-after.js';
 import { GENERATION_MARGIN_MS, parseChTime } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
@@ -63,11 +64,15 @@ async function generationsByTrace(store: ClickHouseStore, tenantId: string, proj
   const times = rows.map((r) => parseChTime(r.timestamp)?.getTime() ?? Date.now());
   const from = new Date(Math.min(...times) - GENERATION_MARGIN_MS);
   const to = new Date(Math.max(...times) + GENERATION_MARGIN_MS);
+  // generation.completed stores trace_id as a UUID (event-ids.ts): a trace id that is no UUID's
+  // canonical text has no generation row.
+  const ids = rows.flatMap((r) => storedIdValue('uuid', String(r.trace_id))?.value ?? []);
+  if (ids.length === 0) return new Map();
   const result = await read(
     store,
     sql`SELECT trace_id, model, provider, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, timestamp
 FROM ${raw(store.table('event_generation_completed'))} FINAL
-WHERE ${tenantGuard({ tenantId, projectId })} AND trace_id IN ${param('Array(String)', rows.map((r) => String(r.trace_id)))}
+WHERE ${tenantGuard({ tenantId, projectId })} AND trace_id IN ${param('Array(UUID)', ids)}
   AND timestamp >= ${param("DateTime64(3, 'UTC')", from)} AND timestamp < ${param("DateTime64(3, 'UTC')", to)}`,
   );
   const byTrace = new Map<string, GenerationForCost[]>();

@@ -123,14 +123,20 @@ function genGuard(gen: GenerationScope, alias?: string): Fragment {
   return sql`${tenantGuard(gen, alias)} AND ${time}`;
 }
 
+/** trace.processed's text trace id as a UUID, exact for canonical text (event-ids.ts). */
+const TRACE_UUID = `if(toString(toUUIDOrZero(trace_id)) = trace_id, toUUIDOrZero(trace_id), toUUIDOrZero(''))`;
+
 /**
  * The traces priced at query time: selected rows whose cost was not decided at write time, at
  * most `liveCap` of them (oldest first, so repeated answers agree).
  */
 function liveCte(sel: TraceSelection, liveCap: number): Fragment {
   const g = groupColumns(sel.groups);
+  // trace_uuid: the trace id as generation.completed stores it (a UUID, migration 009), converted
+  // once per live trace instead of per generation row; a text that is no UUID's (none that
+  // ingestion writes) becomes the nil UUID, which no generation row has (ids are v5 UUIDs).
   return sql`WITH live AS (
-  SELECT trace_id, total_tokens AS live_tokens${g.select ? sql`, ${g.select}` : raw('')}
+  SELECT trace_id, ${raw(TRACE_UUID)} AS trace_uuid, total_tokens AS live_tokens${g.select ? sql`, ${g.select}` : raw('')}
   FROM ${processedTraces(sel.table, sel.where)}
   WHERE ${raw(UNWRITTEN)}
   ORDER BY timestamp, trace_id
@@ -143,8 +149,8 @@ export function liveCountSql(sel: TraceSelection, gen: GenerationScope, liveCap:
   const g = groupColumns(sel.groups);
   return sql`${liveCte(sel, liveCap)}
 SELECT ${raw(g.by ? `${g.by}, ` : '')}count() AS in_cap,
-  countIf(live_tokens > 0 AND trace_id NOT IN (
-    SELECT trace_id FROM ${scopedTable(gen.table)} WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
+  countIf(live_tokens > 0 AND trace_uuid NOT IN (
+    SELECT trace_id FROM ${scopedTable(gen.table)} WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_uuid FROM live)
   )) AS without_generations
 FROM live${raw(g.by ? `\nGROUP BY ${g.by}` : '')}`;
 }
@@ -163,7 +169,7 @@ export function liveModelsSql(sel: TraceSelection, gen: GenerationScope, liveCap
 SELECT model, provider, sum(input_tokens + output_tokens) AS tokens, sum(cached_input_tokens) AS cached,
   sum(cache_write_input_tokens) AS cache_write
 FROM ${scopedTable(gen.table)} FINAL
-WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_id FROM live)
+WHERE ${genGuard(gen)} AND trace_id GLOBAL IN (SELECT trace_uuid FROM live)
 GROUP BY model, provider
 ORDER BY tokens DESC, model, provider`;
 }
@@ -201,7 +207,7 @@ export function liveRollupSql(sel: TraceSelection, gen: GenerationScope, liveCap
 SELECT ${lead(g.select)}g.model AS model, g.provider AS provider,
   ${bucketColumns(spec, 'g.')},
   ${raw(SUMS('g.'))}
-FROM ${scopedTable(gen.table)} AS g FINAL GLOBAL INNER JOIN live AS l ON g.trace_id = l.trace_id
+FROM ${scopedTable(gen.table)} AS g FINAL GLOBAL INNER JOIN live AS l ON g.trace_id = l.trace_uuid
 WHERE ${genGuard(gen, 'g')}
 GROUP BY ${raw(g.by ? `${g.by}, ` : '')}model, provider, bucket_index, tier, at_s`;
 }

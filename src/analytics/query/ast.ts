@@ -5,9 +5,10 @@
  * placeholders), columns and tables come from the catalog, aliases are the compiler's own
  * (`g0`, `m0`, `j0`, `k`), functions come from closed unions.
  */
+import type { StoredId } from '../../stores/clickhouse-sql/event-ids.js';
 
 /** ClickHouse types a bound parameter may have. */
-export type ParamType = 'String' | 'Float64' | 'UInt32' | "DateTime64(3, 'UTC')";
+export type ParamType = 'String' | 'Float64' | 'UInt32' | 'UUID' | 'UInt64' | "DateTime64(3, 'UTC')";
 
 /** A caller value, always printed as a bound parameter. */
 export interface ValueNode {
@@ -27,6 +28,16 @@ export interface LiteralNode {
 export interface ColumnNode {
   readonly kind: 'Column';
   readonly column: string;
+}
+
+/**
+ * The text of an id column stored as an id (catalog `stored`; clickhouse/009): printed as the SQL
+ * layer's one form of it (event-ids.ts), so answers carry the same text as before.
+ */
+export interface IdTextNode {
+  readonly kind: 'IdText';
+  readonly column: string;
+  readonly stored: StoredId;
 }
 
 /** A reference to an alias of the compiler's own (`g0`, `m1`, `k`), optionally qualified by a join side. */
@@ -83,7 +94,7 @@ export interface AndNode {
   readonly items: readonly Expr[];
 }
 
-export type Expr = ValueNode | LiteralNode | ColumnNode | RefNode | CallNode | AggregateNode | CompareNode | InNode | NullCheckNode | AndNode;
+export type Expr = ValueNode | LiteralNode | ColumnNode | IdTextNode | RefNode | CallNode | AggregateNode | CompareNode | InNode | NullCheckNode | AndNode;
 
 export interface SelectItemNode {
   readonly kind: 'SelectItem';
@@ -158,6 +169,7 @@ const freeze = <T extends object>(node: T): T => Object.freeze(node);
 export const value = (type: ParamType, v: string): ValueNode => freeze({ kind: 'Value', type, value: v });
 export const literal = (v: LiteralNode['value']): LiteralNode => freeze({ kind: 'Literal', value: v });
 export const column = (name: string): ColumnNode => freeze({ kind: 'Column', column: name });
+export const idText = (name: string, stored: StoredId): IdTextNode => freeze({ kind: 'IdText', column: name, stored });
 export const ref = (alias: string, source: RefNode['source'] = null): RefNode => freeze({ kind: 'Ref', alias, source });
 export const call = (fn: ScalarFn, ...args: Expr[]): CallNode => freeze({ kind: 'Call', fn, args: Object.freeze(args) });
 export const aggregate = (fn: AggregateFn, arg: Expr | null, condition: Expr | null, levels: readonly number[] | null = null): AggregateNode =>

@@ -15,7 +15,7 @@
  * an alias shadow a column anywhere in the query, so `sum(error) AS error` would otherwise change
  * what `WHERE error = 1` means.
  */
-import type { Bucket, FieldDef } from '../catalog.js';
+import { findField, type Bucket, type FieldDef } from '../catalog.js';
 import {
   aggregate,
   and,
@@ -23,6 +23,7 @@ import {
   call,
   column,
   compare,
+  idText,
   inList,
   leftJoin,
   literal,
@@ -44,6 +45,7 @@ import {
   type SettingNode,
   type ValueNode,
 } from './ast.js';
+import { storedIdValue, type StoredId } from '../../stores/clickhouse-sql/event-ids.js';
 import { dateTime64 } from '../../stores/clickhouse-time.js';
 import type { AggregateMeasure, ValidFilter, ValidQuery } from './validate.js';
 
@@ -96,6 +98,8 @@ function valueNode(v: string | number): ValueNode {
 }
 
 function filterExpr(filter: ValidFilter): Expr {
+  const stored = filter.field.type === 'string' ? filter.field.stored : undefined;
+  if (stored) return storedIdFilter(filter, stored);
   const target = column(filter.field.column);
   switch (filter.op) {
     case 'is_null':
@@ -116,6 +120,51 @@ function filterExpr(filter: ValidFilter): Expr {
       throw new Error(`unhandled filter op ${String(never)}`);
     }
   }
+}
+
+/** Conditions decided without reading a row: 1 (every row) and 0 (none). */
+const EVERY_ROW = literal(1);
+const NO_ROW = literal(0);
+
+/**
+ * A filter on an id stored as an id (catalog `stored`), with the answer the text column gave: each
+ * value converted once to the id whose text it is (event-ids.ts), compared with the stored column;
+ * a value that is no stored id's text matches no row. Ordering compares the text (an id's order is
+ * not its text's), per row — range filters on ids are rare.
+ */
+function storedIdFilter(filter: ValidFilter, stored: StoredId): Expr {
+  const ids = filter.values.map((v) => storedIdValue(stored, String(v)));
+  const target = column(filter.field.column);
+  switch (filter.op) {
+    case 'is_null':
+    case 'is_not_null':
+      // Id columns are not Nullable: the text column answered the same.
+      return filter.op === 'is_null' ? NO_ROW : EVERY_ROW;
+    case 'in': {
+      const known = ids.filter((id) => id !== null);
+      return known.length > 0 ? inList(target, known.map((id) => value(id.type, id.value))) : NO_ROW;
+    }
+    case 'eq':
+    case 'neq': {
+      const id = ids[0];
+      if (!id) return filter.op === 'eq' ? NO_ROW : EVERY_ROW;
+      return compare(COMPARE_OPS[filter.op], target, value(id.type, id.value));
+    }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return compare(COMPARE_OPS[filter.op], idText(filter.field.column, stored), valueNode(filter.values[0]));
+    default: {
+      const never: never = filter.op;
+      throw new Error(`unhandled filter op ${String(never)}`);
+    }
+  }
+}
+
+/** A dimension's value as the query reads it: the column, or an id column's text. */
+function fieldExpr(field: FieldDef): Expr {
+  return field.type === 'string' && field.stored ? idText(field.column, field.stored) : column(field.column);
 }
 
 export function bucketExpr(bucket: Bucket): Expr {
@@ -223,7 +272,7 @@ export function buildQuery(query: ValidQuery, options: BuildOptions): CompiledQu
   const groups: CompiledQuery['groups'] = [];
   query.groups.forEach((group, i) => {
     const key = `g${i}`;
-    const expr = group.kind === 'bucket' ? bucketExpr(group.bucket) : column(group.field.column);
+    const expr = group.kind === 'bucket' ? bucketExpr(group.bucket) : fieldExpr(group.field);
     groupItems.push(selectItem(expr, key));
     groups.push({ alias: group.alias, expr });
     columns.push({ key, alias: group.alias, kind: group.kind === 'bucket' ? 'string' : fieldKind(group.field) });
@@ -284,7 +333,7 @@ export function buildQuery(query: ValidQuery, options: BuildOptions): CompiledQu
     return selectItem(expr, `j${i}`);
   });
   const joined = select({
-    items: [selectItem(column(join.on), 'k'), ...joinedItems],
+    items: [selectItem(fieldExpr(findField(join.event, join.on)!), 'k'), ...joinedItems],
     from: table(join.event.table),
     where: eventWhere(query, join.event, join.filters),
     groupBy: [ref('k')],

@@ -25,6 +25,7 @@ import type {
 import { BUCKET_TEXT_FORMAT } from './ast.js';
 import type { StatementSettings } from '../../stores/clickhouse-sql/compile.js';
 import { param, type Fragment, type Part } from '../../stores/clickhouse-sql/fragment.js';
+import { storedIdText } from '../../stores/clickhouse-sql/event-ids.js';
 import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 
@@ -194,6 +195,8 @@ export class Printer {
         return `'${node.value}'`;
       case 'Column':
         return quoteIdentifier(node.column);
+      case 'IdText':
+        return storedIdText(node.stored, quoteIdentifier(node.column));
       case 'Ref':
         return node.source ? `${quoteIdentifier(node.source)}.${quoteIdentifier(node.alias)}` : quoteIdentifier(node.alias);
       case 'Call':

@@ -1,5 +1,6 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { storedIdText } from '../../stores/clickhouse-sql/event-ids.js';
 import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
 import { isoFromDateTime64 } from '../../stores/clickhouse-time.js';
@@ -54,7 +55,9 @@ export const PRESETS: PresetDefinition[] = [
     valueSql: 'error = 1',
     aggregateSql: 'if(count() = 0, NULL, sum(error) / count())',
     whereSql: '1',
-    idSql: "concat(trace_id, ':', span_id)",
+    // The ids' text: tool.called stores them as UUID and UInt64 (event-ids.ts). trace_id itself is
+    // read as stored: a UUID's JSON answer is its canonical text.
+    idSql: `concat(${storedIdText('uuid', 'trace_id')}, ':', ${storedIdText('hex64', 'span_id')})`,
     valueKind: 'boolean',
   },
   {

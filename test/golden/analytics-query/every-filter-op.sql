@@ -1,6 +1,6 @@
 SELECT count() AS `m0`
 FROM `lookout`.`event_generation_completed` FINAL
-WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')} AND `model` = {p4:String} AND `surface` != {p5:String} AND `input_tokens` > {p6:Float64} AND `input_tokens` >= {p7:Float64} AND `duration_ms` < {p8:Float64} AND `duration_ms` <= {p9:Float64} AND `trace_id` IN ({p10:String}, {p11:String}, {p12:String}) AND isNotNull(`tps`) AND `output_tokens` IN ({p13:Float64}, {p14:Float64}, {p15:Float64})
+WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')} AND `model` = {p4:String} AND `surface` != {p5:String} AND `input_tokens` > {p6:Float64} AND `input_tokens` >= {p7:Float64} AND `duration_ms` < {p8:Float64} AND `duration_ms` <= {p9:Float64} AND 0 AND isNotNull(`tps`) AND `output_tokens` IN ({p10:Float64}, {p11:Float64}, {p12:Float64})
 SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 4294967296, output_format_json_quote_64bit_integers = 1, output_format_json_quote_denormals = 0, do_not_merge_across_partitions_select_final = 1, readonly = 2
 
 -- params
@@ -15,10 +15,7 @@ SETTINGS max_execution_time = 15, max_result_rows = 10000, max_memory_usage = 42
   "p7": "11",
   "p8": "2500.5",
   "p9": "2500",
-  "p10": "a",
-  "p11": "b",
-  "p12": "c",
-  "p13": "1",
-  "p14": "2.5",
-  "p15": "-3"
+  "p10": "1",
+  "p11": "2.5",
+  "p12": "-3"
 }

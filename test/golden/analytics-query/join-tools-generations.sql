@@ -1,12 +1,12 @@
 SELECT `p`.`g0` AS `g0`, `p`.`m0` AS `m0`, `j`.`j0` AS `j0`
 FROM (
-  SELECT `trace_id` AS `g0`, count() AS `m0`
+  SELECT toString(`trace_id`) AS `g0`, count() AS `m0`
   FROM `lookout`.`event_tool_called` FINAL
   WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')}
   GROUP BY `g0`
 ) AS `p`
 LEFT JOIN (
-  SELECT `trace_id` AS `k`, sum(`output_tokens`) AS `j0`
+  SELECT toString(`trace_id`) AS `k`, sum(`output_tokens`) AS `j0`
   FROM `lookout`.`event_generation_completed` FINAL
   WHERE `tenant_id` = {p4:String} AND `project_id` = {p5:String} AND `timestamp` >= {p6:DateTime64(3, 'UTC')} AND `timestamp` < {p7:DateTime64(3, 'UTC')}
   GROUP BY `k`

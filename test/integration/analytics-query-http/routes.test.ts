@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { catalogResponse } from '../../../src/analytics/catalog.js';
 import { DAY, insertGenerations, insertTools, isoSecond, type GenerationRow } from '../analytics-query/seed.js';
+import { spanIdFor, traceIdFor } from '../../helpers/event-ids.js';
 
 let svc: TestService;
 let tenantId: string;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   projectId = (await svc.newProject('analytics')).id;
   otherProjectId = (await svc.newProject('other')).id;
   for (let i = 0; i < 40; i++) {
-    rows.push({ tenant_id: tenantId, project_id: projectId, ts: NOW - (i % 5) * DAY - 1000, model: ['gpt-4o', 'claude', ''][i % 3], trace_id: `t${i % 7}`, span_id: `s${i}`, duration_ms: i * 10.5, input_tokens: i * 3, output_tokens: i, tps: i % 4 === 0 ? null : i, error: i % 5 === 0 ? 1 : 0 });
+    rows.push({ tenant_id: tenantId, project_id: projectId, ts: NOW - (i % 5) * DAY - 1000, model: ['gpt-4o', 'claude', ''][i % 3], trace_id: traceIdFor(`t${i % 7}`), span_id: spanIdFor(`s${i}`), duration_ms: i * 10.5, input_tokens: i * 3, output_tokens: i, tps: i % 4 === 0 ? null : i, error: i % 5 === 0 ? 1 : 0 });
   }
   await insertGenerations(svc.service.deps.ch, rows);
 });
@@ -92,7 +93,7 @@ describe('query route', () => {
     const other = await svc.newTenant('isolation');
     const own = await svc.newProject('own', other.adminKey);
     // Rows written under the other tenant's id but this project's id, and vice versa, never cross.
-    await insertGenerations(svc.service.deps.ch, [{ ...rows[0], tenant_id: other.tenantId, project_id: own.id, span_id: 'x1', model: 'theirs' }]);
+    await insertGenerations(svc.service.deps.ch, [{ ...rows[0], tenant_id: other.tenantId, project_id: own.id, span_id: spanIdFor('x1'), model: 'theirs' }]);
     const res = await query({ from: 'generation.completed', ...window, measures: [{ as: 'calls', agg: 'count' }], group_by: [{ field: 'model' }] }, { key: other.adminKey, project: own.id });
     expect(res.body.rows).toEqual([{ model: 'theirs', calls: 1 }]);
   });
@@ -205,7 +206,7 @@ describe('injection suite: never a 500, never executed', () => {
   });
 
   test('hostile values match as data', async () => {
-    await insertTools(svc.service.deps.ch, evil.map((tool, i) => ({ tenant_id: tenantId, project_id: projectId, ts: NOW - DAY, tool, agent_name: '', trace_id: 'evil', span_id: `evil${i}`, duration_ms: 1, output_tokens: 1, error: 0 as const })));
+    await insertTools(svc.service.deps.ch, evil.map((tool, i) => ({ tenant_id: tenantId, project_id: projectId, ts: NOW - DAY, tool, agent_name: '', trace_id: traceIdFor('evil'), span_id: spanIdFor(`evil${i}`), duration_ms: 1, output_tokens: 1, error: 0 as const })));
     // The API refuses NUL characters in any JSON body (400, covered above); the store-level suite
     // (analytics-query/engine.test.ts) matches a NUL value as data.
     for (const value of evil.filter((v) => !v.includes('\u0000'))) {

@@ -18,7 +18,7 @@ beforeAll(async () => {
   const ch = svc.service.deps.ch;
   await ch.client.command({
     query: `INSERT INTO ${ch.table('event_generation_completed')} (tenant_id, project_id, timestamp, model, trace_id, span_id, duration_ms)
-      SELECT {t:String}, {p:String}, toDateTime64({ts:String}, 3, 'UTC'), toString(number % 97), toString(number % 50000), toString(number), number % 1000
+      SELECT {t:String}, {p:String}, toDateTime64({ts:String}, 3, 'UTC'), toString(number % 97), toUUID(concat('00000000-0000-5000-8000-', leftPad(toString(number % 50000), 12, '0'))), number + 1, number % 1000
       FROM numbers(2000000)`,
     query_params: { t: svc.service.bootstrap!.tenantId, p: projectId, ts: chTime(NOW - DAY) },
   });

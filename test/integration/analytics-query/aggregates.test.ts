@@ -9,6 +9,7 @@ import {
   quantileExact, sum, sundayText, TENANT, uniq,
 } from './dataset.js';
 import { isoSecond } from './seed.js';
+import { spanIdFor } from '../../helpers/event-ids.js';
 
 const seeded = useSeededQueryStore();
 const { run } = seeded;
@@ -114,7 +115,7 @@ describe('measures', () => {
   });
 
   test('the window: start is inclusive, end_exclusive is not, milliseconds count', async () => {
-    const result = await run({ from: 'generation.completed', measures: [{ as: 'calls', agg: 'count' }], filters: [{ field: 'span_id', op: 'in', value: ['g-at-start', 'g-at-end', 'g-before-start'] }] });
+    const result = await run({ from: 'generation.completed', measures: [{ as: 'calls', agg: 'count' }], filters: [{ field: 'span_id', op: 'in', value: ['g-at-start', 'g-at-end', 'g-before-start'].map(spanIdFor) }] });
     expect(result.rows).toEqual([{ calls: 1 }]);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { ISSUE_EVENTS } from '../../../src/analytics/catalog.js';
+import { spanIdFor, traceIdFor } from '../../helpers/event-ids.js';
 import {
   DAY,
   insertGenerations,
@@ -67,8 +68,8 @@ export function buildDataset(): { live: Dataset; all: Dataset } {
       actor: rnd.pick(['sdk', '']),
       user_id: rnd.pick(['u1', 'u2', '']),
       model: rnd.pick(MODELS),
-      trace_id: `t${rnd.int(0, 39)}`,
-      span_id: `g${i}`,
+      trace_id: traceIdFor(`t${rnd.int(0, 39)}`),
+      span_id: spanIdFor(`g${i}`),
       duration_ms: Math.round(rnd.next() * 500000) / 100,
       input_tokens: rnd.int(0, 5000),
       output_tokens: rnd.int(0, 900),
@@ -77,10 +78,10 @@ export function buildDataset(): { live: Dataset; all: Dataset } {
     });
   }
   // The window's own edges: start is inclusive, end_exclusive is not.
-  generations.push({ ...generations[0], span_id: 'g-at-start', ts: START });
+  generations.push({ ...generations[0], span_id: spanIdFor('g-at-start'), ts: START });
   const edgeRows: GenerationRow[] = [
-    { ...generations[1], span_id: 'g-at-end', ts: END },
-    { ...generations[2], span_id: 'g-before-start', ts: START - 1 },
+    { ...generations[1], span_id: spanIdFor('g-at-end'), ts: END },
+    { ...generations[2], span_id: spanIdFor('g-before-start'), ts: START - 1 },
   ];
 
   const traces: TraceRow[] = [];
@@ -90,7 +91,7 @@ export function buildDataset(): { live: Dataset; all: Dataset } {
       project_id: PROJECT,
       ts: inWindowTime(rnd),
       surface: 'otlp',
-      trace_id: `t${t}`,
+      trace_id: traceIdFor(`t${t}`),
       agent_name: agentOf(t),
       root_status_code: rnd.pick(['OK', 'ERROR', '']),
       root_duration_ms: rnd.next() < 0.1 ? null : Math.round(rnd.next() * 9000000) / 100,
@@ -126,19 +127,19 @@ export function buildDataset(): { live: Dataset; all: Dataset } {
       ts: inWindowTime(rnd),
       tool: rnd.pick(TOOLS),
       agent_name: agentOf(trace),
-      trace_id: `t${trace}`,
-      span_id: `c${i}`,
+      trace_id: traceIdFor(`t${trace}`),
+      span_id: spanIdFor(`c${i}`),
       duration_ms: Math.round(rnd.next() * 100000) / 100,
       output_tokens: rnd.int(0, 300),
       error: rnd.next() < 0.25 ? 1 : 0,
     });
   }
   // An agent with tool calls but no trace.processed rows, and one with traces but no calls.
-  tools.push({ ...tools[0], span_id: 'c-orphan', agent_name: 'tool-only-agent' });
+  tools.push({ ...tools[0], span_id: spanIdFor('c-orphan'), agent_name: 'tool-only-agent' });
 
   const spanErrors: SpanErrorRow[] = [];
   for (let i = 0; i < 60; i++) {
-    spanErrors.push({ tenant_id: TENANT, project_id: PROJECT, ts: inWindowTime(rnd), span_name: rnd.pick(['llm', 'tool:bash', 'root']), trace_id: `t${rnd.int(0, 59)}`, span_id: `e${i}` });
+    spanErrors.push({ tenant_id: TENANT, project_id: PROJECT, ts: inWindowTime(rnd), span_name: rnd.pick(['llm', 'tool:bash', 'root']), trace_id: traceIdFor(`t${rnd.int(0, 59)}`), span_id: spanIdFor(`e${i}`) });
   }
 
   const issues: IssueRow[] = [];

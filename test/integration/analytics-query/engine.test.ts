@@ -13,6 +13,7 @@ import { allEvents, COMMON_DIMENSIONS } from '../../../src/analytics/catalog.js'
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { GOLDEN_CASES, GOLDEN_PROJECT, GOLDEN_TENANT } from '../../golden/analytics-query/cases.js';
 import { chTime, DAY, insertGenerations, insertTools, isoSecond } from './seed.js';
+import { spanIdFor, traceIdFor } from '../../helpers/event-ids.js';
 
 let store: ClickHouseStore;
 let dataDir: string;
@@ -42,7 +43,9 @@ describe('catalog and DDL', () => {
     for (const event of allEvents()) {
       for (const column of ['tenant_id', 'project_id', 'timestamp']) expect(columns.has(`${event.table}.${column}`), `${event.table}.${column}`).toBe(true);
       if (event.discriminator) expect(columns.get(`${event.table}.${event.discriminator.column}`)).toMatch(/String/);
-      for (const d of event.dimensions) expect(columns.get(`${event.table}.${d.column}`), `${event.name}.${d.field}`).toMatch(/^(LowCardinality\()?String\)?$/);
+      // A dimension is text, or an id stored as an id (clickhouse/009) that the compiler reads as text.
+      const STORED: Record<string, RegExp> = { uuid: /^UUID$/, hex64: /^UInt64$/ };
+      for (const d of event.dimensions) expect(columns.get(`${event.table}.${d.column}`), `${event.name}.${d.field}`).toMatch(d.stored ? STORED[d.stored] : /^(LowCardinality\()?String\)?$/);
       for (const m of event.measures) {
         const type = columns.get(`${event.table}.${m.column}`);
         expect(type, `${event.name}.${m.field}`).toMatch(m.storage === 'integer' ? /^U?Int(8|16|32|64)$/ : /^(Nullable\()?Float64\)?$/);
@@ -86,8 +89,8 @@ describe('golden queries', () => {
 describe('large integers', () => {
   test('sums past 2^53 are exact numeric strings; small integers stay numbers', async () => {
     const big = 2n ** 62n;
-    const base = { tenant_id: 'big', project_id: 'big', ts: NOW - DAY, model: 'm', trace_id: 't', duration_ms: 1, output_tokens: 1, tps: null, error: 0 as const };
-    await insertGenerations(store, [0, 1, 2].map((i) => ({ ...base, span_id: `s${i}`, input_tokens: big.toString() })));
+    const base = { tenant_id: 'big', project_id: 'big', ts: NOW - DAY, model: 'm', trace_id: traceIdFor('t'), duration_ms: 1, output_tokens: 1, tps: null, error: 0 as const };
+    await insertGenerations(store, [0, 1, 2].map((i) => ({ ...base, span_id: spanIdFor(`s${i}`), input_tokens: big.toString() })));
     const result = await runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, 'big', 'big', {
       from: 'generation.completed',
       ...window,
@@ -106,7 +109,7 @@ describe('time limit', () => {
   test('a query past the limit fails with query_timeout (504)', async () => {
     await store.client.command({
       query: `INSERT INTO ${store.table('event_generation_completed')} (tenant_id, project_id, timestamp, model, trace_id, span_id, duration_ms, input_tokens)
-        SELECT 'slow', 'slow', toDateTime64({ts:String}, 3, 'UTC'), toString(number % 97), toString(number % 50000), toString(number), number % 1000, number
+        SELECT 'slow', 'slow', toDateTime64({ts:String}, 3, 'UTC'), toString(number % 97), toUUID(concat('00000000-0000-5000-8000-', leftPad(toString(number % 50000), 12, '0'))), number + 1, number % 1000, number
         FROM numbers(2000000)`,
       query_params: { ts: chTime(NOW - DAY) },
     });
@@ -139,7 +142,7 @@ describe('hostile values are data', () => {
   test('each value matches exactly the row that holds it, and the table is still there', async () => {
     // Which binding path this run exercises (vitest projects "default" and "server-params").
     expect(store.binding).toBe(process.env.CLICKHOUSE_PARAM_BINDING === 'server' ? 'server' : 'literal');
-    const rows = hostile.map((tool, i) => ({ tenant_id: 'hostile', project_id: 'hostile', ts: NOW - DAY, tool, agent_name: tool, trace_id: 't', span_id: `s${i}`, duration_ms: 1, output_tokens: 1, error: 0 as const }));
+    const rows = hostile.map((tool, i) => ({ tenant_id: 'hostile', project_id: 'hostile', ts: NOW - DAY, tool, agent_name: tool, trace_id: traceIdFor('t'), span_id: spanIdFor(`s${i}`), duration_ms: 1, output_tokens: 1, error: 0 as const }));
     await insertTools(store, rows);
     const run = (body: Record<string, unknown>) => runAnalyticsQuery({ ch: store, config: { queryTimeoutSeconds: 15 } }, 'hostile', 'hostile', { from: 'tool.called', ...window, ...body });
     for (const value of hostile) {

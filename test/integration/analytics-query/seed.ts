@@ -2,8 +2,10 @@
  * Writes rows straight into the event tables (clickhouse/002_events.sql) for the analytics query
  * tests, filling every column the test does not care about with its empty value, and a small
  * deterministic random source so expected figures are computed from the same rows in the test.
+ * Span ids go in as the per-span tables store them (a UInt64, clickhouse/009): rows carry hex text.
  */
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { storedSpanId } from '../../../src/ingest/encoded-rows.js';
 
 export const DAY = 86_400_000;
 
@@ -99,7 +101,7 @@ export const insertGenerations = (store: ClickHouseStore, rows: GenerationRow[])
       ...common(r),
       model: r.model,
       trace_id: r.trace_id,
-      span_id: r.span_id,
+      span_id: storedSpanId(r.span_id),
       duration_ms: r.duration_ms,
       input_tokens: r.input_tokens,
       output_tokens: r.output_tokens,
@@ -112,11 +114,11 @@ export const insertTools = (store: ClickHouseStore, rows: ToolRow[]) =>
   insert(
     store,
     'event_tool_called',
-    rows.map((r) => ({ ...common(r), tool: r.tool, agent_name: r.agent_name, trace_id: r.trace_id, span_id: r.span_id, duration_ms: r.duration_ms, output_tokens: r.output_tokens, error: r.error })),
+    rows.map((r) => ({ ...common(r), tool: r.tool, agent_name: r.agent_name, trace_id: r.trace_id, span_id: storedSpanId(r.span_id), duration_ms: r.duration_ms, output_tokens: r.output_tokens, error: r.error })),
   );
 
 export const insertSpanErrors = (store: ClickHouseStore, rows: SpanErrorRow[]) =>
-  insert(store, 'event_span_errored', rows.map((r) => ({ ...common(r), span_name: r.span_name, trace_id: r.trace_id, span_id: r.span_id })));
+  insert(store, 'event_span_errored', rows.map((r) => ({ ...common(r), span_name: r.span_name, trace_id: r.trace_id, span_id: storedSpanId(r.span_id) })));
 
 export const insertTraces = (store: ClickHouseStore, rows: TraceRow[]) =>
   insert(

@@ -23,7 +23,7 @@ describe('preset views: memory ceiling', () => {
     await ch.client.command({
       query: `INSERT INTO ${ch.table('event_generation_completed')} (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
         SELECT '${T}', '${P}', toDateTime64('2026-11-01 00:00:00', 3, 'UTC') + toIntervalMillisecond(number * 200), 'sdk', 'otlp', 'm', 'p',
-          toString(number), toString(number), 10, 1, 1, number + 0.5, 0 FROM numbers(${ROWS})`,
+          toUUID(concat('00000000-0000-5000-8000-', leftPad(toString(number), 12, '0'))), number + 1, 10, 1, 1, number + 0.5, 0 FROM numbers(${ROWS})`,
     });
   }, 120_000);
   afterAll(async () => {

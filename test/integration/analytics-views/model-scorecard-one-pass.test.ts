@@ -10,6 +10,8 @@ import { computeModelScorecardCost } from '../../../src/analytics/cost/cost-obje
 import { modelScorecardView } from '../../../src/analytics/views/model-scorecard-view.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
+import { storedSpanId } from '../../../src/ingest/encoded-rows.js';
+import { spanIdFor, traceIdFor } from '../../helpers/event-ids.js';
 
 const T = 'tenant-m';
 const P = 'project-m';
@@ -25,15 +27,15 @@ interface Run {
 }
 
 const RUNS: Run[] = [
-  { id: 'r1', at: '2026-11-01 01:00:00.000', models: ['gpt-test', 'claude-test-1'], costs: { 'gpt-test': 0.01, 'claude-test-1': 0.02 }, processedAt: '2026-11-01 02:00:00.000' },
+  { id: traceIdFor('r1'), at: '2026-11-01 01:00:00.000', models: ['gpt-test', 'claude-test-1'], costs: { 'gpt-test': 0.01, 'claude-test-1': 0.02 }, processedAt: '2026-11-01 02:00:00.000' },
   // Processed twice: only the newer row counts (its dollars, its models).
-  { id: 'r2', at: '2026-11-01 03:00:00.000', models: ['gpt-test'], costs: { 'gpt-test': 5 }, processedAt: '2026-11-01 04:00:00.000' },
-  { id: 'r2', at: '2026-11-01 03:00:00.000', models: ['gpt-test', 'claude-test-1'], costs: { 'gpt-test': 0.004, 'claude-test-1': 0 }, processedAt: '2026-11-01 05:00:00.000' },
+  { id: traceIdFor('r2'), at: '2026-11-01 03:00:00.000', models: ['gpt-test'], costs: { 'gpt-test': 5 }, processedAt: '2026-11-01 04:00:00.000' },
+  { id: traceIdFor('r2'), at: '2026-11-01 03:00:00.000', models: ['gpt-test', 'claude-test-1'], costs: { 'gpt-test': 0.004, 'claude-test-1': 0 }, processedAt: '2026-11-01 05:00:00.000' },
   // claude-test-1's stored dollars sum to 0 over the window: the row still shows 0, not null.
-  { id: 'r3', at: '2026-11-01 06:00:00.000', models: ['claude-test-1'], costs: { 'claude-test-1': 0 }, processedAt: '2026-11-01 07:00:00.000' },
+  { id: traceIdFor('r3'), at: '2026-11-01 06:00:00.000', models: ['claude-test-1'], costs: { 'claude-test-1': 0 }, processedAt: '2026-11-01 07:00:00.000' },
   // Re-processed into the next day: out of the window, though its older row was in it.
-  { id: 'r4', at: '2026-11-01 08:00:00.000', models: ['gpt-test'], costs: { 'gpt-test': 3 }, processedAt: '2026-11-01 09:00:00.000' },
-  { id: 'r4', at: '2026-11-02 08:00:00.000', models: ['gpt-test'], costs: { 'gpt-test': 3 }, processedAt: '2026-11-02 09:00:00.000' },
+  { id: traceIdFor('r4'), at: '2026-11-01 08:00:00.000', models: ['gpt-test'], costs: { 'gpt-test': 3 }, processedAt: '2026-11-01 09:00:00.000' },
+  { id: traceIdFor('r4'), at: '2026-11-02 08:00:00.000', models: ['gpt-test'], costs: { 'gpt-test': 3 }, processedAt: '2026-11-02 09:00:00.000' },
 ];
 
 describe('model_scorecard: one trace.processed pass', () => {
@@ -52,11 +54,11 @@ describe('model_scorecard: one trace.processed pass', () => {
       }], 'ingest');
     }
     const calls = [
-      ['r1', '01:00', 'gpt-test', 'openai'], ['r1', '01:00', 'claude-test-1', 'anthropic'], ['r2', '03:00', 'gpt-test', 'openai'], ['r3', '06:00', 'claude-test-1', 'anthropic'],
+      [traceIdFor('r1'), '01:00', 'gpt-test', 'openai'], [traceIdFor('r1'), '01:00', 'claude-test-1', 'anthropic'], [traceIdFor('r2'), '03:00', 'gpt-test', 'openai'], [traceIdFor('r3'), '06:00', 'claude-test-1', 'anthropic'],
     ];
     await ch.insert(ch.table('event_generation_completed'), calls.map(([trace, at, model, provider], i) => ({
       tenant_id: T, project_id: P, timestamp: `2026-11-01 ${at}:00.000`, actor: 'sdk', surface: 'otlp', model, provider,
-      trace_id: trace, span_id: `s${i}`, duration_ms: 10, input_tokens: 100, output_tokens: 10, tps: 5, error: 0,
+      trace_id: trace, span_id: storedSpanId(spanIdFor(`s${i}`)), duration_ms: 10, input_tokens: 100, output_tokens: 10, tps: 5, error: 0,
     })), 'ingest');
   });
   afterAll(async () => {

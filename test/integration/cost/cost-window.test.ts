@@ -80,7 +80,9 @@ describe('cost object over a window', () => {
     const scope = newScope();
     const id = await gptTrace(scope);
     const [gen] = await (await store.client.query({
-      query: `SELECT * FROM ${store.table('event_generation_completed')} WHERE trace_id = {id:String}`, query_params: { id }, format: 'JSONEachRow',
+      query: `SELECT * FROM ${store.table('event_generation_completed')} WHERE trace_id = {id:UUID}`, query_params: { id }, format: 'JSONEachRow',
+      // The UInt64 span id as exact text: read back as a JSON number it would lose its low digits.
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
     })).json<Record<string, unknown>>();
     await store.client.insert({ table: store.table('event_generation_completed'), values: [{ ...gen, inserted_at: '2030-01-01 00:00:00.000' }], format: 'JSONEachRow' });
     await seedTraces(store, scope, [{ traceId: id, timestamp: at(0, '10:00:00'), inputTokens: 1000, outputTokens: 500, basis: 'unavailable', processedAt: '2030-01-01 00:00:00.000' }]);

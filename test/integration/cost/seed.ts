@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { storedSpanId } from '../../../src/ingest/encoded-rows.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**
@@ -96,7 +97,7 @@ export async function seedGenerations(store: ClickHouseStore, scope: Scope, gene
     model: g.model,
     provider: g.provider ?? '',
     trace_id: g.traceId,
-    span_id: crypto.randomBytes(8).toString('hex'),
+    span_id: storedSpanId(crypto.randomBytes(8).toString('hex')),
     duration_ms: 100,
     input_tokens: g.input,
     output_tokens: g.output,

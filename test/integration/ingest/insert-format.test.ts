@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, type InsertTable } from '../../../src/ingest/encoded-rows.js';
+import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, storedSpanId, toolCalledLine, type InsertTable } from '../../../src/ingest/encoded-rows.js';
+import { storedIdText } from '../../../src/stores/clickhouse-sql/event-ids.js';
 import { otlpOrigin, type SpanEventRows } from '../../../src/ingest/event-rows.js';
 import { deriveRequestRows } from '../../../src/ingest/ingest-prepare.js';
 import { normalizeExport } from '../../../src/ingest/normalized-span.js';
@@ -142,7 +143,9 @@ describe('the per-span tables\' insert format', () => {
     for (const table of TABLES) {
       await store.insertBody(store.table(table), [bodyFor(rows, table)], 'ingest', INSERT_COLUMNS[table]);
       await runner.insertBody(store.table(`${table}_streamed`), [bodyFor(rows, table)], 'ingest', INSERT_COLUMNS[table]);
-      const jsonEachRow = Buffer.from(rowsFor(rows, table).map((r) => `${jsonLine(r)}\n`).join(''));
+      // JSONEachRow of the same rows, span ids as the event tables store them (a UInt64, clickhouse/009).
+      const asStored = (r: object) => (table === 'spans' ? r : { ...r, span_id: storedSpanId((r as { span_id: string }).span_id) });
+      const jsonEachRow = Buffer.from(rowsFor(rows, table).map((r) => `${jsonLine(asStored(r))}\n`).join(''));
       await store.insertBody(store.table(`${table}_json`), [jsonEachRow], 'ingest');
       const compact = await stored(table);
       expect(compact).toHaveLength(rowsFor(rows, table).length);
@@ -167,6 +170,25 @@ describe('the per-span tables\' insert format', () => {
     const [generation] = await stored('event_generation_completed');
     expect(generation.tps).toBeCloseTo(123456790 / 0.003, 0);
     expect((await stored('event_generation_completed'))[1].tps).toBeNull();
+  });
+
+  it('round-trips span ids with leading zeros and the largest value, and trace ids, through both insert paths', async () => {
+    const spanIds = ['0000000000000001', '00000000000000ff', '00ff00ff00ff00ff', '7fffffffffffffff', '8000000000000000', 'ffffffffffffffff'];
+    const traceIds = ['00000000-0000-5000-8000-000000000001', 'ffffffff-ffff-5fff-bfff-ffffffffffff'];
+    const tool = rows.tools[0];
+    const written = spanIds.map((spanId, i) => ({ ...tool, tenant_id: 'tenant-ids', span_id: spanId, trace_id: traceIds[i % 2] }));
+    // The ingest path (JSONCompactEachRow lines) and the settler's rewrites (JSONEachRow lines).
+    const compact = encodeSpanEventRows({ spans: [], generations: [], tools: written, errors: [] }).tools.body;
+    await store.insertBody(store.table('event_tool_called'), [compact], 'ingest', INSERT_COLUMNS.event_tool_called);
+    await store.insertLines(store.table('event_tool_called_json'), written.map(toolCalledLine), 'ingest');
+    for (const table of ['event_tool_called', 'event_tool_called_json']) {
+      const back = await store.read<{ trace_id: string; span_id: string }>(
+        raw(`SELECT ${storedIdText('uuid', 'trace_id')} AS trace_id, ${storedIdText('hex64', 'span_id')} AS span_id FROM ${store.table(table)}
+          WHERE tenant_id = 'tenant-ids' ORDER BY span_id`),
+        { lane: 'system' },
+      );
+      expect([table, back]).toEqual([table, written.map((w) => ({ trace_id: w.trace_id, span_id: w.span_id }))]);
+    }
   });
 
   it('summarizes a trace from its held lines as from a read-back of what was stored', async () => {

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { storedSpanId } from '../../../src/ingest/encoded-rows.js';
+import { spanIdFor } from '../../helpers/event-ids.js';
 
 let svc: TestService;
 
@@ -73,10 +75,10 @@ describe('metrics', () => {
     // The trace at 30 minutes is processed again (a late span): the newer row replaces the older.
     await insert('event_trace_processed', [{ ...common, agent_name: 'bot', timestamp: chTime(30), trace_id: traces[1].trace_id, error_count: 3, root_status_code: 'ERROR', has_root: 1, root_duration_ms: 950, processed_at: chTime(-1) }]);
     await insert('event_tool_called', [
-      { ...common, timestamp: chTime(35), tool: 'search', agent_name: 'bot', trace_id: traces[0].trace_id, span_id: 'a1', duration_ms: 5, error: 0 },
-      { ...common, timestamp: chTime(25), tool: 'search', agent_name: 'bot', trace_id: traces[1].trace_id, span_id: 'b1', duration_ms: 5, error: 1 },
-      { ...common, timestamp: chTime(15), tool: 'lookup', agent_name: 'bot', trace_id: traces[2].trace_id, span_id: 'c1', duration_ms: 5, error: 0 },
-      { ...common, timestamp: chTime(5), tool: 'lookup', agent_name: 'bot', trace_id: traces[3].trace_id, span_id: 'd1', duration_ms: 5, error: 0 },
+      { ...common, timestamp: chTime(35), tool: 'search', agent_name: 'bot', trace_id: traces[0].trace_id, span_id: storedSpanId(spanIdFor('a1')), duration_ms: 5, error: 0 },
+      { ...common, timestamp: chTime(25), tool: 'search', agent_name: 'bot', trace_id: traces[1].trace_id, span_id: storedSpanId(spanIdFor('b1')), duration_ms: 5, error: 1 },
+      { ...common, timestamp: chTime(15), tool: 'lookup', agent_name: 'bot', trace_id: traces[2].trace_id, span_id: storedSpanId(spanIdFor('c1')), duration_ms: 5, error: 0 },
+      { ...common, timestamp: chTime(5), tool: 'lookup', agent_name: 'bot', trace_id: traces[3].trace_id, span_id: storedSpanId(spanIdFor('d1')), duration_ms: 5, error: 0 },
     ]);
 
     const metrics = (await metricsOf(project.id)).body.metrics as any[];
@@ -97,7 +99,7 @@ describe('metrics', () => {
     expect(failing.total_events).toBe(4);
     expect(failing.monitor).toMatchObject({ latest_status: 'breached', latest_value: 0.25 });
     expect(failing.recent_events.map((e: any) => [e.id, e.value])).toEqual([
-      [`${traces[3].trace_id}:d1`, false], [`${traces[2].trace_id}:c1`, false], [`${traces[1].trace_id}:b1`, true], [`${traces[0].trace_id}:a1`, false],
+      [`${traces[3].trace_id}:${spanIdFor('d1')}`, false], [`${traces[2].trace_id}:${spanIdFor('c1')}`, false], [`${traces[1].trace_id}:${spanIdFor('b1')}`, true], [`${traces[0].trace_id}:${spanIdFor('a1')}`, false],
     ]);
 
     const latency = metrics.find((m) => m.name === 'Latency p95 (ms)');

@@ -10,16 +10,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { runPresetView, type ViewName } from '../../../src/analytics/views/preset-views.js';
+import type { ViewName } from '../../../src/analytics/views/preset-views.js';
 import { migrationDirs } from '../../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
-import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
+import { asText, copyRows } from '../../helpers/previous-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
-import { baseInstant, iso, viewsOverDataset } from '../analytics-views/dataset.js';
+import { baseInstant, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+import { datasetAnswers } from './dataset-answers.js';
 
 const MIGRATION = '005_compact_columns_and_run_coverage.sql';
 let h: Harness;
@@ -28,7 +28,7 @@ let previousDir: string;
 let tenantId: string;
 let projectId: string;
 const base = baseInstant();
-const { window: W, now: NOW, views: VIEWS } = viewsOverDataset(base);
+const { views: VIEWS } = viewsOverDataset(base);
 const TABLES = Object.keys(SHARDING_KEYS);
 
 const current = () => h.svc.service.deps.ch;
@@ -43,8 +43,14 @@ const LATER: Record<string, string[]> = { event_trace_processed: ['first_process
 /** Columns whose codec a later migration changes (007: ids back to LZ4; its own test checks them). */
 const LATER_CODEC = new Set(['event_generation_completed', 'event_tool_called', 'event_span_errored'].flatMap((t) => [`${t}.trace_id`, `${t}.span_id`]));
 
-/** Columns whose type a later migration changes (008: LowCardinality tenant and project; its own test checks them). */
-const LATER_TYPE = new Set(['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'].flatMap((t) => [`${t}.tenant_id`, `${t}.project_id`]));
+/**
+ * Columns whose type a later migration changes (008: LowCardinality tenant and project; 009: the
+ * per-span tables' ids as UUID and UInt64; their own tests check them).
+ */
+const LATER_TYPE = new Set([
+  ...['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'].flatMap((t) => [`${t}.tenant_id`, `${t}.project_id`]),
+  ...['event_generation_completed', 'event_tool_called', 'event_span_errored'].flatMap((t) => [`${t}.trace_id`, `${t}.span_id`]),
+]);
 
 async function columns(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec: string }[]> {
   const all = (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as { name: string; type: string; compression_codec: string }[];
@@ -62,20 +68,12 @@ async function columnsAsOf005(store: ClickHouseStore, table: string): Promise<{ 
 
 /** Every row of a table, newest version per key, all columns, in key order. */
 async function finalRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
-  const names = (await columns(store, table)).map((c) => `\`${c.name}\``).join(', ');
-  return rows(store, `SELECT ${names} FROM ${store.table(table)} FINAL ORDER BY ${names}`);
+  // Ids as text: 009 stores the per-span tables' ids as UUID / UInt64 (its own test checks them).
+  const list = await columns(store, table);
+  return rows(store, `SELECT ${list.map(asText).join(', ')} FROM ${store.table(table)} FINAL ORDER BY ${list.map((c) => `\`${c.name}\``).join(', ')}`);
 }
 
-async function answers(ch: ClickHouseStore, views: ViewName[]): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  const deps = { ch, sql: h.svc.service.deps.sql };
-  for (const [view, params] of VIEWS.filter(([v]) => views.includes(v))) out[`view ${view}`] = await runPresetView(deps, tenantId, projectId, view, params, NOW);
-  for (const [name, body] of Object.entries(GOLDEN_CASES)) {
-    const windowed = { ...body, start: iso(W.start), end_exclusive: iso(W.endExclusive) };
-    out[`query ${name}`] = await runAnalyticsQuery({ ch, config: { queryTimeoutSeconds: 15 } }, tenantId, projectId, windowed);
-  }
-  return out;
-}
+const answers = (ch: ClickHouseStore, views: ViewName[]) => datasetAnswers(ch, h.svc.service.deps.sql, { tenantId, projectId, base }, views);
 
 let before: Record<string, unknown>;
 let previousSchema: { modelType: string; processedColumns: string[]; counts: Record<string, number> };
@@ -92,10 +90,7 @@ beforeAll(async () => {
   previous = await openClickHouse({ url: null, user: '', password: '', database: 'lookout_previous', cluster: null, dataDir: h.svc.dataDir });
   expect(await migrateClickHouse(previous, previousDir)).toEqual(['001_spans.sql', '002_events.sql', '003_traces.sql', '004_cache_write_tokens.sql']);
   // Every stored version of every row (re-settled traces, rewritten tool rows), as the old tables hold them.
-  for (const table of TABLES) {
-    const names = (await columns(previous, table)).map((c) => `\`${c.name}\``).join(', ');
-    await previous.client.command({ query: `INSERT INTO ${previous.table(table)} (${names}) SELECT ${names} FROM ${current().table(table)}` });
-  }
+  for (const table of TABLES) await copyRows(current(), previous, table);
   // Everything but the window view reads only columns the previous schema has.
   before = await answers(previous, ['general', 'base', 'agent_scorecard', 'tool_aggregates', 'model_scorecard', 'roi']);
   const counts: Record<string, number> = {};

@@ -17,7 +17,8 @@ import { seedThroughIngestion, startHarness, type Harness } from '../analytics-v
 const MIGRATION = '007_id_codecs_for_final.sql';
 const TABLES = ['event_generation_completed', 'event_tool_called', 'event_span_errored'];
 /** Columns whose type a later migration changes (008: LowCardinality tenant and project; its own test checks them). */
-const LATER_TYPE = ['tenant_id', 'project_id'];
+// 008's LowCardinality tenant and project, 009's UUID trace and UInt64 span ids (their own tests check them).
+const LATER_TYPE = ['tenant_id', 'project_id', 'trace_id', 'span_id'];
 let h: Harness;
 let previous: ClickHouseStore;
 let installation: PreviousInstallation;
@@ -59,7 +60,7 @@ describe('ClickHouse migration 007 on an installation with data', () => {
       const after = await columns(previous, table);
       expect([table, after]).toEqual([table, await columns(current(), table)]);
       expect([table, codecOf(after, 'trace_id'), codecOf(after, 'span_id')]).toEqual([table, 'CODEC(LZ4)', 'CODEC(LZ4)']);
-      // Only the codecs changed: names and types as before (but for 008's tenant and project types).
+      // Only the codecs changed: names and types as before (but for the later types).
       const withoutLater = (list: Column[]) => list.filter((c) => !LATER_TYPE.includes(c.name)).map((c) => [c.name, c.type]);
       expect(withoutLater(after)).toEqual(withoutLater(previousColumns[table]));
     }

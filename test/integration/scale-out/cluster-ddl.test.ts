@@ -40,7 +40,11 @@ describe('ClickHouse cluster DDL', () => {
     }
     // Every version of a row lives on one shard: the key is a column of the table's sorting key.
     expect(SHARDING_KEYS.event_issue).toBe('cityHash64(event_id)');
-    for (const table of tables.filter((t) => t !== 'event_issue')) expect(SHARDING_KEYS[table]).toBe('cityHash64(trace_id)');
+    // The per-span event tables' trace_id is a UUID (migration 009): hashed as its text, the same
+    // hash as the String trace ids of the other per-trace tables.
+    for (const table of tables.filter((t) => t !== 'event_issue')) {
+      expect([table, SHARDING_KEYS[table]]).toEqual([table, /^event_(generation_completed|tool_called|span_errored)$/.test(table) ? 'cityHash64(toString(trace_id))' : 'cityHash64(trace_id)']);
+    }
     // An ALTER reaches the data (local) and the Distributed table's column list, in that order.
     const alters = statements.filter((s) => s.startsWith('ALTER TABLE'));
     expect(alters[0]).toMatch(/^ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`\n\s+ADD COLUMN IF NOT EXISTS cache_write_input_tokens/);
@@ -51,7 +55,29 @@ describe('ClickHouse cluster DDL', () => {
     }
     // A backfill (issue 17) goes through the Distributed table, in the foreground, joining GLOBAL.
     const inserts = statements.filter((s) => s.startsWith('INSERT'));
-    expect(inserts).toHaveLength(1);
+    // 005's backfill, then 009's copy and catch-up of each of its three tables.
+    expect(inserts).toHaveLength(7);
+    for (const insert of inserts.slice(1)) {
+      expect(insert).toMatch(/^INSERT INTO `lookout`.`event_\w+` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
+      expect(insert).not.toMatch(/_local|\{db\}/);
+    }
+    // 009's rebuild copies: sharded as their tables, and their Keeper path follows the table's UUID
+    // (EXCHANGE TABLES swaps names; a path named after the copy would then belong to the live table).
+    for (const table of ['event_generation_completed', 'event_tool_called', 'event_span_errored']) {
+      const copy = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_v009_local\``));
+      expect(copy).toMatch(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{uuid\}\/\{shard\}', '\{replica\}', inserted_at\)/);
+      expect(statements).toContain(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_v009\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${table}_v009_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${table}_v009_local\`, cityHash64(toString(trace_id)))`);
+    }
+    // 009's rebuild: the local tables swap, then each Distributed table is replaced over its local
+    // table's new columns, with its sharding key.
+    const exchanges = statements.filter((s) => s.startsWith('EXCHANGE'));
+    expect(exchanges).toHaveLength(3);
+    for (const exchange of exchanges) {
+      const [, table] = /^EXCHANGE TABLES `lookout`.`(\w+)_local` AND `lookout`.`\1_v009_local` ON CLUSTER `lookout_cluster`$/.exec(exchange) ?? [];
+      const next = statements.slice(statements.indexOf(exchange) + 1, statements.indexOf(exchange) + 3);
+      expect(next).toEqual([`${table}`, `${table}_v009`].map((name) =>
+        `CREATE OR REPLACE TABLE \`lookout\`.\`${name}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${name}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${name}_local\`, cityHash64(toString(trace_id)))`));
+    }
     expect(inserts[0]).toMatch(/^INSERT INTO `lookout`.`event_trace_processed` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
     expect(inserts[0]).not.toMatch(/_local|\{db\}/);
     expect(inserts[0].match(/GLOBAL LEFT JOIN/g)).toHaveLength(2);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   emptyEncodedRows, encodeSpanEventRows, errorValues, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues,
-  storedRowsFromSpanLines, toolValues,
+  storedRowsFromSpanLines, storedSpanId, toolCalledLine, toolValues,
 } from '../../../src/ingest/encoded-rows.js';
 import type { SpanEventRows, SpanRow } from '../../../src/ingest/event-rows.js';
 import { STORED_SPAN_COLUMNS } from '../../../src/ingest/stored-spans.js';
@@ -72,9 +72,24 @@ describe('insert columns', () => {
 
   it('lists each table\'s values in the order of its columns', () => {
     expect(spanValues(named(INSERT_COLUMNS.spans))).toEqual([...INSERT_COLUMNS.spans]);
-    expect(generationValues(named(INSERT_COLUMNS.event_generation_completed))).toEqual([...INSERT_COLUMNS.event_generation_completed]);
-    expect(toolValues(named(INSERT_COLUMNS.event_tool_called))).toEqual([...INSERT_COLUMNS.event_tool_called]);
-    expect(errorValues(named(INSERT_COLUMNS.event_span_errored))).toEqual([...INSERT_COLUMNS.event_span_errored]);
+    // The per-span event tables store span_id as a UInt64 (clickhouse/009): its value is the decimal text.
+    const SPAN = '00000000000000ff';
+    const event = (columns: readonly string[]) => ({ ...(named(columns) as object), span_id: SPAN }) as never;
+    const expected = (columns: readonly string[]) => columns.map((c) => (c === 'span_id' ? '255' : c));
+    expect(generationValues(event(INSERT_COLUMNS.event_generation_completed))).toEqual(expected(INSERT_COLUMNS.event_generation_completed));
+    expect(toolValues(event(INSERT_COLUMNS.event_tool_called))).toEqual(expected(INSERT_COLUMNS.event_tool_called));
+    expect(errorValues(event(INSERT_COLUMNS.event_span_errored))).toEqual(expected(INSERT_COLUMNS.event_span_errored));
+  });
+
+  it('writes a span id as the exact decimal of the UInt64 its 16 hex characters spell', () => {
+    // Leading zeros, the sign bit, and the largest value: past 2^53 a JS number would round.
+    expect(storedSpanId('0000000000000001')).toBe('1');
+    expect(storedSpanId('00ff00ff00ff00ff')).toBe('71777214294589695');
+    expect(storedSpanId('8000000000000000')).toBe('9223372036854775808');
+    expect(storedSpanId('ffffffffffffffff')).toBe('18446744073709551615');
+    expect(storedSpanId('ffffffffffffffff')).not.toBe(String(Number.parseInt('ffffffffffffffff', 16)));
+    const line = JSON.parse(toolCalledLine({ ...(named(INSERT_COLUMNS.event_tool_called) as object), span_id: 'fffffffffffffffe' } as never));
+    expect(line.span_id).toBe('18446744073709551614');
   });
 
   it('names every column once', () => {

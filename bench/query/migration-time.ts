@@ -1,12 +1,13 @@
 /**
- * How long ClickHouse migration 008 (tenant_id / project_id LowCardinality in the event tables FINAL
- * reads) takes on an installation with data: a database built from the migrations before 008, then
+ * How long a ClickHouse migration of the event tables takes on an installation with data (--migration:
+ * 008, tenant_id / project_id LowCardinality, a mutation; 009, the per-span tables rebuilt with UUID /
+ * UInt64 ids, a copy): a database built from the migrations before it, then
  * --generations generation rows, a tenth as many processed traces and tool calls, each table in
  * --inserts time-ordered inserts (parts as ingestion leaves them: merges stopped while seeding, started
- * again before the migration, whose mutation runs on the merge pool), then 008 applied as the service
- * applies it. Prints the time and ms per million rows.
+ * again before the migration, whose mutation runs on the merge pool), then the migration alone applied
+ * as the service applies it. Prints the time and ms per million rows.
  *
- *   npx tsx bench/query/migration-008.ts [--generations 2000000] [--inserts 16]
+ *   npx tsx bench/query/migration-time.ts [--migration 009] [--generations 2000000] [--inserts 16]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,15 +23,26 @@ const flag = (name: string, fallback: number) => {
 };
 const GENERATIONS = flag('generations', 2_000_000);
 const INSERTS = flag('inserts', 16);
-const MIGRATION = '008_tenant_keys_low_cardinality.sql';
+const MIGRATION = (() => {
+  const i = args.indexOf('--migration');
+  const number = i >= 0 ? args[i + 1] : '009';
+  const file = readMigrations(migrationDirs.clickhouse).find((f) => f.name.startsWith(`${number}_`));
+  if (!file) throw new Error(`no ClickHouse migration ${number}`);
+  return file.name;
+})();
 const TENANT = '5d1c8a0e-2f4b-4c6d-9e8f-0a1b2c3d4e5f';
 const PROJECT = 'a7e3b9c1-d5f2-4a8b-b6c4-e1f2a3b4c5d6';
 const SPAN = 20 * 86_400_000;
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-migration-008-'));
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-migration-time-'));
 const previousDir = path.join(dir, 'previous');
+const targetDir = path.join(dir, 'target');
 fs.mkdirSync(previousDir);
-for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < MIGRATION)) fs.writeFileSync(path.join(previousDir, file.name), file.text);
+fs.mkdirSync(targetDir);
+for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name <= MIGRATION)) {
+  fs.writeFileSync(path.join(file.name < MIGRATION ? previousDir : targetDir, file.name), file.text);
+  if (file.name < MIGRATION) fs.writeFileSync(path.join(targetDir, file.name), file.text);
+}
 const ch = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir: path.join(dir, 'data') });
 try {
   await migrateClickHouse(ch, previousDir);
@@ -55,10 +67,10 @@ try {
     }
     total += rows;
   }
-  // Merges back on: the ALTER's mutation runs on the merge pool and the migration waits for it.
+  // Merges back on: an ALTER's mutation runs on the merge pool and the migration waits for it.
   for (const [table] of tables) await ch.client.command({ query: `SYSTEM START MERGES ${ch.table(table)}` });
   const start = performance.now();
-  const applied = await migrateClickHouse(ch, migrationDirs.clickhouse);
+  const applied = await migrateClickHouse(ch, targetDir);
   const ms = performance.now() - start;
   const [left] = await (await ch.client.query({ query: `SELECT count() AS n FROM system.mutations WHERE database = 'lookout' AND NOT is_done`, format: 'JSONEachRow' })).json<{ n: string }>();
   console.log(`applied ${applied.join(', ')} to ${total} rows (${GENERATIONS} generations) in ${(ms / 1000).toFixed(1)} s: ${(ms / (total / 1e6)).toFixed(0)} ms per million rows; mutations still running: ${left.n}; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);

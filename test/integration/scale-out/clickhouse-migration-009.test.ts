@@ -1,0 +1,154 @@
+/**
+ * ClickHouse migration 009 (the per-span event tables rebuilt with trace_id UUID and span_id UInt64)
+ * on an installation with data. The analytics-views data set is sent through OTLP ingestion into a
+ * current installation; every stored version of every row is copied (ids as the text the old schema
+ * held) into a database built from the migrations before 009, which is then migrated. Afterwards its
+ * columns equal a current installation's with only the two id types changed, no rebuild copy is
+ * left, every row version reads back unchanged, every preset view and golden DSL query answers as
+ * before and as the current installation does, and a second run applies nothing.
+ *
+ * Two more installations: one whose run was interrupted right after its first EXCHANGE TABLES (the
+ * live table converted, the old data under the copy's name), which a later run finishes with the
+ * same rows; and one where an older process writes a row into a table while its copy is being made
+ * (a rolling upgrade), which the catch-up after the swap carries over.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationDirs } from '../../../src/service.js';
+import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
+import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../../src/stores/migrations.js';
+import { allRows, columns, previousInstallation, rows, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
+import { baseInstant } from '../analytics-views/dataset.js';
+import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
+import { datasetAnswers } from './dataset-answers.js';
+
+const MIGRATION = '009_event_ids_uuid_uint64.sql';
+const CHANGED = ['event_generation_completed', 'event_tool_called', 'event_span_errored'];
+const TABLES = Object.keys(SHARDING_KEYS);
+const base = baseInstant();
+
+let h: Harness;
+let installation: PreviousInstallation;
+let previous: ClickHouseStore;
+let tenantId: string;
+let projectId: string;
+let previousColumns: Record<string, Column[]>;
+let rowsBefore: Record<string, Record<string, unknown>[]>;
+let before: Record<string, unknown>;
+let applied: string[];
+const others: PreviousInstallation[] = [];
+
+const current = () => h.svc.service.deps.ch;
+const answers = (ch: ClickHouseStore) => datasetAnswers(ch, h.svc.service.deps.sql, { tenantId, projectId, base });
+const typeOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.type;
+
+/** 009's statements as the runner sends them to this (single-node) store. */
+function statementsOf(store: ClickHouseStore): string[] {
+  const file = readMigrations(migrationDirs.clickhouse).find((f) => f.name === MIGRATION)!;
+  return renderClickHouseMigration(file.text, { database: store.database, cluster: null });
+}
+
+async function tableNames(store: ClickHouseStore): Promise<string[]> {
+  return (await rows(store, `SELECT name FROM system.tables WHERE database = '${store.database}' ORDER BY name`)).map((r) => String(r.name));
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  tenantId = h.svc.service.bootstrap!.tenantId;
+  projectId = (await h.svc.newProject('migrated-009')).id;
+  await seedThroughIngestion(h.svc, projectId, base);
+  installation = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES);
+  previous = installation.store;
+  previousColumns = installation.columns;
+  rowsBefore = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await allRows(previous, t)] as const)));
+  before = await answers(previous);
+  applied = await migrateClickHouse(previous, migrationDirs.clickhouse);
+}, 240_000);
+
+afterAll(async () => {
+  for (const other of others) await other.close();
+  await installation?.close();
+  await h?.stop();
+});
+
+describe('ClickHouse migration 009 on an installation with data', () => {
+  it('started from text ids, with rows in every table it rebuilds', async () => {
+    for (const table of CHANGED) {
+      expect([table, typeOf(previousColumns[table], 'trace_id'), typeOf(previousColumns[table], 'span_id')]).toEqual([table, 'String', 'String']);
+      expect([table, rowsBefore[table].length > 0]).toEqual([table, true]);
+    }
+  });
+
+  it('stores trace_id as UUID and span_id as UInt64, every column as a current installation has it, no copy left', async () => {
+    expect(applied).toEqual(readMigrations(migrationDirs.clickhouse).map((f) => f.name).filter((name) => name >= MIGRATION));
+    expect(applied[0]).toBe(MIGRATION);
+    for (const table of TABLES) {
+      const after = await columns(previous, table);
+      expect([table, after]).toEqual([table, await columns(current(), table)]);
+      const ids: Record<string, string> = CHANGED.includes(table) ? { trace_id: 'UUID', span_id: 'UInt64' } : {};
+      expect([table, after]).toEqual([table, previousColumns[table].map((c) => (ids[c.name] ? { ...c, type: ids[c.name] } : c))]);
+    }
+    expect(await tableNames(previous)).toEqual(await tableNames(current()));
+    expect((await tableNames(previous)).filter((n) => n.endsWith('_v009'))).toEqual([]);
+  });
+
+  it('keeps every row version unchanged (ids read back as the same text)', async () => {
+    for (const table of TABLES) {
+      const after = await allRows(previous, table);
+      expect([table, after]).toEqual([table, rowsBefore[table]]);
+      expect([table, after]).toEqual([table, await allRows(current(), table)]);
+    }
+  });
+
+  it('answers every view and golden DSL query as before, and as a current installation does', async () => {
+    const after = await answers(previous);
+    expect(after).toEqual(await answers(current()));
+    for (const [key, value] of Object.entries(before)) expect([key, after[key]]).toEqual([key, value]);
+    // Not a vacuous comparison: the tool view counted traces, the scorecard model calls.
+    const tools = after['view tool_aggregates'] as { rows: { traces: number }[] };
+    expect(tools.rows.some((r) => r.traces > 0)).toBe(true);
+    const scorecard = after['view model_scorecard'] as { rows: unknown[] };
+    expect(scorecard.rows.length).toBeGreaterThan(0);
+  });
+
+  it('is a no-op the second time', async () => {
+    expect(await migrateClickHouse(previous, migrationDirs.clickhouse)).toEqual([]);
+  });
+
+  it('finishes a run interrupted after its first EXCHANGE TABLES with the same rows', async () => {
+    const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_009_interrupted');
+    others.push(other);
+    const statements = statementsOf(other.store);
+    const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
+    for (const statement of statements.slice(0, firstExchange + 1)) await other.store.client.command({ query: statement });
+    // The state a crash leaves: the first table converted, its old data under the copy's name.
+    expect(typeOf(await columns(other.store, 'event_generation_completed'), 'trace_id')).toBe('UUID');
+    expect(typeOf(await columns(other.store, 'event_generation_completed_v009'), 'trace_id')).toBe('String');
+    expect(await migrateClickHouse(other.store, migrationDirs.clickhouse)).toEqual(applied);
+    for (const table of TABLES) expect([table, await allRows(other.store, table)]).toEqual([table, rowsBefore[table]]);
+    expect(await tableNames(other.store)).toEqual(await tableNames(current()));
+  }, 120_000);
+
+  it('carries over a row an older process writes while the copy is made', async () => {
+    const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_009_rolling');
+    others.push(other);
+    const store = other.store;
+    const statements = statementsOf(store);
+    const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
+    for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
+    // An older process inserts into the old table (text ids) after the copy's snapshot, before the swap.
+    const late = { trace_id: '0a1b2c3d-0000-5000-8000-000000000001', span_id: '00000000000000ff' };
+    const table = store.table('event_generation_completed');
+    await store.client.command({
+      query: `INSERT INTO ${table} (tenant_id, project_id, timestamp, model, trace_id, span_id) VALUES ('late', 'late', now64(3), 'm', '${late.trace_id}', '${late.span_id}')`,
+    });
+    for (const statement of statements.slice(firstExchange)) await store.client.command({ query: statement });
+    await store.client.insert({ table: store.table('schema_migrations'), values: [{ name: MIGRATION }], format: 'JSONEachRow' });
+    const found = await rows(store, `SELECT toString(trace_id) AS trace_id, lower(leftPad(hex(span_id), 16, '0')) AS span_id FROM ${table} WHERE tenant_id = 'late'`);
+    expect(found).toEqual([late]);
+    // Nothing else copied twice: every other row version as before.
+    const withoutLate = (await allRows(store, 'event_generation_completed')).filter((r) => r.tenant_id !== 'late');
+    expect(withoutLate).toEqual(rowsBefore.event_generation_completed);
+    expect(await migrateClickHouse(store, migrationDirs.clickhouse)).toEqual(applied.slice(1));
+  }, 120_000);
+});
