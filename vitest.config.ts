@@ -7,7 +7,12 @@ import { defineConfig } from 'vitest/config';
 // injection suites once more with server-side `{name:Type}` parameters, the binding a ClickHouse
 // server uses, so both binding paths of the SQL layer are exercised here, where no server runs.
 // (The golden test compiles both bindings itself; it needs no second run.)
-const INJECTION_SUITES = ['test/integration/security/bad-input.test.ts', 'test/integration/analytics-query/engine.test.ts'];
+const INJECTION_SUITES = [
+  'test/integration/security/bad-input.test.ts',
+  'test/integration/analytics-query/engine.test.ts',
+  // Id filters bind {p:UUID} / {p:UInt64} values (ClickHouse migration 009).
+  'test/integration/analytics-query/stored-ids.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -115,8 +115,8 @@ async function appliedClickHouse(store: ClickHouseStore, create: boolean, replic
     if (Number(found?.n ?? 0) === 0) return new Set();
   }
   // On a cluster the record is inserted with the insert quorum, so a majority of replicas hold it
-  // before the lock passes on; a process reading a replica that still lags would only repeat
-  // IF NOT EXISTS statements.
+  // before the lock passes on; a process reading a replica that still lags would repeat migrations
+  // that are safe to repeat (IF NOT EXISTS statements; 009's rebuild, which starts over from the top).
   const rows = await store.read<{ name: string }>(raw(`SELECT name FROM ${table} FINAL`), { lane: 'system' });
   return new Set(rows.map((r) => r.name));
 }

@@ -115,18 +115,28 @@ describe('ClickHouse migration 009 on an installation with data', () => {
     expect(await migrateClickHouse(previous, migrationDirs.clickhouse)).toEqual([]);
   });
 
-  it('finishes a run interrupted after its first EXCHANGE TABLES with the same rows', async () => {
+  it('finishes a run interrupted after its first EXCHANGE TABLES with the same rows, a row written during the copy included', async () => {
     const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_009_interrupted');
     others.push(other);
-    const statements = statementsOf(other.store);
+    const store = other.store;
+    const statements = statementsOf(store);
     const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
-    for (const statement of statements.slice(0, firstExchange + 1)) await other.store.client.command({ query: statement });
-    // The state a crash leaves: the first table converted, its old data under the copy's name.
-    expect(typeOf(await columns(other.store, 'event_generation_completed'), 'trace_id')).toBe('UUID');
-    expect(typeOf(await columns(other.store, 'event_generation_completed_v009'), 'trace_id')).toBe('String');
-    expect(await migrateClickHouse(other.store, migrationDirs.clickhouse)).toEqual(applied);
-    for (const table of TABLES) expect([table, await allRows(other.store, table)]).toEqual([table, rowsBefore[table]]);
-    expect(await tableNames(other.store)).toEqual(await tableNames(current()));
+    for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
+    // An older process's row lands in the old table after the copy; then the run stops right after the swap.
+    const late = { trace_id: '0a1b2c3d-0000-5000-8000-000000000002', span_id: '0000000000000123' };
+    const table = store.table('event_generation_completed');
+    await store.client.command({
+      query: `INSERT INTO ${table} (tenant_id, project_id, timestamp, model, trace_id, span_id) VALUES ('late', 'late', now64(3), 'm', '${late.trace_id}', '${late.span_id}')`,
+    });
+    await store.client.command({ query: statements[firstExchange] });
+    // The state a crash leaves: the first table converted, its old data (the late row too) under the copy's name.
+    expect(typeOf(await columns(store, 'event_generation_completed'), 'trace_id')).toBe('UUID');
+    expect(typeOf(await columns(store, 'event_generation_completed_v009'), 'trace_id')).toBe('String');
+    expect(await migrateClickHouse(store, migrationDirs.clickhouse)).toEqual(applied);
+    const found = await rows(store, `SELECT toString(trace_id) AS trace_id, lower(leftPad(hex(span_id), 16, '0')) AS span_id FROM ${table} WHERE tenant_id = 'late'`);
+    expect(found).toEqual([late]);
+    for (const t of TABLES) expect([t, (await allRows(store, t)).filter((r) => r.tenant_id !== 'late')]).toEqual([t, rowsBefore[t]]);
+    expect(await tableNames(store)).toEqual(await tableNames(current()));
   }, 120_000);
 
   it('carries over a row an older process writes while the copy is made', async () => {
