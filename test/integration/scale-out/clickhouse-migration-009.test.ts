@@ -71,6 +71,27 @@ afterAll(async () => {
   await h?.stop();
 });
 
+
+/**
+ * A copy of the previous schema with 009's statements run up to (not including) its first EXCHANGE
+ * TABLES, and then a row of an older process (text ids) in the old generation table: it came after
+ * the copy's snapshot. `lateRows` reads such rows back as text.
+ */
+async function copiedThenLateRow(name: string, late: { trace_id: string; span_id: string }) {
+  const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, name);
+  others.push(other);
+  const store = other.store;
+  const statements = statementsOf(store);
+  const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
+  for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
+  await store.client.command({
+    query: `INSERT INTO ${store.table('event_generation_completed')} (tenant_id, project_id, timestamp, model, trace_id, span_id) VALUES ('late', 'late', now64(3), 'm', '${late.trace_id}', '${late.span_id}')`,
+  });
+  const lateRows = () =>
+    rows(store, `SELECT toString(trace_id) AS trace_id, lower(leftPad(hex(span_id), 16, '0')) AS span_id FROM ${store.table('event_generation_completed')} WHERE tenant_id = 'late'`);
+  return { store, rest: statements.slice(firstExchange), lateRows };
+}
+
 describe('ClickHouse migration 009 on an installation with data', () => {
   it('started from text ids, with rows in every table it rebuilds', async () => {
     for (const table of CHANGED) {
@@ -116,46 +137,26 @@ describe('ClickHouse migration 009 on an installation with data', () => {
   });
 
   it('finishes a run interrupted after its first EXCHANGE TABLES with the same rows, a row written during the copy included', async () => {
-    const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_009_interrupted');
-    others.push(other);
-    const store = other.store;
-    const statements = statementsOf(store);
-    const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
-    for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
     // An older process's row lands in the old table after the copy; then the run stops right after the swap.
     const late = { trace_id: '0a1b2c3d-0000-5000-8000-000000000002', span_id: '0000000000000123' };
-    const table = store.table('event_generation_completed');
-    await store.client.command({
-      query: `INSERT INTO ${table} (tenant_id, project_id, timestamp, model, trace_id, span_id) VALUES ('late', 'late', now64(3), 'm', '${late.trace_id}', '${late.span_id}')`,
-    });
-    await store.client.command({ query: statements[firstExchange] });
+    const { store, rest, lateRows } = await copiedThenLateRow('lookout_previous_009_interrupted', late);
+    await store.client.command({ query: rest[0] });
     // The state a crash leaves: the first table converted, its old data (the late row too) under the copy's name.
     expect(typeOf(await columns(store, 'event_generation_completed'), 'trace_id')).toBe('UUID');
     expect(typeOf(await columns(store, 'event_generation_completed_v009'), 'trace_id')).toBe('String');
     expect(await migrateClickHouse(store, migrationDirs.clickhouse)).toEqual(applied);
-    const found = await rows(store, `SELECT toString(trace_id) AS trace_id, lower(leftPad(hex(span_id), 16, '0')) AS span_id FROM ${table} WHERE tenant_id = 'late'`);
-    expect(found).toEqual([late]);
+    expect(await lateRows()).toEqual([late]);
     for (const t of TABLES) expect([t, (await allRows(store, t)).filter((r) => r.tenant_id !== 'late')]).toEqual([t, rowsBefore[t]]);
     expect(await tableNames(store)).toEqual(await tableNames(current()));
   }, 120_000);
 
   it('carries over a row an older process writes while the copy is made', async () => {
-    const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_009_rolling');
-    others.push(other);
-    const store = other.store;
-    const statements = statementsOf(store);
-    const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
-    for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
     // An older process inserts into the old table (text ids) after the copy's snapshot, before the swap.
     const late = { trace_id: '0a1b2c3d-0000-5000-8000-000000000001', span_id: '00000000000000ff' };
-    const table = store.table('event_generation_completed');
-    await store.client.command({
-      query: `INSERT INTO ${table} (tenant_id, project_id, timestamp, model, trace_id, span_id) VALUES ('late', 'late', now64(3), 'm', '${late.trace_id}', '${late.span_id}')`,
-    });
-    for (const statement of statements.slice(firstExchange)) await store.client.command({ query: statement });
+    const { store, rest, lateRows } = await copiedThenLateRow('lookout_previous_009_rolling', late);
+    for (const statement of rest) await store.client.command({ query: statement });
     await store.client.insert({ table: store.table('schema_migrations'), values: [{ name: MIGRATION }], format: 'JSONEachRow' });
-    const found = await rows(store, `SELECT toString(trace_id) AS trace_id, lower(leftPad(hex(span_id), 16, '0')) AS span_id FROM ${table} WHERE tenant_id = 'late'`);
-    expect(found).toEqual([late]);
+    expect(await lateRows()).toEqual([late]);
     // Nothing else copied twice: every other row version as before.
     const withoutLate = (await allRows(store, 'event_generation_completed')).filter((r) => r.tenant_id !== 'late');
     expect(withoutLate).toEqual(rowsBefore.event_generation_completed);
