@@ -147,6 +147,24 @@ FROM ${from} ${where}`;
     // Candidate rewrites of the remaining aggregations (issue 17, round 3).
     // The least an exact answer has to do (issue 17): the percentile sets and distinct counts alone,
     // without FINAL, the other aggregates or the cost statements — a floor for the view's statement.
+    // Where model_scorecard's trace.processed pass spends (issue 17, session 7): 1 M runs, merged.
+    'split model_scorecard pass 30 d': {
+      before: scorecardPass(`${traces} FINAL`, finalWhere),
+      '~without runs_by_model (sumMap over models)': scorecardPass(`${traces} FINAL`, finalWhere).replace(/sumMap\(models, [^\n]*\) AS runs_by_model/, '0 AS runs_by_model'),
+      '~without stored_model_costs (sumMapIf over the cost map)': scorecardPass(`${traces} FINAL`, finalWhere).replace(/,\n  sumMapIf\([^\n]*\) AS stored_model_costs/, ''),
+      '~without stored_unpriced_models': scorecardPass(`${traces} FINAL`, finalWhere).replace(/  groupUniqArrayArrayIf[^\n]*\n/, ''),
+      '~count only': `SELECT count() FROM ${traces} FINAL ${finalWhere}`,
+      '~runs by model as arrayJoin + GROUP BY': `SELECT model, count() FROM (SELECT arrayJoin(models) AS model FROM ${traces} FINAL ${finalWhere}) GROUP BY model`,
+    },
+    'model_scorecard pass 30 d: map sums': {
+      before: scorecardPass(`${traces} FINAL`, finalWhere),
+      '~runs: keys as String': scorecardPass(`${traces} FINAL`, finalWhere).replace('sumMap(models, arrayWithConstant(length(models), toUInt64(1)))', 'sumMap(CAST(models, \'Array(String)\'), arrayWithConstant(length(models), toUInt64(1)))'),
+      '~costs: sumMapIf(map) + model set': scorecardPass(`${traces} FINAL`, finalWhere).replace(/sumMapIf\([^\n]*\) AS stored_model_costs/, `sumMapIf(cost_model_costs, ${priced}) AS stored_model_costs, groupUniqArrayArrayIf(mapKeys(cost_model_costs), ${priced}) AS cost_models`),
+      '~costs: sumMapIf(keys, values) + model set': scorecardPass(`${traces} FINAL`, finalWhere).replace(/sumMapIf\([^\n]*\) AS stored_model_costs/, `sumMapIf(mapKeys(cost_model_costs), mapValues(cost_model_costs), ${priced}) AS stored_model_costs, groupUniqArrayArrayIf(mapKeys(cost_model_costs), ${priced}) AS cost_models`),
+      '~costs: String keys, counts kept': scorecardPass(`${traces} FINAL`, finalWhere).replace('sumMapIf(mapKeys(cost_model_costs)', 'sumMapIf(CAST(mapKeys(cost_model_costs), \'Array(String)\')'),
+      '~runs as a map too (mapFromArrays)': scorecardPass(`${traces} FINAL`, finalWhere).replace('sumMap(models, arrayWithConstant(length(models), toUInt64(1)))', 'sumMap(mapFromArrays(models, arrayWithConstant(length(models), toUInt64(1))))').replace(/sumMapIf\([^\n]*\) AS stored_model_costs/, `sumMapIf(cost_model_costs, ${priced}) AS stored_model_costs, groupUniqArrayArrayIf(mapKeys(cost_model_costs), ${priced}) AS cost_models`),
+      '~both String keys': scorecardPass(`${traces} FINAL`, finalWhere).replace('sumMapIf(mapKeys(cost_model_costs)', 'sumMapIf(CAST(mapKeys(cost_model_costs), \'Array(String)\')').replace('sumMap(models, arrayWithConstant(length(models), toUInt64(1)))', 'sumMap(CAST(models, \'Array(String)\'), arrayWithConstant(length(models), toUInt64(1)))'),
+    },
     'floors general hours=720': {
       before: general(`${gen} FINAL`, finalWhere),
       '~read the columns only, no FINAL': `SELECT count(), sum(error), sum(input_tokens), sum(output_tokens), sum(tps) FROM ${gen} ${finalWhere}`,

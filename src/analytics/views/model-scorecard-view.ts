@@ -45,10 +45,12 @@ export async function modelScorecardView(deps: ViewDeps, tenantId: string, proje
   // cost module's stored aggregates (its stored-cost row and the stored dollars per model): FINAL
   // there merges every fresh part, since settle rounds write runs from the whole key range
   // (bench/README.md, issue 17 round 3: three passes → one).
-  const tracesQuery = selectRows<Record<string, unknown> & { runs_by_model: [string[], (number | string)[]] }>(
+  // Runs per model and the stored dollars are summed as maps: sumMap over a Map costs about half of
+  // sumMap over key and value arrays here (bench/README.md, issue 17, session 7).
+  const tracesQuery = selectRows<Record<string, unknown> & { runs_by_model: Record<string, number | string> }>(
     scope,
     sql`SELECT count() AS traces,
-  sumMap(models, arrayWithConstant(length(models), toUInt64(1))) AS runs_by_model,
+  sumMap(mapFromArrays(models, arrayWithConstant(length(models), toUInt64(1)))) AS runs_by_model,
   ${storedCostColumns()},
   ${storedModelCostsColumn()}
 FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}`,
@@ -74,9 +76,7 @@ GROUP BY model`,
       ),
     ),
   ]);
-  const [runModels, runCounts] = tracesRow.runs_by_model;
-  const traces = runModels.map((model, i) => ({ model, traces: runCounts[i] }));
-  const tracesByModel = new Map(traces.map((t) => [t.model, Number(t.traces)]));
+  const tracesByModel = new Map(Object.entries(tracesRow.runs_by_model).map(([model, runs]) => [model, Number(runs)]));
   const rows = generations.map((g): ModelScorecardRow => {
     const input = Number(g.input_tokens);
     const output = Number(g.output_tokens);
