@@ -14,6 +14,10 @@
  *   sees afterwards (nothing acknowledged lost or doubled).
  *
  *   npx tsx bench/ingest/ingest-bench.ts [--batches 300] [--concurrency 8] [--batch-size 1000] [--monitors 0]
+ *                                        [--prompt-bytes 0] [--completion-bytes 0]
+ * --prompt-bytes / --completion-bytes put captured prompts and completions of that size on every
+ * generation span (the default spans carry ~220 B of attributes; content capture is where the
+ * per-span attribute work shows).
  *
  * The service runs as its own process (bench/service-process.ts); the senders (bench/otlp-senders.ts)
  * and the raw insert run here; cpu-split.ts reads where the service's CPU went.
@@ -44,6 +48,7 @@ const CONCURRENCY = numberArg('concurrency', 8);
 const BATCH_SPANS = numberArg('batch-size', 1000);
 /** Monitors on the bench project (tool monitors on the failing tool): what a watched project costs in PostgreSQL. */
 const MONITORS = numberArg('monitors', 0);
+const CONTENT = { promptBytes: numberArg('prompt-bytes', 0), completionBytes: numberArg('completion-bytes', 0) };
 const log = pino({ level: 'warn' });
 
 async function rawInsert(batches: Batch[]) {
@@ -170,9 +175,9 @@ async function runPhase(svc: ServiceProcess, sampler: CpuSampler, batches: Batch
 
 async function main() {
   process.stdout.write(`generating ${BATCHES} protobuf and ${BATCHES} JSON batches of ${BATCH_SPANS} spans...\n`);
-  const protoBatches = Array.from({ length: BATCHES }, () => syntheticBatch(BATCH_SPANS));
-  const jsonBatches = Array.from({ length: BATCHES }, () => syntheticBatch(BATCH_SPANS));
-  const warmup = Array.from({ length: 4 }, () => syntheticBatch(BATCH_SPANS));
+  const protoBatches = Array.from({ length: BATCHES }, () => syntheticBatch(BATCH_SPANS, undefined, CONTENT));
+  const jsonBatches = Array.from({ length: BATCHES }, () => syntheticBatch(BATCH_SPANS, undefined, CONTENT));
+  const warmup = Array.from({ length: 4 }, () => syntheticBatch(BATCH_SPANS, undefined, CONTENT));
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
   process.stdout.write(
     `batch size: protobuf ${mb(protoBatches[0].protobuf.length)} MiB, JSON ${mb(jsonBatches[0].json.length)} MiB; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,

@@ -29,7 +29,26 @@ interface SpanSpec {
   error: boolean;
 }
 
-function traceSpans(base: bigint, n: number): SpanSpec[] {
+/**
+ * Captured content: instrumentations that record prompts and completions put them on each
+ * generation span (`gen_ai.input.messages` / `gen_ai.output.messages`). 0 bytes: none (the default,
+ * ~220 B of attributes per span); e.g. 4096 / 1024 for an agent whose content is captured.
+ */
+export interface CapturedContent {
+  promptBytes: number;
+  completionBytes: number;
+}
+
+const NO_CONTENT: CapturedContent = { promptBytes: 0, completionBytes: 0 };
+
+/** OTLP GenAI messages JSON of about `bytes` characters of text (0: none). */
+function messages(role: string, bytes: number, n: number): string {
+  const unit = `Order ${n}: the customer asks where the parcel is and when it arrives. `;
+  const text = unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+  return JSON.stringify([{ role, parts: [{ type: 'text', content: text }] }]);
+}
+
+function traceSpans(base: bigint, n: number, content: CapturedContent): SpanSpec[] {
   const traceId = randomBytes(16).toString('hex');
   const rootId = randomBytes(8).toString('hex');
   const ms = 1_000_000n;
@@ -77,6 +96,8 @@ function traceSpans(base: bigint, n: number): SpanSpec[] {
             int('gen_ai.usage.input_tokens', 800 + i * 37),
             int('gen_ai.usage.output_tokens', 40 + i),
             str('gen_ai.response.finish_reasons', 'stop'),
+            ...(content.promptBytes > 0 ? [str('gen_ai.input.messages', messages('user', content.promptBytes, n))] : []),
+            ...(content.completionBytes > 0 ? [str('gen_ai.output.messages', messages('assistant', content.completionBytes, n))] : []),
           ],
       // One run in ten has a failing tool call.
       error: isTool && i === 3 && n % 10 === 0,
@@ -96,9 +117,9 @@ export interface Batch {
 let counter = 0;
 
 /** A batch of `spans` spans (a multiple of 10): protobuf and JSON encodings of the same content. */
-export function syntheticBatch(spans: number, nowNs = BigInt(Date.now()) * 1_000_000n): Batch {
+export function syntheticBatch(spans: number, nowNs = BigInt(Date.now()) * 1_000_000n, content: CapturedContent = NO_CONTENT): Batch {
   const all: SpanSpec[] = [];
-  for (let t = 0; t < spans / SPANS_PER_TRACE; t++) all.push(...traceSpans(nowNs - BigInt(t) * 1_000_000n, counter++));
+  for (let t = 0; t < spans / SPANS_PER_TRACE; t++) all.push(...traceSpans(nowNs - BigInt(t) * 1_000_000n, counter++, content));
   const resource = { attributes: [str('service.name', 'bench-agent'), str('service.version', '1.0.0')] };
   const scope = { name: 'bench', version: '1.0.0' };
   const json = {
