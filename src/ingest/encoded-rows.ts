@@ -1,5 +1,6 @@
 import type { GenerationCompletedRow, SpanErroredRow, SpanEventRows, SpanRow, ToolCalledRow } from './event-rows.js';
 import { parsedLines, type StoredSpanRow } from './stored-spans.js';
+import { storedSpanId } from '../stores/clickhouse-sql/event-ids.js';
 
 /**
  * Rows serialized for the insert where they are built (the compute pool), as the insert body
@@ -76,14 +77,10 @@ export const INSERT_COLUMNS = {
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
 
-/**
- * A span id as the per-span event tables store it (UInt64 since migration 009: the 8 bytes its 16
- * hex characters spell): decimal text, which the engine reads into a UInt64 exactly from a JSON
- * string. Not a JSON number — above 2^53 a JS number is no longer exact. Ingestion only accepts
- * span ids of 16 lower-case hex characters (span-validation.ts), so the value always fits; the rows
- * keep the hex text (keys, hooks) and only their serialized values carry the number.
- */
-export const storedSpanId = (hex: string): string => BigInt(`0x${hex}`).toString();
+// Span ids go into the per-span event tables as stored since migration 009 (event-ids.ts); the rows
+// keep the hex text (keys, hooks) and only their serialized values carry the number. Ingestion only
+// accepts span ids of 16 lower-case hex characters (span-validation.ts), so the value always fits.
+export { storedSpanId };
 
 // The values of a row in its columns' order, as array literals: ~35 % cheaper to stringify than
 // the row object, and cheaper than a loop over the column list (bench/ingest/row-formats.ts).

@@ -18,6 +18,8 @@
  * so it equals no row (the comparison is decided without reading the column).
  */
 
+import { UUID_PATTERN } from '../../uuid.js';
+
 /** Which stored form an id column has. */
 export type StoredId = 'uuid' | 'hex64';
 
@@ -26,8 +28,16 @@ export function storedIdText(stored: StoredId, columnSql: string): string {
   return stored === 'uuid' ? `toString(${columnSql})` : `lower(leftPad(hex(${columnSql}), 16, '0'))`;
 }
 
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// Canonical text only (lower case): UUID_PATTERN matched case-sensitively.
+const CANONICAL_UUID = new RegExp(UUID_PATTERN);
 const CANONICAL_HEX64 = /^[0-9a-f]{16}$/;
+
+/**
+ * A span id as the per-span event tables store it (UInt64: the 8 bytes its 16 hex characters spell),
+ * as decimal text — what the writer sends (a JSON string the engine reads into a UInt64 exactly; a
+ * JS number is not exact above 2^53) and what a filter binds.
+ */
+export const storedSpanId = (hex: string): string => BigInt(`0x${hex}`).toString();
 
 /**
  * The bound value equal to the stored id whose text is `text`, with its ClickHouse type; null when
@@ -35,5 +45,5 @@ const CANONICAL_HEX64 = /^[0-9a-f]{16}$/;
  */
 export function storedIdValue(stored: StoredId, text: string): { type: 'UUID' | 'UInt64'; value: string } | null {
   if (stored === 'uuid') return CANONICAL_UUID.test(text) ? { type: 'UUID', value: text } : null;
-  return CANONICAL_HEX64.test(text) ? { type: 'UInt64', value: BigInt(`0x${text}`).toString() } : null;
+  return CANONICAL_HEX64.test(text) ? { type: 'UInt64', value: storedSpanId(text) } : null;
 }
