@@ -1,7 +1,7 @@
 /**
  * How long a ClickHouse migration of the event tables takes on an installation with data (--migration:
  * 008, tenant_id / project_id LowCardinality, a mutation; 009, the per-span tables rebuilt with UUID /
- * UInt64 ids, a copy): a database built from the migrations before it, then
+ * UInt64 ids, a copy; 010, the same tables rebuilt partitioned by day, a copy): a database built from the migrations before it, then
  * --generations generation rows, a tenth as many processed traces and tool calls, each table in
  * --inserts time-ordered inserts (parts as ingestion leaves them: merges stopped while seeding, started
  * again before the migration, whose mutation runs on the merge pool), then the migration alone applied
@@ -47,7 +47,8 @@ const ch = await openClickHouse({ url: null, user: 'default', password: '', data
 try {
   await migrateClickHouse(ch, previousDir);
   const uuid = (n: string) => `UUIDNumToString(toFixedString(unhex(concat(leftPad(hex(cityHash64(${n}, 5)), 16, '0'), leftPad(hex(cityHash64(${n}, 6)), 16, '0'))), 16))`;
-  const span = `lower(leftPad(hex(cityHash64(number, 2)), 16, '0'))`;
+  // Before 009 the span id is its 16 hex characters; from 009 on, the UInt64 they spell.
+  const span = MIGRATION > '009' ? 'cityHash64(number, 2)' : `lower(leftPad(hex(cityHash64(number, 2)), 16, '0'))`;
   const time = (rows: number) => `toDateTime64('2026-11-01 00:00:00', 3, 'UTC') + toIntervalMillisecond(intDiv(number * ${SPAN}, ${rows}))`;
   const tables: [string, number, (rows: number) => string][] = [
     ['event_generation_completed', GENERATIONS, (rows) => `(tenant_id, project_id, timestamp, model, trace_id, span_id, duration_ms)

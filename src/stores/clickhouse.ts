@@ -10,6 +10,14 @@ import type { Fragment } from './clickhouse-sql/fragment.js';
 import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
 
 /**
+ * Settings every insert carries. The per-span event tables are partitioned by day (clickhouse/010) and
+ * one flush may hold spans from any day ingestion accepts (90 days back to INGEST_MAX_FUTURE_SKEW_MS
+ * ahead): past `max_partitions_per_insert_block` (100) partitions in one block the engine would refuse
+ * the whole insert, and the exporter's retries with it. It logs a warning instead.
+ */
+export const INSERT_SETTINGS = { throw_on_max_partitions_per_insert_block: 0 } as const;
+
+/**
  * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
  * clickhouse-sql/); `client` is the driver underneath, for src/stores alone (a test keeps it so).
  */
@@ -98,6 +106,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
         output_format_json_quote_64bit_integers: 0,
         input_format_json_read_objects_as_strings: 1,
         input_format_json_read_arrays_as_strings: 1,
+        ...INSERT_SETTINGS,
       },
     });
     // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
@@ -118,7 +127,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
       const client = isolateSessionSettings(createClient({ connection }));
       rawInserts.set(client, async (table, body, columns) => {
-        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns });
+        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns, settings: INSERT_SETTINGS });
       });
       return client;
     };

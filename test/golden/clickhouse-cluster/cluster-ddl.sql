@@ -708,3 +708,282 @@ WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009` ON CLUSTER `lookout_cluster` SYNC;
 
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    model LowCardinality(String),
+    provider LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    cached_input_tokens UInt64,
+    cache_write_input_tokens UInt64 DEFAULT 0,
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_generation_completed_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    model LowCardinality(String),
+    provider LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    cached_input_tokens UInt64,
+    cache_write_input_tokens UInt64 DEFAULT 0,
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_generation_completed_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed_v010` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed;
+
+EXCHANGE TABLES `lookout`.`event_generation_completed_local` AND `lookout`.`event_generation_completed_v010_local` ON CLUSTER `lookout_cluster`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster` AS `lookout`.`event_generation_completed_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_generation_completed_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    tool LowCardinality(String),
+    agent_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    output_tokens UInt64,
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_tool_called_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    tool LowCardinality(String),
+    agent_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    output_tokens UInt64,
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_tool_called_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called_v010` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called;
+
+EXCHANGE TABLES `lookout`.`event_tool_called_local` AND `lookout`.`event_tool_called_v010_local` ON CLUSTER `lookout_cluster`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_tool_called` ON CLUSTER `lookout_cluster` AS `lookout`.`event_tool_called_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_tool_called_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    span_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_span_errored_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
+FROM `lookout`.event_span_errored_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    span_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_span_errored_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored_v010` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
+FROM `lookout`.event_span_errored;
+
+EXCHANGE TABLES `lookout`.`event_span_errored_local` AND `lookout`.`event_span_errored_v010_local` ON CLUSTER `lookout_cluster`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster` AS `lookout`.`event_span_errored_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_span_errored_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
+FROM `lookout`.event_span_errored_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER `lookout_cluster` SYNC;

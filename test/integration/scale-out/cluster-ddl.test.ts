@@ -55,28 +55,32 @@ describe('ClickHouse cluster DDL', () => {
     }
     // A backfill (issue 17) goes through the Distributed table, in the foreground, joining GLOBAL.
     const inserts = statements.filter((s) => s.startsWith('INSERT'));
-    // 005's backfill, then for each of 009's three tables: the catch-up of a run stopped after its
-    // swap, the copy, and the catch-up.
-    expect(inserts).toHaveLength(10);
+    // 005's backfill, then for each of 009's and 010's three tables: the catch-up of a run stopped
+    // after its swap, the copy, and the catch-up.
+    expect(inserts).toHaveLength(19);
     for (const insert of inserts.slice(1)) {
       expect(insert).toMatch(/^INSERT INTO `lookout`.`event_\w+` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
       expect(insert).not.toMatch(/_local|\{db\}/);
     }
-    // 009's rebuild copies: sharded as their tables, and their Keeper path follows the table's UUID
-    // (EXCHANGE TABLES swaps names; a path named after the copy would then belong to the live table).
-    for (const table of ['event_generation_completed', 'event_tool_called', 'event_span_errored']) {
-      const copy = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_v009_local\``));
-      expect(copy).toMatch(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{uuid\}\/\{shard\}', '\{replica\}', inserted_at\)/);
-      expect(statements).toContain(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_v009\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${table}_v009_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${table}_v009_local\`, cityHash64(toString(trace_id)))`);
+    // 009's and 010's rebuild copies: sharded as their tables, and their Keeper path follows the
+    // table's UUID (EXCHANGE TABLES swaps names; a path named after the copy would then belong to the
+    // live table). 010's copies are partitioned by day.
+    for (const version of ['v009', 'v010']) {
+      for (const table of ['event_generation_completed', 'event_tool_called', 'event_span_errored']) {
+        const copy = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_${version}_local\``));
+        expect(copy).toMatch(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{uuid\}\/\{shard\}', '\{replica\}', inserted_at\)/);
+        expect(copy).toContain(version === 'v010' ? 'PARTITION BY toDate(timestamp)' : 'PARTITION BY toYYYYMM(timestamp)');
+        expect(statements).toContain(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_${version}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${table}_${version}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${table}_${version}_local\`, cityHash64(toString(trace_id)))`);
+      }
     }
-    // 009's rebuild: the local tables swap, then each Distributed table is replaced over its local
-    // table's new columns, with its sharding key.
+    // 009's and 010's rebuilds: the local tables swap, then each Distributed table is replaced over
+    // its local table's new columns, with its sharding key.
     const exchanges = statements.filter((s) => s.startsWith('EXCHANGE'));
-    expect(exchanges).toHaveLength(3);
+    expect(exchanges).toHaveLength(6);
     for (const exchange of exchanges) {
-      const [, table] = /^EXCHANGE TABLES `lookout`.`(\w+)_local` AND `lookout`.`\1_v009_local` ON CLUSTER `lookout_cluster`$/.exec(exchange) ?? [];
+      const [, table, version] = /^EXCHANGE TABLES `lookout`.`(\w+)_local` AND `lookout`.`\1_(v009|v010)_local` ON CLUSTER `lookout_cluster`$/.exec(exchange) ?? [];
       const next = statements.slice(statements.indexOf(exchange) + 1, statements.indexOf(exchange) + 3);
-      expect(next).toEqual([`${table}`, `${table}_v009`].map((name) =>
+      expect(next).toEqual([`${table}`, `${table}_${version}`].map((name) =>
         `CREATE OR REPLACE TABLE \`lookout\`.\`${name}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${name}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${name}_local\`, cityHash64(toString(trace_id)))`));
     }
     expect(inserts[0]).toMatch(/^INSERT INTO `lookout`.`event_trace_processed` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
