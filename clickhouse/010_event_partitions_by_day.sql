@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v010 {on_cluster}
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -44,10 +44,10 @@ CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v010 {on_cluster}
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    input_tokens UInt64,
-    output_tokens UInt64,
-    cached_input_tokens UInt64,
-    cache_write_input_tokens UInt64 DEFAULT 0,
+    input_tokens UInt64 CODEC(T64, LZ4),
+    output_tokens UInt64 CODEC(T64, LZ4),
+    cached_input_tokens UInt64 CODEC(T64, LZ4),
+    cache_write_input_tokens UInt64 DEFAULT 0 CODEC(T64, LZ4),
     tps Nullable(Float64),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v010 {on_cluster}
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -82,10 +82,10 @@ CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v010 {on_cluster}
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    input_tokens UInt64,
-    output_tokens UInt64,
-    cached_input_tokens UInt64,
-    cache_write_input_tokens UInt64 DEFAULT 0,
+    input_tokens UInt64 CODEC(T64, LZ4),
+    output_tokens UInt64 CODEC(T64, LZ4),
+    cached_input_tokens UInt64 CODEC(T64, LZ4),
+    cache_write_input_tokens UInt64 DEFAULT 0 CODEC(T64, LZ4),
     tps Nullable(Float64),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
@@ -118,7 +118,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v010 {on_cluster}
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -128,7 +128,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v010 {on_cluster}
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    output_tokens UInt64,
+    output_tokens UInt64 CODEC(T64, LZ4),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
 )
@@ -152,7 +152,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v010 {on_cluster}
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -162,7 +162,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v010 {on_cluster}
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    output_tokens UInt64,
+    output_tokens UInt64 CODEC(T64, LZ4),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
 )
@@ -194,7 +194,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_span_errored_v010 {on_cluster}
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -224,7 +224,7 @@ CREATE TABLE IF NOT EXISTS {db}.event_span_errored_v010 {on_cluster}
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),

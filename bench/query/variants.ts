@@ -178,6 +178,16 @@ FROM ${from} ${where}`;
       '~percentiles per tool alone, no FINAL': `SELECT tool, quantilesExact(0.5, 0.95)(duration_ms) FROM ${tools} ${finalWhere} GROUP BY tool`,
       '~the statement without FINAL': toolAgg(tools, finalWhere, uuidTraces()),
     },
+    // The pass as the view sends it since session 7 (maps), with and without FINAL: what FINAL's merge of
+    // trace.processed parts costs it (a trace can change month partition, so FINAL merges across them).
+    'model_scorecard pass 30 d: what FINAL costs': (() => {
+      const mapPass = (from: string) => scorecardPass(from, finalWhere).replace('sumMap(models, arrayWithConstant(length(models), toUInt64(1)))', 'sumMap(mapFromArrays(models, arrayWithConstant(length(models), toUInt64(1))))').replace(/sumMapIf\([^\n]*\) AS stored_model_costs/, `sumMapIf(cost_model_costs, ${priced}) AS stored_model_costs, groupUniqArrayArrayIf(mapKeys(cost_model_costs), ${priced}) AS cost_models`);
+      return {
+        before: mapPass(`${traces} FINAL`),
+        '~within partitions (exact only with one partition)': `${mapPass(`${traces} FINAL`)}${noMerge}`,
+        '~no FINAL (not exact)': mapPass(traces),
+      };
+    })(),
     'floors model_scorecard 30 d': {
       before: scoreGen(`${gen} FINAL`, finalWhere),
       '~sums by model alone, no FINAL': `SELECT model, sum(input_tokens), sum(output_tokens), avg(tps) FROM ${gen} ${finalWhere} GROUP BY model`,

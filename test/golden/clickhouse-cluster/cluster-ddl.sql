@@ -713,7 +713,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON 
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -723,10 +723,10 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON 
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    input_tokens UInt64,
-    output_tokens UInt64,
-    cached_input_tokens UInt64,
-    cache_write_input_tokens UInt64 DEFAULT 0,
+    input_tokens UInt64 CODEC(T64, LZ4),
+    output_tokens UInt64 CODEC(T64, LZ4),
+    cached_input_tokens UInt64 CODEC(T64, LZ4),
+    cache_write_input_tokens UInt64 DEFAULT 0 CODEC(T64, LZ4),
     tps Nullable(Float64),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
@@ -757,7 +757,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON 
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -767,10 +767,10 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON 
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    input_tokens UInt64,
-    output_tokens UInt64,
-    cached_input_tokens UInt64,
-    cache_write_input_tokens UInt64 DEFAULT 0,
+    input_tokens UInt64 CODEC(T64, LZ4),
+    output_tokens UInt64 CODEC(T64, LZ4),
+    cached_input_tokens UInt64 CODEC(T64, LZ4),
+    cache_write_input_tokens UInt64 DEFAULT 0 CODEC(T64, LZ4),
     tps Nullable(Float64),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
@@ -814,7 +814,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -824,7 +824,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    output_tokens UInt64,
+    output_tokens UInt64 CODEC(T64, LZ4),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
 )
@@ -854,7 +854,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -864,7 +864,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `
     trace_id UUID CODEC(LZ4),
     span_id UInt64 CODEC(LZ4),
     duration_ms Float64,
-    output_tokens UInt64,
+    output_tokens UInt64 CODEC(T64, LZ4),
     error UInt8,
     inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
 )
@@ -907,7 +907,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER 
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
@@ -943,7 +943,7 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER 
 (
     tenant_id LowCardinality(String),
     project_id LowCardinality(String),
-    timestamp DateTime64(3, 'UTC'),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
     actor LowCardinality(String),
     surface LowCardinality(String),
     user_id LowCardinality(String),
