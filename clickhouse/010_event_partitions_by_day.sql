@@ -1,4 +1,4 @@
--- Issue 17: the per-span event tables partitioned by day instead of by month, rebuilt.
+-- Issue 17: the per-span event tables partitioned by day instead of by month, and two codecs, rebuilt.
 --
 -- Their sorting key holds `timestamp`, so two versions of a row always share a partition and FINAL
 -- merges each partition on its own (do_not_merge_across_partitions_select_final: the query DSL sets
@@ -7,17 +7,25 @@
 -- without FINAL's merge at all. By month, the current month's partition holds every fresh part of the
 -- month, so a 30-day read merged them all under FINAL; by day, only the partitions that still hold
 -- several parts are merged: on a running installation today's and those late spans reached, while
--- every settled day is read as a plain scan. 10 M generation rows in 16 time-ordered inserts with the
+-- every settled day is read as a plain scan. The engine's merge policy alone may leave a day in a few
+-- parts for good (it merges parts of similar size), so a day whose parts are all an hour old is merged
+-- into one (min_age_to_force_merge_seconds, per partition: once per day, and again after late spans). 10 M generation rows in 16 time-ordered inserts with the
 -- engine's merges running (bench/query/final-settings.ts): the DSL's by-model statement with FINAL
 -- p50 / p95 295 / 355 -> 262 / 276 ms (plain, not exact: 208 / 215).
 --
--- An insert block may touch at most `max_partitions_per_insert_block` partitions: ingestion keeps
--- spans within 90 days before and INGEST_MAX_FUTURE_SKEW_MS after the server clock, and sets that
--- limit per insert above what such a span window can reach (src/stores/clickhouse.ts).
+-- Codecs (bench/query/column-widths.ts, 10 M merged rows): rows are sorted by time within a part, so
+-- `timestamp` as deltas (Delta, LZ4) compresses 48 MiB -> 0.4 MiB and every read of the window filter
+-- decodes far less (the by-model scan 79 -> 44 ms); token counts are small integers, bit-packed by T64
+-- (36 -> 17 MiB; token sums by model 134 -> 113 ms). Together: the DSL's by-model statement 236 ->
+-- 150 ms, model_scorecard's generation statement 279 -> 223 ms. Values are unchanged.
+--
+-- An insert block past `max_partitions_per_insert_block` (100) partitions is refused by default; one
+-- flush holds spans from 90 days back to INGEST_MAX_FUTURE_SKEW_MS ahead of the server clock, so every
+-- insert carries throw_on_max_partitions_per_insert_block = 0 (a warning instead; src/stores/clickhouse.ts).
 --
 -- A partition key cannot change in place, so each table is rebuilt as migration 009 rebuilt them: a
--- copy <table>_v010 (everything as before but the partition key), every row version copied into it
--- with its version column, the two swapped by EXCHANGE TABLES (atomic), then rows an older process
+-- copy <table>_v010 (everything as before but the partition key and the codecs), every row version
+-- copied into it with its version column, the two swapped by EXCHANGE TABLES (atomic), then rows an older process
 -- wrote during the copy copied after it (compared by 8-byte hashes of key and version, from two
 -- minutes before the newest row the copy took), and the old data dropped.
 --
@@ -55,7 +63,8 @@ CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v010 {on_cluster}
 ENGINE = {replicated}ReplacingMergeTree(inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 INSERT INTO {db}.event_generation_completed (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
@@ -93,7 +102,8 @@ CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v010 {on_cluster}
 ENGINE = {replicated}ReplacingMergeTree(inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 INSERT INTO {db}.event_generation_completed_v010 (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
@@ -135,7 +145,8 @@ CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v010 {on_cluster}
 ENGINE = {replicated}ReplacingMergeTree(inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 INSERT INTO {db}.event_tool_called (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
@@ -169,7 +180,8 @@ CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v010 {on_cluster}
 ENGINE = {replicated}ReplacingMergeTree(inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 INSERT INTO {db}.event_tool_called_v010 (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
@@ -207,7 +219,8 @@ CREATE TABLE IF NOT EXISTS {db}.event_span_errored_v010 {on_cluster}
 ENGINE = {replicated}ReplacingMergeTree(inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 INSERT INTO {db}.event_span_errored (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
@@ -237,7 +250,8 @@ CREATE TABLE IF NOT EXISTS {db}.event_span_errored_v010 {on_cluster}
 ENGINE = {replicated}ReplacingMergeTree(inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 INSERT INTO {db}.event_span_errored_v010 (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at

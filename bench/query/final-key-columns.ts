@@ -21,6 +21,8 @@
  *   npx tsx bench/query/final-key-columns.ts [--rows 2000000] [--inserts 16] [--runs 9] [--variants strings,uint64]
  *     [--key trace]   (trace.processed's key, (tenant, project, trace_id))
  *     [--merged]      (timed after OPTIMIZE FINAL: one part per partition)
+ *     [--start 2026-10-20]  (the first day; 20 days from it)
+ *     [--partition 'tuple()']  (the partition key; default toYYYYMM(timestamp))
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -65,11 +67,15 @@ const chosen = (() => {
 const TRACE_KEY = args.includes('--key') && args[args.indexOf('--key') + 1] === 'trace';
 const KEY = TRACE_KEY ? 'tenant_id, project_id, trace_id' : 'tenant_id, project_id, timestamp, trace_id, span_id';
 const TRACE_OF = TRACE_KEY ? 'number' : 'intDiv(number, 10)';
+// --partition EXPR: the partition key (default toYYYYMM(timestamp); tuple() is one partition).
+// --start: the first row's day (default 2026-11-01: the 20 days then lie in one month partition).
+const START = args.includes('--start') ? args[args.indexOf('--start') + 1] : '2026-11-01';
+const PARTITION = args.includes('--partition') ? args[args.indexOf('--partition') + 1] : 'toYYYYMM(timestamp)';
 
 const table = (name: string, v: Variant) => `CREATE TABLE lookout.${name} (tenant_id ${v.tenant}, project_id ${v.tenant}, timestamp DateTime64(3, 'UTC'),
   trace_id ${v.trace}, span_id ${v.span}, model LowCardinality(String), duration_ms Float64,
   inserted_at DateTime64(3, 'UTC') DEFAULT now64(3))
-  ENGINE = ReplacingMergeTree(inserted_at) PARTITION BY toYYYYMM(timestamp) ORDER BY (${KEY})`;
+  ENGINE = ReplacingMergeTree(inserted_at) PARTITION BY ${PARTITION} ORDER BY (${KEY})`;
 
 // A span id's value for its column: the hex text, or the UInt64 the 16 hex characters spell.
 const spanValue = (v: Variant, hexText: string) => (v.span === 'UInt64' ? `reinterpretAsUInt64(reverse(unhex(${hexText})))` : hexText);
@@ -89,7 +95,7 @@ try {
     const hi = Math.floor((ROWS * (i + 1)) / INSERTS);
     for (const name of chosen) {
       const v = VARIANTS[name];
-      const rows = `SELECT '${TENANT}', '${PROJECT}', toDateTime64('2026-11-01 00:00:00', 3, 'UTC') + toIntervalMillisecond(intDiv(number * ${SPAN - JITTER}, ${ROWS}) + cityHash64(number, 1) % ${JITTER}),
+      const rows = `SELECT '${TENANT}', '${PROJECT}', toDateTime64('${START} 00:00:00', 3, 'UTC') + toIntervalMillisecond(intDiv(number * ${SPAN - JITTER}, ${ROWS}) + cityHash64(number, 1) % ${JITTER}),
         UUIDNumToString(toFixedString(unhex(concat(${hex16(`cityHash64(${TRACE_OF}, 5)`)}, ${hex16(`cityHash64(${TRACE_OF}, 6)`)})), 16)),
         ${spanValue(v, `lower(${hex16('cityHash64(number, 2)')})`)},
         concat('model-', toString(number % 200)), (cityHash64(number, 3) % 600000) / 100
@@ -125,7 +131,7 @@ try {
     WHERE tenant_id = {t:String} AND project_id = {p:String} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}
     GROUP BY model SETTINGS do_not_merge_across_partitions_select_final = 1 FORMAT Null`;
   };
-  const params = { t: TENANT, p: PROJECT, from: '2026-10-31 00:00:00.000', to: '2026-11-22 00:00:00.000' };
+  const params = { t: TENANT, p: PROJECT, from: '2026-10-01 00:00:00.000', to: '2026-12-01 00:00:00.000' };
   const variants: Record<string, string> = {};
   for (const name of chosen) {
     variants[`FINAL, ${name}`] = models(`lookout.${name} FINAL`);

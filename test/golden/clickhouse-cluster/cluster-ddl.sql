@@ -734,7 +734,8 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON 
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_generation_completed_v010_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
@@ -778,7 +779,8 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local` ON 
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_generation_completed_v010_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
@@ -831,7 +833,8 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_tool_called_v010_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
@@ -871,7 +874,8 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local` ON CLUSTER `
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_tool_called_v010_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
@@ -920,7 +924,8 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER 
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_span_errored_v010_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
@@ -956,7 +961,8 @@ CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local` ON CLUSTER 
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', inserted_at)
 PARTITION BY toDate(timestamp)
 ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
-TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` AS `lookout`.`event_span_errored_v010_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
