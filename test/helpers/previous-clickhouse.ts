@@ -9,6 +9,28 @@ import { tempDataDir } from './temp-dir.js';
 /** A column as system.columns describes it. */
 export type Column = { name: string; type: string; compression_codec: string };
 
+/**
+ * The codecs clickhouse/010 gives the per-span tables (sorted timestamps as deltas, token counts
+ * bit-packed), as system.columns names them: a migration test before 010 expects them on its columns.
+ */
+export const CODECS_010: Record<string, Record<string, string>> = {
+  event_generation_completed: {
+    timestamp: 'CODEC(Delta(8), LZ4)',
+    input_tokens: 'CODEC(T64, LZ4)',
+    output_tokens: 'CODEC(T64, LZ4)',
+    cached_input_tokens: 'CODEC(T64, LZ4)',
+    cache_write_input_tokens: 'CODEC(T64, LZ4)',
+  },
+  event_tool_called: { timestamp: 'CODEC(Delta(8), LZ4)', output_tokens: 'CODEC(T64, LZ4)' },
+  event_span_errored: { timestamp: 'CODEC(Delta(8), LZ4)' },
+};
+
+/** A table's columns with 010's codecs where it sets them. */
+export function withCodecs010(table: string, list: Column[]): Column[] {
+  const codecs = CODECS_010[table] ?? {};
+  return list.map((c) => (codecs[c.name] ? { ...c, compression_codec: codecs[c.name] } : c));
+}
+
 export async function rows(store: ClickHouseStore, query: string): Promise<Record<string, unknown>[]> {
   const result = await store.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
   return result.json();

@@ -15,7 +15,7 @@ import { migrationDirs } from '../../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
-import { asText, copyRows } from '../../helpers/previous-clickhouse.js';
+import { asText, CODECS_010, copyRows } from '../../helpers/previous-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { baseInstant, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
@@ -41,7 +41,11 @@ async function rows(store: ClickHouseStore, query: string): Promise<Record<strin
 /** Columns later migrations add (compared up to this migration's schema). */
 const LATER: Record<string, string[]> = { event_trace_processed: ['first_processing'] };
 /** Columns whose codec a later migration changes (007: ids back to LZ4; its own test checks them). */
-const LATER_CODEC = new Set(['event_generation_completed', 'event_tool_called', 'event_span_errored'].flatMap((t) => [`${t}.trace_id`, `${t}.span_id`]));
+const LATER_CODEC = new Set([
+  ...['event_generation_completed', 'event_tool_called', 'event_span_errored'].flatMap((t) => [`${t}.trace_id`, `${t}.span_id`]),
+  // 010: timestamps as deltas, token counts bit-packed.
+  ...Object.entries(CODECS_010).flatMap(([t, codecs]) => Object.keys(codecs).map((c) => `${t}.${c}`)),
+]);
 
 /**
  * Columns whose type a later migration changes (008: LowCardinality tenant and project; 009: the
