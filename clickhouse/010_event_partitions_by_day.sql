@@ -32,7 +32,9 @@
 -- Every statement may run again from the top after an interruption anywhere: each table first
 -- carries over from a <table>_v010 left by an earlier run whatever rows its live table lacks (after
 -- a stop between EXCHANGE and catch-up that is the old data with the late rows; before the EXCHANGE
--- a half-made copy whose rows the live table all holds: nothing), then the copy starts afresh. A
+-- a half-made copy whose rows the live table all holds: nothing; on a normal run the name is new and
+-- empty, and the count guard keeps the statement from reading the live table at all), then the copy
+-- starts afresh. A
 -- table interrupted between its EXCHANGE and its DROP is copied again (the same rows). The file is
 -- recorded only after its last statement, so a finished run is never repeated.
 
@@ -69,10 +71,10 @@ SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partit
 INSERT INTO {db}.event_generation_completed (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM {db}.event_generation_completed_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
+WHERE (SELECT count() FROM {db}.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
+        WHERE (SELECT count() FROM {db}.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
     );
 
 DROP TABLE IF EXISTS {db}.event_generation_completed_v010 {on_cluster} SYNC;
@@ -151,10 +153,10 @@ SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partit
 INSERT INTO {db}.event_tool_called (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
 FROM {db}.event_tool_called_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
+WHERE (SELECT count() FROM {db}.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
+        WHERE (SELECT count() FROM {db}.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
     );
 
 DROP TABLE IF EXISTS {db}.event_tool_called_v010 {on_cluster} SYNC;
@@ -225,10 +227,10 @@ SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partit
 INSERT INTO {db}.event_span_errored (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
 FROM {db}.event_span_errored_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
+WHERE (SELECT count() FROM {db}.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
+        WHERE (SELECT count() FROM {db}.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
     );
 
 DROP TABLE IF EXISTS {db}.event_span_errored_v010 {on_cluster} SYNC;

@@ -10,10 +10,12 @@ import type { Fragment } from './clickhouse-sql/fragment.js';
 import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
 
 /**
- * Settings every insert carries. The per-span event tables are partitioned by day (clickhouse/010) and
- * one flush may hold spans from any day ingestion accepts (90 days back to INGEST_MAX_FUTURE_SKEW_MS
- * ahead): past `max_partitions_per_insert_block` (100) partitions in one block the engine would refuse
- * the whole insert, and the exporter's retries with it. It logs a warning instead.
+ * Settings every insert into the per-span event tables carries (ingest and settle inserts, and every
+ * migration statement: migrations.ts). Those tables are partitioned by day (clickhouse/010) and one
+ * flush may hold spans from any day ingestion accepts (90 days back to INGEST_MAX_FUTURE_SKEW_MS
+ * ahead); a migration's copy holds every day stored. Past `max_partitions_per_insert_block` (100)
+ * partitions in one block the engine would refuse the whole insert (and the exporter's retries, or
+ * the service's start-up, with it). It logs a warning instead.
  */
 export const INSERT_SETTINGS = { throw_on_max_partitions_per_insert_block: 0 } as const;
 
@@ -26,8 +28,11 @@ export interface ClickHouseStore {
   client: ClickHouseClient;
   /** Runs a SELECT in a lane (statement-runner.ts). */
   read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
-  /** Runs a statement without result rows (DDL, INSERT … SELECT, ALTER). */
-  command(statement: Fragment, lane: WriteLane): Promise<void>;
+  /**
+   * Runs a statement without result rows (DDL, INSERT … SELECT, ALTER); `settings` are request
+   * settings for this statement alone (INSERT_SETTINGS for a migration's INSERT … SELECT).
+   */
+  command(statement: Fragment, lane: WriteLane, settings?: Record<string, string | number>): Promise<void>;
   /** Runs a SELECT in a lane and returns its JSONEachRow answer as raw, unparsed bytes (for the compute pool). */
   readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer>;
   /** Inserts JSONEachRow rows into a table named by `table()`. */
@@ -161,7 +166,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   return {
     client,
     read: <Row>(statement: Fragment, readOptions: ReadOptions) => runner.read<Row>(statement, readOptions),
-    command: (statement, lane) => runner.command(statement, lane),
+    command: (statement, lane, settings) => runner.command(statement, lane, settings),
     readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),

@@ -1,17 +1,19 @@
 /**
- * ClickHouse migration 010 (the per-span event tables rebuilt partitioned by day) on an installation
- * with data. The analytics-views data set is sent through OTLP ingestion into a current installation;
- * every stored version of every row is copied into a database built from the migrations before 010,
- * which is then migrated. Afterwards the three tables are partitioned by day (one partition per day
- * their rows fall on) with every column as before but the timestamp's and token counts' codecs, no
- * rebuild copy is left, every row version reads
- * back unchanged, every preset view and golden DSL query answers as before and as the current
- * installation does, and a second run applies nothing.
+ * ClickHouse migration 010 (the per-span event tables rebuilt partitioned by day, with new codecs) on
+ * an installation with data. The analytics-views data set is sent through OTLP ingestion into a
+ * current installation; every stored version of every row is copied into a database built from the
+ * migrations before 010, which is then migrated. Afterwards the three tables are partitioned by day
+ * (one partition per day their rows fall on) with every column as before but the timestamp's and token
+ * counts' codecs, no rebuild copy is left, every row version reads back unchanged, every preset view
+ * and golden DSL query answers as before and as the current installation does, and a second run
+ * applies nothing.
  *
- * Two more installations: one whose run was interrupted right after its first EXCHANGE TABLES (the
- * live table rebuilt, the old data under the copy's name), which a later run finishes with the same
- * rows; and one where an older process writes a row into a table while its copy is being made (a
- * rolling upgrade), which the catch-up after the swap carries over.
+ * Four more installations: one with rows on 150 days (more partitions than one insert block may
+ * touch by default), which the rebuild copies whole; one whose run stopped before its first EXCHANGE
+ * TABLES (a half-made copy) and one interrupted right after it (the live table rebuilt, the old data
+ * under the copy's name), which a later run finishes with the same rows; and one where an older
+ * process writes a row into a table while its copy is being made, which the catch-up after the swap
+ * carries over (on a single node; docs/operations.md says why upgrades stop older processes anyway).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
@@ -157,6 +159,17 @@ describe('ClickHouse migration 010 on an installation with data', () => {
     expect(await migrateClickHouse(previous, migrationDirs.clickhouse)).toEqual([]);
   });
 
+  it('finishes a run stopped before its first EXCHANGE TABLES (a half-made copy left) with the same rows, no version twice', async () => {
+    const late = { trace_id: '0a1b2c3d-0000-5000-8000-000000000013', span_id: '0000000000000456' };
+    const { store, lateRows } = await copiedThenLateRow('lookout_previous_010_half_made', late);
+    // The copy exists and holds every row but the late one; the live table is the old one.
+    expect((await rows(store, `SELECT partition_key FROM system.tables WHERE database = '${store.database}' AND name = 'event_generation_completed'`))[0]).toEqual({ partition_key: 'toYYYYMM(timestamp)' });
+    expect(await migrateClickHouse(store, migrationDirs.clickhouse)).toEqual(applied);
+    expect(await lateRows()).toEqual([late]);
+    for (const t of TABLES) expect([t, (await allRows(store, t)).filter((r) => r.tenant_id !== 'late')]).toEqual([t, rowsBefore[t]]);
+    expect(await tableNames(store)).toEqual(await tableNames(current()));
+  }, 120_000);
+
   it('finishes a run interrupted after its first EXCHANGE TABLES with the same rows, a row written during the copy included', async () => {
     // An older process's row lands in the old table after the copy; then the run stops right after the swap.
     const late = { trace_id: '0a1b2c3d-0000-5000-8000-000000000012', span_id: '0000000000000123' };
@@ -172,6 +185,20 @@ describe('ClickHouse migration 010 on an installation with data', () => {
     expect(await lateRows()).toEqual([late]);
     for (const t of TABLES) expect([t, (await allRows(store, t)).filter((r) => r.tenant_id !== 'late')]).toEqual([t, rowsBefore[t]]);
     expect(await tableNames(store)).toEqual(await tableNames(current()));
+  }, 120_000);
+
+  it('rebuilds a table whose rows fall on more than 100 days (one insert block per copy) without refusing it', async () => {
+    const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_010_many_days');
+    others.push(other);
+    const store = other.store;
+    // 150 days, all inside the rows' lifetime: from 80 days back to 69 days ahead.
+    await store.client.command({
+      query: `INSERT INTO ${store.table('event_generation_completed')} (tenant_id, project_id, timestamp, model, trace_id, span_id)
+        SELECT 'days', 'days', toStartOfDay(now64(3)) - INTERVAL 80 DAY + toIntervalDay(number) + INTERVAL 1 HOUR, 'm', generateUUIDv4(), number + 1 FROM numbers(150)`,
+    });
+    expect(await migrateClickHouse(store, migrationDirs.clickhouse)).toEqual(applied);
+    const [stored] = await rows(store, `SELECT count() AS n, uniqExact(_partition_id) AS partitions FROM ${store.table('event_generation_completed')} WHERE tenant_id = 'days'`);
+    expect(stored).toEqual({ n: 150, partitions: 150 });
   }, 120_000);
 
   it('carries over a row an older process writes while the copy is made', async () => {
