@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { migrationDirs } from '../../src/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../src/stores/clickhouse.js';
-import { migrateClickHouse, readMigrations } from '../../src/stores/migrations.js';
+import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../src/stores/migrations.js';
 import { storedIdText } from '../../src/stores/clickhouse-sql/event-ids.js';
 import { tempDataDir } from './temp-dir.js';
 
@@ -111,4 +111,15 @@ export async function previousInstallation(
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A migration's statements as the runner sends them to this (single-node) store. */
+export function migrationStatements(store: ClickHouseStore, migration: string): string[] {
+  const file = readMigrations(migrationDirs.clickhouse).find((f) => f.name === migration)!;
+  return renderClickHouseMigration(file.text, { database: store.database, cluster: null });
+}
+
+/** The tables of the store's database, by name. */
+export async function tableNames(store: ClickHouseStore): Promise<string[]> {
+  return (await rows(store, `SELECT name FROM system.tables WHERE database = '${store.database}' ORDER BY name`)).map((r) => String(r.name));
 }

@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
-import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../../src/stores/migrations.js';
-import { allRows, columns, previousInstallation, rows, withCodecs010, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
+import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
+import { allRows, columns, migrationStatements, previousInstallation, rows, tableNames, withCodecs010, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 import { datasetAnswers } from './dataset-answers.js';
@@ -41,16 +41,6 @@ const others: PreviousInstallation[] = [];
 const current = () => h.svc.service.deps.ch;
 const answers = (ch: ClickHouseStore) => datasetAnswers(ch, h.svc.service.deps.sql, { tenantId, projectId, base });
 const typeOf = (list: Column[], name: string) => list.find((c) => c.name === name)?.type;
-
-/** 009's statements as the runner sends them to this (single-node) store. */
-function statementsOf(store: ClickHouseStore): string[] {
-  const file = readMigrations(migrationDirs.clickhouse).find((f) => f.name === MIGRATION)!;
-  return renderClickHouseMigration(file.text, { database: store.database, cluster: null });
-}
-
-async function tableNames(store: ClickHouseStore): Promise<string[]> {
-  return (await rows(store, `SELECT name FROM system.tables WHERE database = '${store.database}' ORDER BY name`)).map((r) => String(r.name));
-}
 
 beforeAll(async () => {
   h = await startHarness();
@@ -81,7 +71,7 @@ async function copiedThenLateRow(name: string, late: { trace_id: string; span_id
   const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, name);
   others.push(other);
   const store = other.store;
-  const statements = statementsOf(store);
+  const statements = migrationStatements(store, MIGRATION);
   const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
   for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
   await store.client.command({
