@@ -25,18 +25,22 @@
 --
 -- A partition key cannot change in place, so each table is rebuilt as migration 009 rebuilt them: a
 -- copy <table>_v010 (everything as before but the partition key and the codecs), every row version
--- copied into it with its version column, the two swapped by EXCHANGE TABLES (atomic), then rows an older process
--- wrote during the copy copied after it (compared by 8-byte hashes of key and version, from two
--- minutes before the newest row the copy took), and the old data dropped.
+-- copied into it with its version column, the two swapped by EXCHANGE TABLES (atomic), then rows an
+-- older process wrote during the copy copied after it, and the old data dropped. The catch-up compares
+-- 8-byte hashes of key and version over the rows from an hour before the old table's newest row.
+-- Nothing writes to the old table after the swap, so that anchor does not move: not with rows written
+-- to the new table after it (whose time, on a cluster, comes from another node's clock) nor with a
+-- catch-up interrupted half-way (009 anchored on the new table's newest row from before the swap,
+-- which both can move). It covers every row written during a copy of up to an hour (0.74 s per
+-- million rows here) and keeps the compared set to the last hour's rows.
 --
 -- Every statement may run again from the top after an interruption anywhere: each table first
 -- carries over from a <table>_v010 left by an earlier run whatever rows its live table lacks (after
--- a stop between EXCHANGE and catch-up that is the old data with the late rows; before the EXCHANGE
+-- a stop between EXCHANGE and catch-up, that is the old data with the late rows; before the EXCHANGE,
 -- a half-made copy whose rows the live table all holds: nothing; on a normal run the name is new and
--- empty, and the count guard keeps the statement from reading the live table at all), then the copy
--- starts afresh. A
--- table interrupted between its EXCHANGE and its DROP is copied again (the same rows). The file is
--- recorded only after its last statement, so a finished run is never repeated.
+-- empty, and the count guard keeps the statement from reading the live table at all); then the copy
+-- starts afresh. A table interrupted between its EXCHANGE and its DROP is copied again (the same
+-- rows). The file is recorded only after its last statement, so a finished run is never repeated.
 
 -- event_generation_completed
 -- Rows a stopped earlier run left under the _v010 name that the live table lacks (see above).
@@ -71,10 +75,10 @@ SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partit
 INSERT INTO {db}.event_generation_completed (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM {db}.event_generation_completed_v010
-WHERE (SELECT count() FROM {db}.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
+WHERE (SELECT count() FROM {db}.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_generation_completed
-        WHERE (SELECT count() FROM {db}.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
+        WHERE (SELECT count() FROM {db}.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v010)
     );
 
 DROP TABLE IF EXISTS {db}.event_generation_completed_v010 {on_cluster} SYNC;
@@ -116,10 +120,10 @@ EXCHANGE TABLES {db}.event_generation_completed AND {db}.event_generation_comple
 INSERT INTO {db}.event_generation_completed (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM {db}.event_generation_completed_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v010))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v010)
     );
 
 DROP TABLE IF EXISTS {db}.event_generation_completed_v010 {on_cluster} SYNC;
@@ -153,10 +157,10 @@ SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partit
 INSERT INTO {db}.event_tool_called (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
 FROM {db}.event_tool_called_v010
-WHERE (SELECT count() FROM {db}.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
+WHERE (SELECT count() FROM {db}.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_tool_called
-        WHERE (SELECT count() FROM {db}.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
+        WHERE (SELECT count() FROM {db}.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v010)
     );
 
 DROP TABLE IF EXISTS {db}.event_tool_called_v010 {on_cluster} SYNC;
@@ -194,10 +198,10 @@ EXCHANGE TABLES {db}.event_tool_called AND {db}.event_tool_called_v010 {on_clust
 INSERT INTO {db}.event_tool_called (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
 FROM {db}.event_tool_called_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v010))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v010)
     );
 
 DROP TABLE IF EXISTS {db}.event_tool_called_v010 {on_cluster} SYNC;
@@ -227,10 +231,10 @@ SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partit
 INSERT INTO {db}.event_span_errored (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
 FROM {db}.event_span_errored_v010
-WHERE (SELECT count() FROM {db}.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
+WHERE (SELECT count() FROM {db}.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_span_errored
-        WHERE (SELECT count() FROM {db}.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
+        WHERE (SELECT count() FROM {db}.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v010)
     );
 
 DROP TABLE IF EXISTS {db}.event_span_errored_v010 {on_cluster} SYNC;
@@ -264,10 +268,10 @@ EXCHANGE TABLES {db}.event_span_errored AND {db}.event_span_errored_v010 {on_clu
 INSERT INTO {db}.event_span_errored (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
 FROM {db}.event_span_errored_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v010))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v010)
     );
 
 DROP TABLE IF EXISTS {db}.event_span_errored_v010 {on_cluster} SYNC;

@@ -744,10 +744,10 @@ INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, times
 SETTINGS distributed_foreground_insert = 1
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM `lookout`.event_generation_completed_v010
-WHERE (SELECT count() FROM `lookout`.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+WHERE (SELECT count() FROM `lookout`.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
-        WHERE (SELECT count() FROM `lookout`.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+        WHERE (SELECT count() FROM `lookout`.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` SYNC;
@@ -802,10 +802,10 @@ INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, times
 SETTINGS distributed_foreground_insert = 1
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM `lookout`.event_generation_completed_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v010))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010` ON CLUSTER `lookout_cluster` SYNC;
@@ -843,10 +843,10 @@ INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, act
 SETTINGS distributed_foreground_insert = 1
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
 FROM `lookout`.event_tool_called_v010
-WHERE (SELECT count() FROM `lookout`.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+WHERE (SELECT count() FROM `lookout`.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
-        WHERE (SELECT count() FROM `lookout`.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+        WHERE (SELECT count() FROM `lookout`.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` SYNC;
@@ -897,10 +897,10 @@ INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, act
 SETTINGS distributed_foreground_insert = 1
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
 FROM `lookout`.event_tool_called_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v010))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010` ON CLUSTER `lookout_cluster` SYNC;
@@ -934,10 +934,10 @@ INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, ac
 SETTINGS distributed_foreground_insert = 1
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
 FROM `lookout`.event_span_errored_v010
-WHERE (SELECT count() FROM `lookout`.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+WHERE (SELECT count() FROM `lookout`.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
-        WHERE (SELECT count() FROM `lookout`.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+        WHERE (SELECT count() FROM `lookout`.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` SYNC;
@@ -984,10 +984,10 @@ INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, ac
 SETTINGS distributed_foreground_insert = 1
 SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
 FROM `lookout`.event_span_errored_v010
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
     AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v010))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` ON CLUSTER `lookout_cluster` SYNC;

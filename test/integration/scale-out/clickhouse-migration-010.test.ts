@@ -8,12 +8,13 @@
  * and golden DSL query answers as before and as the current installation does, and a second run
  * applies nothing.
  *
- * Four more installations: one with rows on 150 days (more partitions than one insert block may
+ * Five more installations: one with rows on 150 days (more partitions than one insert block may
  * touch by default), which the rebuild copies whole; one whose run stopped before its first EXCHANGE
  * TABLES (a half-made copy) and one interrupted right after it (the live table rebuilt, the old data
- * under the copy's name), which a later run finishes with the same rows; and one where an older
- * process writes a row into a table while its copy is being made, which the catch-up after the swap
- * carries over (on a single node; docs/operations.md says why upgrades stop older processes anyway).
+ * under the copy's name), which a later run finishes with the same rows; one where an older process
+ * writes a row into a table while its copy is being made, which the catch-up after the swap carries
+ * over; and one where such rows were written early in a long copy and a row written after the swap
+ * looks older than them (another node's clock), which the catch-up carries over all the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
@@ -175,6 +176,31 @@ describe('ClickHouse migration 010 on an installation with data', () => {
     expect(await lateRows()).toEqual([late]);
     for (const t of TABLES) expect([t, (await allRows(store, t)).filter((r) => r.tenant_id !== 'late')]).toEqual([t, rowsBefore[t]]);
     expect(await tableNames(store)).toEqual(await tableNames(current()));
+  }, 120_000);
+
+  it('carries over rows written early in a long copy, even after a row written after the swap that looks older', async () => {
+    // An older process writes A ten minutes before B during the copy; after the swap another node,
+    // its clock a second behind, writes S. 009's anchor (the newest pre-swap row of the live table,
+    // minus 2 minutes) would have been S and left A behind.
+    const other = await previousInstallation(current(), h.svc.dataDir, MIGRATION, TABLES, 'lookout_previous_010_skew');
+    others.push(other);
+    const store = other.store;
+    const statements = migrationStatements(store, MIGRATION);
+    const firstExchange = statements.findIndex((s) => s.startsWith('EXCHANGE TABLES'));
+    for (const statement of statements.slice(0, firstExchange)) await store.client.command({ query: statement });
+    const at = Date.now();
+    const write = (label: string, insertedAt: number) =>
+      store.client.command({
+        query: `INSERT INTO ${store.table('event_generation_completed')} (tenant_id, project_id, timestamp, model, trace_id, span_id, inserted_at)
+          SELECT 'skew', 'skew', now64(3), '${label}', generateUUIDv4(), ${insertedAt}, fromUnixTimestamp64Milli(toInt64(${insertedAt}), 'UTC')`,
+      });
+    await write('A', at - 600_000);
+    await write('B', at);
+    await store.client.command({ query: statements[firstExchange] });
+    await write('S', at - 1000);
+    for (const statement of statements.slice(firstExchange + 1)) await store.client.command({ query: statement });
+    const written = await rows(store, `SELECT model FROM ${store.table('event_generation_completed')} WHERE tenant_id = 'skew' ORDER BY model`);
+    expect(written.map((r) => r.model)).toEqual(['A', 'B', 'S']);
   }, 120_000);
 
   it('rebuilds a table whose rows fall on more than 100 days (one insert block per copy) without refusing it', async () => {
