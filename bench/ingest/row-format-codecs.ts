@@ -4,7 +4,8 @@
  * columns in the rows' order), each with a decoder of the `spans` lines back to spans, written as
  * the compute pool would run them.
  */
-import { jsonLine, spanKey, storedSpanId, type EncodedRows } from '../../src/ingest/encoded-rows.js';
+import { jsonLine, spanKey, type EncodedRows } from '../../src/ingest/encoded-rows.js';
+import { storedSpanId } from '../../src/stores/clickhouse-sql/event-ids.js';
 import type { SpanEventRows } from '../../src/ingest/event-rows.js';
 import type { NormalizedSpan } from '../../src/ingest/normalized-span.js';
 import { spanFromStoredRow, storedRowsFromBytes, type StoredSpanRow } from '../../src/ingest/stored-spans.js';

@@ -77,10 +77,9 @@ export const INSERT_COLUMNS = {
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
 
-// Span ids go into the per-span event tables as stored since migration 009 (event-ids.ts); the rows
+// Span ids go into the per-span event tables as stored since migration 009 (storedSpanId); the rows
 // keep the hex text (keys, hooks) and only their serialized values carry the number. Ingestion only
 // accepts span ids of 16 lower-case hex characters (span-validation.ts), so the value always fits.
-export { storedSpanId };
 
 // The values of a row in its columns' order, as array literals: ~35 % cheaper to stringify than
 // the row object, and cheaper than a loop over the column list (bench/ingest/row-formats.ts).

@@ -10,12 +10,12 @@ import type { Fragment } from './clickhouse-sql/fragment.js';
 import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
 
 /**
- * Settings every insert into the per-span event tables carries (ingest and settle inserts, and every
- * migration statement: migrations.ts). Those tables are partitioned by day (clickhouse/010) and one
- * flush may hold spans from any day ingestion accepts (90 days back to INGEST_MAX_FUTURE_SKEW_MS
- * ahead); a migration's copy holds every day stored. Past `max_partitions_per_insert_block` (100)
- * partitions in one block the engine would refuse the whole insert (and the exporter's retries, or
- * the service's start-up, with it). It logs a warning instead.
+ * Settings every statement carries, on both backends (the server client's defaults; the embedded
+ * engine's clients and raw inserts below). The per-span event tables are partitioned by day
+ * (clickhouse/010): one flush may hold spans from any day ingestion accepts (90 days back to
+ * INGEST_MAX_FUTURE_SKEW_MS ahead), and a migration's copy holds every day stored. Past
+ * `max_partitions_per_insert_block` (100) partitions in one block the engine would refuse the whole
+ * insert (and the exporter's retries, or the service's start-up, with it); it logs a warning instead.
  */
 export const INSERT_SETTINGS = { throw_on_max_partitions_per_insert_block: 0 } as const;
 
@@ -28,11 +28,8 @@ export interface ClickHouseStore {
   client: ClickHouseClient;
   /** Runs a SELECT in a lane (statement-runner.ts). */
   read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]>;
-  /**
-   * Runs a statement without result rows (DDL, INSERT … SELECT, ALTER); `settings` are request
-   * settings for this statement alone (INSERT_SETTINGS for a migration's INSERT … SELECT).
-   */
-  command(statement: Fragment, lane: WriteLane, settings?: Record<string, string | number>): Promise<void>;
+  /** Runs a statement without result rows (DDL, INSERT … SELECT, ALTER). */
+  command(statement: Fragment, lane: WriteLane): Promise<void>;
   /** Runs a SELECT in a lane and returns its JSONEachRow answer as raw, unparsed bytes (for the compute pool). */
   readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer>;
   /** Inserts JSONEachRow rows into a table named by `table()`. */
@@ -130,7 +127,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
       const chdb = createChdbConnection({ path: dir });
       const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
-      const client = isolateSessionSettings(createClient({ connection }));
+      const client = isolateSessionSettings(createClient({ connection }), INSERT_SETTINGS);
       rawInserts.set(client, async (table, body, columns) => {
         await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns, settings: INSERT_SETTINGS });
       });
@@ -166,7 +163,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   return {
     client,
     read: <Row>(statement: Fragment, readOptions: ReadOptions) => runner.read<Row>(statement, readOptions),
-    command: (statement, lane, settings) => runner.command(statement, lane, settings),
+    command: (statement, lane) => runner.command(statement, lane),
     readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
@@ -222,8 +219,9 @@ type SettingsParams = { clickhouse_settings?: Record<string, unknown> };
  * a READONLY error). A server applies them per request. This wrapper restores per-call semantics:
  * every setting any call has used is sent with each later call, at its default unless the call sets
  * it. `readonly` cannot be reset once set, so it must go in the statement's own SETTINGS clause.
+ * `always` are sent with every call, as a server client's default settings are.
  */
-function isolateSessionSettings(client: ClickHouseClient): ClickHouseClient {
+function isolateSessionSettings(client: ClickHouseClient, always: Record<string, string | number>): ClickHouseClient {
   const defaults = new Map<string, string>();
   const learn = async (names: string[]) => {
     const unknown = names.filter((name) => !defaults.has(name));
@@ -237,7 +235,7 @@ function isolateSessionSettings(client: ClickHouseClient): ClickHouseClient {
     for (const row of await result.json<{ name: string; default: string }>()) defaults.set(row.name, row.default);
   };
   const withDefaults = async <P extends SettingsParams>(params: P): Promise<P> => {
-    const given = params.clickhouse_settings ?? {};
+    const given = { ...always, ...params.clickhouse_settings };
     if ('readonly' in given) throw new Error('Put readonly in the statement\'s SETTINGS clause: on the embedded engine it cannot be undone');
     await learn(Object.keys(given));
     return { ...params, clickhouse_settings: { ...Object.fromEntries(defaults), ...given } };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Sql, SqlHandle } from './postgres.js';
-import { INSERT_SETTINGS, type ClickHouseStore } from './clickhouse.js';
+import type { ClickHouseStore } from './clickhouse.js';
 import { param, raw, sql as chSql } from './clickhouse-sql/fragment.js';
 import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } from './clickhouse-layout.js';
 
@@ -132,8 +132,7 @@ export async function migrateClickHouse(store: ClickHouseStore, dir: string, opt
   for (const file of readMigrations(dir)) {
     if (done.has(file.name)) continue;
     for (const statement of renderClickHouseMigration(file.text, layoutOf(store, options.replicated))) {
-      // A rebuild's copy (clickhouse/010) writes every stored day of a day-partitioned table at once.
-      await store.command(raw(statement), 'system', INSERT_SETTINGS);
+      await store.command(raw(statement), 'system');
     }
     await store.insert(store.table('schema_migrations'), [{ name: file.name }], 'system');
     applied.push(file.name);

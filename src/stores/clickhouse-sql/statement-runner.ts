@@ -197,15 +197,10 @@ export class StatementRunner {
    * Runs a statement without a result: DDL, INSERT … SELECT, ALTER. No SETTINGS clause is added
    * (on CREATE TABLE it would mean table settings); a server gets the lane's controls per request.
    */
-  async command(statement: Fragment, lane: WriteLane, settings: Record<string, string | number> = {}): Promise<void> {
+  async command(statement: Fragment, lane: WriteLane): Promise<void> {
     const compiled = compile(statement, this.options.binding);
-    // Per-call settings are safe on the embedded engine too: its clients reset them after the call
-    // (isolateSessionSettings, clickhouse.ts).
-    const request = { ...this.laneSettings(lane), ...settings };
     await this.onLane(lane, (client) =>
-      this.measured(lane, statement, () =>
-        client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...(Object.keys(request).length > 0 ? { clickhouse_settings: request } : {}) }),
-      ),
+      this.measured(lane, statement, () => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) })),
     );
   }
 

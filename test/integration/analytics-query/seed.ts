@@ -5,7 +5,7 @@
  * Span ids go in as the per-span tables store them (a UInt64, clickhouse/009): rows carry hex text.
  */
 import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { storedSpanId } from '../../../src/ingest/encoded-rows.js';
+import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
 
 export const DAY = 86_400_000;
 

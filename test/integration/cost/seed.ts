@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
 import { migrateClickHouse } from '../../../src/stores/migrations.js';
-import { storedSpanId } from '../../../src/ingest/encoded-rows.js';
+import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**

@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, storedSpanId, toolCalledLine, type InsertTable } from '../../../src/ingest/encoded-rows.js';
+import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, toolCalledLine, type InsertTable } from '../../../src/ingest/encoded-rows.js';
+import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
 import { storedIdText } from '../../../src/stores/clickhouse-sql/event-ids.js';
 import { otlpOrigin, type SpanEventRows } from '../../../src/ingest/event-rows.js';
 import { deriveRequestRows } from '../../../src/ingest/ingest-prepare.js';
