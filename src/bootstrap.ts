@@ -1,4 +1,4 @@
-import type { Sql } from './stores/postgres.js';
+import type { Sql } from './platform/postgres/postgres.js';
 import { provisionTenant, tenantCount } from './tenancy/tenancy-store.js';
 
 /**

@@ -6,7 +6,7 @@
  * engine's CPU by thread pool (cpu-split.ts) says where it ran.
  */
 import fs from 'node:fs';
-import type { KindStats } from '../../src/stores/clickhouse-sql/statement-stats.js';
+import type { KindStats } from '../../src/platform/clickhouse/sql/statement-stats.js';
 
 export interface EngineStats {
   kinds: Record<string, KindStats>;

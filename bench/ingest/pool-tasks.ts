@@ -18,7 +18,7 @@ import { settleSummaries, type SettleTraceInput } from '../../src/ingest/settle-
 import { createPriceTrace } from '../../src/analytics/cost/ingest-pricing.js';
 import { loadBundledCatalog } from '../../src/analytics/cost/price-catalog.js';
 import { SYSTEM_ORIGIN } from '../../src/origin.js';
-import { threadCpuNs } from '../../src/compute/thread-cpu.js';
+import { threadCpuNs } from '../../src/platform/compute/thread-cpu.js';
 import type { UsageToPrice } from '../../src/trace-pricing.js';
 
 const arg = (name: string, fallback: number) => {

@@ -5,7 +5,7 @@
  * spans. The service awaits its statements one at a time, so statements are also round trips.
  */
 import fs from 'node:fs';
-import type { PostgresStats } from '../../src/stores/postgres-statement-stats.js';
+import type { PostgresStats } from '../../src/platform/postgres/postgres-statement-stats.js';
 
 export function readPostgresStats(file: string): PostgresStats | null {
   try {

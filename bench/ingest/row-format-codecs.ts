@@ -5,7 +5,7 @@
  * the compute pool would run them.
  */
 import { jsonLine, spanKey, type EncodedRows } from '../../src/ingest/encoded-rows.js';
-import { storedSpanId } from '../../src/stores/clickhouse-sql/event-ids.js';
+import { storedSpanId } from '../../src/platform/clickhouse/sql/event-ids.js';
 import type { SpanEventRows } from '../../src/ingest/event-rows.js';
 import type { NormalizedSpan } from '../../src/ingest/normalized-span.js';
 import { spanFromStoredRow, storedRowsFromBytes, type StoredSpanRow } from '../../src/ingest/stored-spans.js';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openClickHouse } from '../../src/stores/clickhouse.js';
+import { openClickHouse } from '../../src/platform/clickhouse/clickhouse.js';
 
 const READ_SETTINGS = [
   'max_threads', 'max_block_size', 'max_final_threads', 'max_streams_for_merge_tree_reading', 'use_uncompressed_cache',

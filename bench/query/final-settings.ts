@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openClickHouse } from '../../src/stores/clickhouse.js';
+import { openClickHouse } from '../../src/platform/clickhouse/clickhouse.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {

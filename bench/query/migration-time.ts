@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { migrationDirs } from '../../src/service.js';
-import { openClickHouse } from '../../src/stores/clickhouse.js';
-import { migrateClickHouse, readMigrations } from '../../src/stores/migrations.js';
+import { openClickHouse } from '../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse, readMigrations } from '../../src/platform/migrations.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {

@@ -37,7 +37,7 @@ import { modules } from '../../src/modules.js';
 import { startService } from '../../src/service.js';
 import { analyticsQueryModule } from '../../src/analytics/query/router.js';
 import { compileAnalyticsQuery } from '../../src/analytics/query/run.js';
-import { compile } from '../../src/stores/clickhouse-sql/compile.js';
+import { compile } from '../../src/platform/clickhouse/sql/compile.js';
 import { spanIdSql, traceIdSql } from './seed-ids.js';
 
 const args = process.argv.slice(2);

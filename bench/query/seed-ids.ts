@@ -1,4 +1,4 @@
-import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 
 /**
  * Ids for the query benchmarks' seeded rows, shaped like the ones ingestion writes: a trace id is the

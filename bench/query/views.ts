@@ -42,7 +42,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
-import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { spanIdSql, traceIdSql } from './seed-ids.js';
 
 const args = process.argv.slice(2);

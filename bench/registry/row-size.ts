@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openPostgres } from '../../src/stores/postgres.js';
+import { openPostgres } from '../../src/platform/postgres/postgres.js';
 
 const args = process.argv.slice(2);
 const rowsArg = args.indexOf('--rows');

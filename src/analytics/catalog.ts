@@ -5,7 +5,7 @@
  * `GET /projects/{project_id}/analytics/catalog`. A test compares it with clickhouse/*.sql so the
  * two cannot drift.
  */
-import type { StoredId } from '../stores/clickhouse-sql/event-ids.js';
+import type { StoredId } from '../platform/clickhouse/sql/event-ids.js';
 
 /** Aggregations that need a numeric field whose `aggs` lists them (SPEC "Analytics query"). */
 export const NUMERIC_AGGS = ['sum', 'avg', 'min', 'max', 'p50', 'p95', 'p99'] as const;

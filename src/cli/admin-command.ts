@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { AppDeps } from '../app-deps.js';
-import type { MigrateMode } from '../stores/migrations.js';
+import type { MigrateMode } from '../platform/migrations.js';
 
 /**
  * One admin CLI command. Its own file so a feature module can define a command (cost's

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { migrationDirs, openStores } from '../service.js';
-import { migrateStores } from '../stores/migrations.js';
+import { migrateStores } from '../platform/migrations.js';
 import { SCOPES, type Scope } from '../tenancy/keys.js';
 import { createApiKey, createUser, provisionTenant } from '../tenancy/tenancy-store.js';
 import type { AdminCommand } from './admin-command.js';

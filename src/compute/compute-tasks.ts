@@ -3,7 +3,7 @@ import type { PriceCatalog } from '../analytics/cost/price-catalog.js';
 import { prepareIngest } from '../ingest/ingest-prepare.js';
 import { settleSummaries, type SettleSummariesInput } from '../ingest/settle-summaries.js';
 import type { PriceTrace } from '../trace-pricing.js';
-import { fromSharedValue } from './shared-value.js';
+import { fromSharedValue } from '../platform/compute/shared-value.js';
 import { buildTraceDetail } from '../traces/trace-detail-build.js';
 import { buildTracePage } from '../traces/trace-page-build.js';
 

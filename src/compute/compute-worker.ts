@@ -1,6 +1,6 @@
 import { Piscina } from 'piscina';
 import { runComputeTask, type ComputeTaskMessage } from './compute-tasks.js';
-import { osThreadId, threadCpuNs } from './thread-cpu.js';
+import { osThreadId, threadCpuNs } from '../platform/compute/thread-cpu.js';
 
 /**
  * Whether the pool accounts CPU per task (only when it writes COMPUTE_STATS_FILE, for the ingest

@@ -1,6 +1,6 @@
 import type { GenerationCompletedRow, SpanErroredRow, SpanEventRows, SpanRow, ToolCalledRow } from './event-rows.js';
 import { parsedLines, type StoredSpanRow } from './stored-spans.js';
-import { storedSpanId } from '../stores/clickhouse-sql/event-ids.js';
+import { storedSpanId } from '../platform/clickhouse/sql/event-ids.js';
 
 /**
  * Rows serialized for the insert where they are built (the compute pool), as the insert body

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../platform/http/errors.js';
 
 /**
  * The memory budget of ingestion (`INGEST_MAX_INFLIGHT_BYTES`). A request is charged for what it

@@ -11,7 +11,7 @@ import { buildSpanTree } from './span-tree.js';
 import { validateExport } from './span-validation.js';
 import { traceAgentName } from './trace-summary.js';
 import { packToolRows } from './packed-tool-rows.js';
-import { nsToMs } from '../stores/clickhouse-time.js';
+import { nsToMs } from '../platform/clickhouse/clickhouse-time.js';
 
 /**
  * The CPU-heavy part of one OTLP request, run on the compute pool (src/compute/): decode the

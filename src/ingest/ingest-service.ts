@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { Sql } from '../stores/postgres.js';
+import { NotFoundError, ValidationError } from '../platform/http/errors.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import type { Sql } from '../platform/postgres/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import type { TraceHooks } from '../trace-hooks.js';
 import { findProject } from '../tenancy/project-store.js';
-import type { ComputePool } from '../compute/compute-pool.js';
-import { ownedBytes } from '../compute/owned-bytes.js';
+import type { ComputePool } from '../platform/compute/compute-pool.js';
+import { ownedBytes } from '../platform/compute/owned-bytes.js';
 import { otlpOrigin } from './event-rows.js';
 import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
 import { IngestWriter } from './ingest-writer.js';

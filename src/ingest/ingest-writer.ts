@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
-import { traceKeysGuard, type TraceKeyLike } from '../stores/clickhouse-sql/tenant-guard.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { param, raw, sql } from '../platform/clickhouse/sql/fragment.js';
+import { traceKeysGuard, type TraceKeyLike } from '../platform/clickhouse/sql/tenant-guard.js';
 import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
 import { admitRequest, newFlushSpans, requestParts } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';

@@ -1,6 +1,6 @@
 import { mapAttributes, type MappedAttributes } from './attribute-mapping.js';
 import type { Attributes, DecodedEvent, DecodedExport } from './otlp-types.js';
-import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { lookoutTraceId } from './trace-id.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
-import { HttpError, ValidationError } from '../http/errors.js';
+import { HttpError, ValidationError } from '../platform/http/errors.js';
 import { DECODED_BYTES_PER_BODY_BYTE, type Reservation } from './ingest-budget.js';
 import type { OtlpEncoding } from './otlp-response.js';
 

@@ -1,4 +1,4 @@
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../platform/http/errors.js';
 import { decodeJsonExport } from './otlp-decode-json.js';
 import { decodeProtobufExport } from './otlp-decode-protobuf.js';
 import { UnsupportedMediaTypeError } from './otlp-body.js';

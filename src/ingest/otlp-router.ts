@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { AppDeps } from '../app-deps.js';
-import { authenticate, requireScope } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
+import { authenticate, requireScope } from '../platform/http/auth.js';
+import { HttpError } from '../platform/http/errors.js';
 import type { IngestService } from './ingest-service.js';
 import { PROJECT_HEADER } from './ingest-service.js';
 import type { Reservation } from './ingest-budget.js';

@@ -1,5 +1,5 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
-import { isoFromDateTime64, nsToDateTime64 } from '../stores/clickhouse-time.js';
+import { isoFromDateTime64, nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { NormalizedSpan } from './normalized-span.js';
 import type { TraceSummary } from './trace-summary.js';
 

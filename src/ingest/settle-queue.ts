@@ -1,4 +1,4 @@
-import type { Sql, SqlHandle } from '../stores/postgres.js';
+import type { Sql, SqlHandle } from '../platform/postgres/postgres.js';
 import type { Origin } from '../origin.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 import { isUuidKey, traceKeyParams } from './trace-key-params.js';

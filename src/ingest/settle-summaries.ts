@@ -9,7 +9,7 @@ import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTrac
 import { summarizeTrace, type TraceSummary } from './trace-summary.js';
 import type { Origin } from '../origin.js';
 import type { PriceTrace } from '../trace-pricing.js';
-import type { SharedValueRef } from '../compute/shared-value.js';
+import type { SharedValueRef } from '../platform/compute/shared-value.js';
 
 /**
  * The settler's CPU work, run on the compute pool (src/compute/): spans of settled traces →

@@ -1,5 +1,5 @@
 import type { DecodedExport, DecodedSpan } from './otlp-types.js';
-import { nsToMs } from '../stores/clickhouse-time.js';
+import { nsToMs } from '../platform/clickhouse/clickhouse-time.js';
 
 /**
  * Span validation for partial success (OTLP/HTTP specification, "Partial Success"): invalid spans

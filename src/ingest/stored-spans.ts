@@ -1,10 +1,10 @@
-import { ownedBytes } from '../compute/owned-bytes.js';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { raw, sql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
-import type { ReadOptions } from '../stores/clickhouse-sql/statement-runner.js';
-import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
+import { ownedBytes } from '../platform/compute/owned-bytes.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
+import type { ReadOptions } from '../platform/clickhouse/sql/statement-runner.js';
+import { traceKeysGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { mapAttributes } from './attribute-mapping.js';
-import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { SpanRow } from './event-rows.js';
 import { normalizedSpan, type NormalizedSpan, type SpanBase, type SpanKindName, type StatusCodeName } from './normalized-span.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type postgres from 'postgres';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { Leader } from '../stores/leader.js';
-import { param, raw, sql as chSql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
-import { traceKeysGuard } from '../stores/clickhouse-sql/tenant-guard.js';
-import { traceKeyAfter, type TraceKeyCursor } from '../stores/clickhouse-sql/trace-key-after.js';
-import type { Sql, SqlHandle } from '../stores/postgres.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import type { Leader } from '../platform/postgres/leader.js';
+import { param, raw, sql as chSql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
+import { traceKeysGuard } from '../platform/clickhouse/sql/tenant-guard.js';
+import { traceKeyAfter, type TraceKeyCursor } from '../platform/clickhouse/sql/trace-key-after.js';
+import type { Sql, SqlHandle } from '../platform/postgres/postgres.js';
 import { traceKeyOf } from './encoded-rows.js';
 import { REGISTRY_COMPLETE_STATE } from './stored-traces.js';
 import { canonicalKey } from './trace-key-params.js';

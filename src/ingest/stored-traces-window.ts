@@ -1,4 +1,4 @@
-import type { Sql, SqlHandle } from '../stores/postgres.js';
+import type { Sql, SqlHandle } from '../platform/postgres/postgres.js';
 
 /**
  * Which window the stored-trace registry's writers must trust created rows by (docs/settling.md

@@ -1,4 +1,4 @@
-import type { SqlHandle } from '../stores/postgres.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 import { isUuidKey, traceKeyParams } from './trace-key-params.js';
 

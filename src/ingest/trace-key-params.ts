@@ -1,4 +1,4 @@
-import { isUuid } from '../uuid.js';
+import { isUuid } from '../platform/uuid.js';
 import { traceKeyString, type TraceKey } from './stored-spans.js';
 
 /** A key as PostgreSQL's uuid columns hold it, and return it (lower case). */

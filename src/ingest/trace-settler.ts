@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ComputePool } from '../compute/compute-pool.js';
-import { shareValue } from '../compute/shared-value.js';
+import type { ComputePool } from '../platform/compute/compute-pool.js';
+import { shareValue } from '../platform/compute/shared-value.js';
 import { unpackHook } from './packed-hook.js';
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { Sql } from '../stores/postgres.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import type { Sql } from '../platform/postgres/postgres.js';
 import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
-import { msToDateTime64 } from '../stores/clickhouse-time.js';
+import { msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { HookRunner } from './hook-runner.js';
 import type { TraceNote } from './ingest-writer.js';
 import { SettleCache, type CachedTrace } from './settle-cache.js';

@@ -1,5 +1,5 @@
 import { readAgentInput } from './agent-io.js';
-import { nsToDateTime64 } from '../stores/clickhouse-time.js';
+import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { toolCalledRow, type ToolCalledRow } from './event-rows.js';
 import { compareNs, type NormalizedSpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';

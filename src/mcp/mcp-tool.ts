@@ -1,5 +1,5 @@
 import type { AppDeps } from '../app-deps.js';
-import type { JsonSchema } from '../http/openapi.js';
+import type { JsonSchema } from '../platform/http/openapi.js';
 import type { Project } from '../tenancy/project-store.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import type { Origin } from '../origin.js';

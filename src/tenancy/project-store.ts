@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { isUuid } from '../uuid.js';
-import type { SqlHandle } from '../stores/postgres.js';
+import { isUuid } from '../platform/uuid.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
 
 /** SPEC.md "Project": every field always present. */
 export interface Project {

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps.js';
-import { defineRoute } from '../http/route.js';
-import { NotFoundError, UnauthorizedError, ValidationError } from '../http/errors.js';
-import { bearerToken } from '../http/auth.js';
-import { errorResponse } from '../http/openapi.js';
-import { assertStorableStrings } from '../http/validation.js';
+import { defineRoute } from '../platform/http/route.js';
+import { NotFoundError, UnauthorizedError, ValidationError } from '../platform/http/errors.js';
+import { bearerToken } from '../platform/http/auth.js';
+import { errorResponse } from '../platform/http/openapi.js';
+import { assertStorableStrings } from '../platform/http/validation.js';
 import { SCOPES, type Scope } from './keys.js';
 import { TenancyService } from './tenancy-service.js';
 

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../app-deps.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { findProject } from './project-store.js';
 import type { Scope } from './keys.js';
 import {

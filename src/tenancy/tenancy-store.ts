@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../stores/postgres.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
 import { generateApiKey, hashApiKey, type Scope } from './keys.js';
 
 export interface Tenant {

@@ -1,5 +1,5 @@
-import { ValidationError } from '../http/errors.js';
-import { isoFromDateTime64, msToDateTime64 } from '../stores/clickhouse-time.js';
+import { ValidationError } from '../platform/http/errors.js';
+import { isoFromDateTime64, msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { TraceListFilters, TraceListRow } from './trace-store.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { param, raw, sql } from '../stores/clickhouse-sql/fragment.js';
-import { scopedTable, tenantGuard } from '../stores/clickhouse-sql/tenant-guard.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { param, raw, sql } from '../platform/clickhouse/sql/fragment.js';
+import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import type { TraceRow } from '../ingest/trace-summary.js';
 import { traceIdColumn, type TraceScope } from './trace-store.js';

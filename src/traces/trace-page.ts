@@ -1,5 +1,5 @@
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { ComputePool } from '../compute/compute-pool.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import type { ComputePool } from '../platform/compute/compute-pool.js';
 import { decodeSpanCursor, type TraceDetailResult } from './trace-detail-build.js';
 import { readStoredTraceState, readTracePage } from './trace-page-store.js';
 import type { TraceScope } from './trace-store.js';

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../app-deps.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
 import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';

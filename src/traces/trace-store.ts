@@ -1,7 +1,7 @@
-import type { ClickHouseStore } from '../stores/clickhouse.js';
-import { join, param, raw, sql, type Fragment } from '../stores/clickhouse-sql/fragment.js';
-import { processedTraces } from '../stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../stores/clickhouse-sql/tenant-guard.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { join, param, raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
+import { processedTraces } from '../platform/clickhouse/sql/processed-traces.js';
+import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
 import { isOtelTraceId } from '../ingest/trace-id.js';
 

@@ -8,7 +8,7 @@ import type { TraceRow } from '../ingest/trace-summary.js';
 import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
 import { ExactInteger, stringifyExact } from './exact-json.js';
 import type { StoredTraceCostView } from './trace-store.js';
-import { isoFromDateTime64 } from '../stores/clickhouse-time.js';
+import { isoFromDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 
 /**
  * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary

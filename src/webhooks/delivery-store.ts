@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../stores/postgres.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
 import { TEST_EVENT, type DeliveryRow, type WebhookFormat } from './webhook-types.js';
 
 const DELIVERY_COLUMNS = `id, tenant_id, endpoint_id, event_id, event_type, attempt, status, response_status, error, next_attempt_at, created_at, delivered_at`;

@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../platform/http/errors.js';
 
 /**
  * The SSRF guard (docs/webhooks.md "Where webhooks may point"): a webhook never reaches loopback,

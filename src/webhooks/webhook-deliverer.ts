@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Sql } from '../stores/postgres.js';
-import type { SecretBox } from '../secret-box.js';
-import { WokenPollLoop } from '../woken-poll-loop.js';
+import type { Sql } from '../platform/postgres/postgres.js';
+import type { SecretBox } from '../platform/secret-box.js';
+import { WokenPollLoop } from '../platform/woken-poll-loop.js';
 import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempts, releaseLeases, type DueAttempt } from './delivery-store.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { slackBody } from './slack-format.js';

@@ -1,4 +1,4 @@
-import type { Sql } from '../stores/postgres.js';
+import type { Sql } from '../platform/postgres/postgres.js';
 import { insertEvents, queueAttempts, type NewAttempt, type NewEvent } from './delivery-store.js';
 import { envelopesFor, type OutboxEvent } from './webhook-payload.js';
 import { enabledEndpointsOf } from './webhook-store.js';

@@ -1,4 +1,4 @@
-import type { JsonSchema, OpenApiDocument } from '../http/openapi.js';
+import type { JsonSchema, OpenApiDocument } from '../platform/http/openapi.js';
 import { ALL_EVENTS, DELIVERY_STATUSES, WEBHOOK_EVENTS, WEBHOOK_FORMATS } from './webhook-types.js';
 
 const dateTime = { type: 'string', format: 'date-time' };

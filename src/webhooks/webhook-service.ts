@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { AppDeps } from '../app-deps.js';
-import { NotFoundError } from '../http/errors.js';
-import type { SqlHandle } from '../stores/postgres.js';
+import { NotFoundError } from '../platform/http/errors.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import { secretBox } from '../secret-box-access.js';
 import { findDelivery, insertEvents, listDeliveries, queueAttempts } from './delivery-store.js';

@@ -1,5 +1,5 @@
-import type { SqlHandle } from '../stores/postgres.js';
-import { isUuid } from '../uuid.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
+import { isUuid } from '../platform/uuid.js';
 import { DISABLE_AFTER_GIVE_UPS, type EndpointRow, type WebhookFormat } from './webhook-types.js';
 
 const ENDPOINT_COLUMNS = `id, tenant_id, project_id, url, events, format, description, enabled, secret_sealed,

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { migrationDirs } from '../../src/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../src/stores/clickhouse.js';
-import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../src/stores/migrations.js';
-import { storedIdText } from '../../src/stores/clickhouse-sql/event-ids.js';
+import { openClickHouse, type ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../src/platform/migrations.js';
+import { storedIdText } from '../../src/platform/clickhouse/sql/event-ids.js';
 import { tempDataDir } from './temp-dir.js';
 
 /** A column as system.columns describes it. */

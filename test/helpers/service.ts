@@ -5,9 +5,9 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { projectRoot } from '../../src/project-root.js';
-import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
-import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../src/stores/postgres.js';
-import type { PostgresStatementStats } from '../../src/stores/postgres-statement-stats.js';
+import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
+import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../src/platform/postgres/postgres.js';
+import type { PostgresStatementStats } from '../../src/platform/postgres/postgres-statement-stats.js';
 import { tempDataDir } from './temp-dir.js';
 
 export const SYSTEM_KEY = 'lk_system_test_key';

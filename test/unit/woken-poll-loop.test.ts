@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WokenPollLoop } from '../../src/woken-poll-loop.js';
+import { WokenPollLoop } from '../../src/platform/woken-poll-loop.js';
 
 /**
  * The loop under the outbox relay and the webhook deliverer, on real timers. Waits are generous

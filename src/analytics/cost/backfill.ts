@@ -1,14 +1,14 @@
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
-import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
-import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
-import { storedIdValue } from '../../stores/clickhouse-sql/event-ids.js';
-import { traceKeyAfter, type TraceKeyCursor } from '../../stores/clickhouse-sql/trace-key-after.js';
+import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
+import { storedIdValue } from '../../platform/clickhouse/sql/event-ids.js';
+import { traceKeyAfter, type TraceKeyCursor } from '../../platform/clickhouse/sql/trace-key-after.js';
 import { GENERATION_MARGIN_MS, parseChTime } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
 import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
-import { dateTime64 } from '../../stores/clickhouse-time.js';
+import { dateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
 
 /**
  * The cost backfill (`npm run admin -- backfill-costs`, `POST /api/admin/backfill-costs`): prices

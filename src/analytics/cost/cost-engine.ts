@@ -1,4 +1,4 @@
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { resolveModel, type ResolvedModel } from './model-match.js';
 import { priceUsage, tierBreaks, tierRepresentative, timeGranularity } from './price-calc.js';
 import type { PriceCatalog } from './price-catalog.js';

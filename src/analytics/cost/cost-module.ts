@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
 import type { AdminCommand } from '../../cli/admin-command.js';
-import { ValidationError } from '../../http/errors.js';
-import { defineRoute, projectForPrincipal } from '../../http/route.js';
+import { ValidationError } from '../../platform/http/errors.js';
+import { defineRoute, projectForPrincipal } from '../../platform/http/route.js';
 import type { LookoutModule } from '../../module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';

@@ -38,13 +38,13 @@
  * [start, endExclusive). Each is priced at write time (stored) or, when written without prices, at
  * query time from its generation.completed rows.
  */
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { resolveModel } from './model-match.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { currentCatalog } from './price-book.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, emptyPartial, mergePartial, queryRows, runTraceCost, type CostLimits, type CostPartial } from './cost-engine.js';
-import { fromText, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
-import { tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { fromText, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
 import { storedColumns, storedModelCostsColumn, storedModelCostsOf, storedModelCostsSql, type TraceSelection } from './cost-sql.js';
 import { roundUsd } from './stored-cost.js';
 import { summarize, type AttributionCoverage, type CostDetail, type CostObject, type CostTraceCounts, type LowerBoundReason } from './cost-summary.js';

@@ -1,6 +1,6 @@
-import { fromText, join, param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
-import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import { fromText, join, param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { processedTraces } from '../../platform/clickhouse/sql/processed-traces.js';
+import { scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
 import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
 
 /**

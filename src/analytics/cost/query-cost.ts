@@ -1,4 +1,4 @@
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { bucketSpecFor, DEFAULT_TIMEOUT_SECONDS, pairKey, priceBucket, queryRows, rolledUp, runTraceCost, type CostLimits } from './cost-engine.js';
 import { generationModelsSql, generationRollupSql, type SqlFragment } from './cost-sql.js';

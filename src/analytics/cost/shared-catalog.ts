@@ -1,5 +1,5 @@
-import type { SqlHandle } from '../../stores/postgres.js';
-import { publishEvent } from '../../stores/shared-events.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import { publishEvent } from '../../platform/postgres/shared-events.js';
 import { catalogFromProviders, type PriceCatalog } from './price-catalog.js';
 
 /**

@@ -2,7 +2,7 @@ import { resolveModel } from './model-match.js';
 import { priceUsage, type TokenUsage } from './price-calc.js';
 import type { PriceCatalog } from './price-catalog.js';
 import { UNPRICED, type CostBasis, type TraceCost } from '../../trace-pricing.js';
-import { dateTime64 } from '../../stores/clickhouse-time.js';
+import { dateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
 
 /**
  * The cost written on a `trace.processed` row (clickhouse/002_events.sql, columns

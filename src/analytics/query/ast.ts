@@ -5,7 +5,7 @@
  * placeholders), columns and tables come from the catalog, aliases are the compiler's own
  * (`g0`, `m0`, `j0`, `k`), functions come from closed unions.
  */
-import type { StoredId } from '../../stores/clickhouse-sql/event-ids.js';
+import type { StoredId } from '../../platform/clickhouse/sql/event-ids.js';
 
 /** ClickHouse types a bound parameter may have. */
 export type ParamType = 'String' | 'Float64' | 'UInt32' | 'UUID' | 'UInt64' | "DateTime64(3, 'UTC')";

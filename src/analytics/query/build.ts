@@ -45,8 +45,8 @@ import {
   type SettingNode,
   type ValueNode,
 } from './ast.js';
-import { storedIdValue, type StoredId } from '../../stores/clickhouse-sql/event-ids.js';
-import { dateTime64 } from '../../stores/clickhouse-time.js';
+import { storedIdValue, type StoredId } from '../../platform/clickhouse/sql/event-ids.js';
+import { dateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
 import type { AggregateMeasure, ValidFilter, ValidQuery } from './validate.js';
 
 /** How a result column is turned into JSON (see rows.ts and docs/analytics-query.md). */

@@ -5,7 +5,7 @@
  * answer the same detail strings. Other keys pass through untouched (and unknown ones are rejected
  * by the validator as usual).
  */
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../platform/http/errors.js';
 
 const RENAMES = [
   ['endExclusive', 'end_exclusive'],

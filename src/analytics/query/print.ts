@@ -23,11 +23,11 @@ import type {
   ValueNode,
 } from './ast.js';
 import { BUCKET_TEXT_FORMAT } from './ast.js';
-import type { StatementSettings } from '../../stores/clickhouse-sql/compile.js';
-import { param, type Fragment, type Part } from '../../stores/clickhouse-sql/fragment.js';
-import { storedIdText } from '../../stores/clickhouse-sql/event-ids.js';
-import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
+import type { StatementSettings } from '../../platform/clickhouse/sql/compile.js';
+import { param, type Fragment, type Part } from '../../platform/clickhouse/sql/fragment.js';
+import { storedIdText } from '../../platform/clickhouse/sql/event-ids.js';
+import { processedTraces } from '../../platform/clickhouse/sql/processed-traces.js';
+import { scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
 
 export interface PrintContext {
   tenantId: string;

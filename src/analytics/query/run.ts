@@ -5,9 +5,9 @@
  * (the route helper does it; an MCP tool must do the same).
  */
 import type { Config } from '../../config.js';
-import { ValidationError } from '../../http/errors.js';
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import { isEngineError } from '../../stores/clickhouse-sql/engine-errors.js';
+import { ValidationError } from '../../platform/http/errors.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { isEngineError } from '../../platform/clickhouse/sql/engine-errors.js';
 import { computeCostRows } from '../cost/query-cost.js';
 import { LIMITS, type CostMeasure, type Limits } from '../catalog.js';
 import { buildQuery, DEFAULT_MAX_MEMORY_BYTES, type CompiledQuery } from './build.js';

@@ -7,7 +7,7 @@
  * other failure (unknown keys at any level, types, limits) is a 400 whose detail names the field,
  * in the `path: problem` form the ajv layer uses (src/http/validation.ts).
  */
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../platform/http/errors.js';
 import {
   ALL_AGGS,
   BUCKETS,

@@ -2,7 +2,7 @@
  * The query window (SPEC "Analytics query": start inclusive, end_exclusive exclusive, ISO 8601,
  * UTC, whole second; at most max_window_days). The SPEC detail strings are returned verbatim.
  */
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../platform/http/errors.js';
 
 export const SECOND_ALIGNED_DETAIL = 'start and endExclusive must be second-aligned UTC';
 

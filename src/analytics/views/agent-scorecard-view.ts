@@ -8,7 +8,7 @@ import { windowEcho } from '../query/window.js';
 import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { guard, inWindow, quantilesOrNull, ratio, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Rows answered at most; the cost module keeps the same busiest agents (by traces). */

@@ -11,7 +11,7 @@ import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { OUTCOME_COLUMNS } from './window-view.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { byDate, guard, inWindow, processedTraces, selectRows, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface BasePayload {

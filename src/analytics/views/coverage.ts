@@ -4,7 +4,7 @@
  * rule for each capability is one row of docs/analytics.md "Coverage"; keep them in step.
  */
 import { WRITTEN } from '../cost/cost-sql.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { guard, selectRows, table, type ViewScope } from './view-sql.js';
 
 export const CAPABILITIES = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'provider', 'cost_basis', 'tools'] as const;

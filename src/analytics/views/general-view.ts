@@ -8,7 +8,7 @@ import { UNNAMED_MODEL } from '../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { GeneralParams } from './view-params.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { byDate, guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export const TOP_MODELS = 10;

@@ -8,7 +8,7 @@ import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, s
 import { UNNAMED_MODEL } from '../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
-import { sql } from '../../stores/clickhouse-sql/fragment.js';
+import { sql } from '../../platform/clickhouse/sql/fragment.js';
 import { guard, inWindow, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface ModelScorecardRow {

@@ -8,8 +8,8 @@ import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-stor
 import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
-import { isUuid } from '../../uuid.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { isUuid } from '../../platform/uuid.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export type RoiState = 'connect' | 'waiting' | 'populated';

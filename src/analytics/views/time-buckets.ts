@@ -6,7 +6,7 @@
  * Sunday, a month by its 1st. Series are complete: every bucket that overlaps the window appears,
  * the first and last possibly partial (docs/analytics.md "Time series").
  */
-import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
+import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
 
 export const GRANULARITIES = ['day', 'week', 'month'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];

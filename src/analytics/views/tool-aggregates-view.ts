@@ -7,7 +7,7 @@
 import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketIndexSql, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Comparison rows answered at most (busiest tools); the volume totals still count every tool. */

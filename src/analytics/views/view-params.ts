@@ -3,7 +3,7 @@
  * open are decided in docs/analytics.md "Parameters"). REST query strings and MCP arguments both
  * arrive here as a plain object, so both get the same 400 details, each naming its parameter.
  */
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../platform/http/errors.js';
 import { LIMITS } from '../catalog.js';
 import { parseWindowBound, SECOND_ALIGNED_DETAIL } from '../query/window.js';
 import { GRANULARITIES, type Granularity, type ViewWindow } from './time-buckets.js';

@@ -6,9 +6,9 @@
  */
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { ValidationError } from '../../http/errors.js';
-import { defineRoute } from '../../http/route.js';
-import type { JsonSchema } from '../../http/openapi.js';
+import { ValidationError } from '../../platform/http/errors.js';
+import { defineRoute } from '../../platform/http/route.js';
+import type { JsonSchema } from '../../platform/http/openapi.js';
 import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
 import { GRANULARITIES } from './time-buckets.js';
 import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';

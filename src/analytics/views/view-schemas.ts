@@ -3,7 +3,7 @@
  * object"), registered once as components. They document the answers; the loose parts SPEC leaves
  * open are described as docs/analytics.md decides them.
  */
-import type { JsonSchema, OpenApiDocument } from '../../http/openapi.js';
+import type { JsonSchema, OpenApiDocument } from '../../platform/http/openapi.js';
 import { CAPABILITIES } from './coverage.js';
 import { GRANULARITIES } from './time-buckets.js';
 

@@ -7,13 +7,13 @@
  * re-processed trace counts once (DESIGN.md "Analytics"); trace.processed through the SQL layer's
  * processedTraces, the one place that decides how that table is deduplicated.
  */
-import { ValidationError } from '../../http/errors.js';
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import { isEngineError } from '../../stores/clickhouse-sql/engine-errors.js';
-import { param, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
-import { processedTraces as processedTraceRows } from '../../stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
-import type { Sql } from '../../stores/postgres.js';
+import { ValidationError } from '../../platform/http/errors.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { isEngineError } from '../../platform/clickhouse/sql/engine-errors.js';
+import { param, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { processedTraces as processedTraceRows } from '../../platform/clickhouse/sql/processed-traces.js';
+import { scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
+import type { Sql } from '../../platform/postgres/postgres.js';
 import type { PriceCatalog } from '../cost/price-catalog.js';
 import { DEFAULT_MAX_MEMORY_BYTES } from '../query/build.js';
 import type { ViewWindow } from './time-buckets.js';

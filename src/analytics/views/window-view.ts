@@ -8,7 +8,7 @@ import { windowEcho } from '../query/window.js';
 import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
 import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { raw, sql } from '../../stores/clickhouse-sql/fragment.js';
+import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, quantilesOrNull, ratio, selectWithTotals, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface WindowPayload {

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { defineRoute } from '../../http/route.js';
-import { ValidationError } from '../../http/errors.js';
+import { defineRoute } from '../../platform/http/route.js';
+import { ValidationError } from '../../platform/http/errors.js';
 import { ArtifactService } from './artifact-service.js';
 
 /** A file may be large (a whole understanding document) but stays under the JSON body limit. */

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import {
   findVersion,
   listVersions,

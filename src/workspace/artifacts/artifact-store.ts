@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import type { Sql, SqlHandle } from '../../stores/postgres.js';
-import { isUuid } from '../../uuid.js';
+import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
+import { isUuid } from '../../platform/uuid.js';
 
 /** SPEC.md "Agent understanding version": the identity a write answers with. */
 export interface ArtifactVersionIdentity {

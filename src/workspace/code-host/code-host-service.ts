@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { ConflictError } from '../../http/errors.js';
+import { ConflictError } from '../../platform/http/errors.js';
 import { checkAccount, checkRepository, type CheckResult } from './code-host-client.js';
 import { findConnection, saveConnection, toView, type CodeHostChange, type CodeHostRow, type CodeHostView } from './code-host-store.js';
 import { TokenSeal } from './token-seal.js';

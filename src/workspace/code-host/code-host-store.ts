@@ -1,4 +1,4 @@
-import type { SqlHandle } from '../../stores/postgres.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 
 /**
  * Connection states (SPEC.md shows `connected`; the rest are decided here, docs/code-host.md):

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../platform/http/errors.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import type { OutboxRelay } from './outbox-relay.js';
 import { webhookDeliverer } from '../../webhooks/webhook-access.js';

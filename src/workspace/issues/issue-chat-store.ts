@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Sql, SqlHandle } from '../../stores/postgres.js';
+import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent } from './issue-event-outbox.js';
 import type { Origin } from '../../origin.js';
 

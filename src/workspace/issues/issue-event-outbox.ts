@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { ISSUE_EVENTS } from '../../analytics/catalog.js';
-import { dateTime64 } from '../../stores/clickhouse-time.js';
-import type { SqlHandle } from '../../stores/postgres.js';
+import { dateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Origin } from '../../origin.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { IssueExtraction, ProcessedTrace, TraceFailure, TraceIssueOccurrence } from '../../trace-hooks.js';
-import type { Sql, SqlHandle } from '../../stores/postgres.js';
+import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { fingerprintOf, issueTitleFor } from './issue-fingerprint.js';
 import { attachToIssues, type FingerprintIssueInput } from './issue-open.js';
-import { isUuid } from '../../uuid.js';
+import { isUuid } from '../../platform/uuid.js';
 
 /** issue_extraction.status / reason values (SPEC.md shows none; docs/issues.md lists these). */
 export const EXTRACTION = {

@@ -1,5 +1,5 @@
-import { ValidationError } from '../../http/errors.js';
-import type { SqlHandle } from '../../stores/postgres.js';
+import { ValidationError } from '../../platform/http/errors.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 
 export interface IssueOccurrence {
   trace_id: string;

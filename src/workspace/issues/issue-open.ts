@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../../stores/postgres.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvents, type IssueEventInput } from './issue-event-outbox.js';
 import { ISSUE_COLUMNS } from './issue-store.js';
 import type { IssueRow } from './issue-types.js';

@@ -1,8 +1,8 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { defineRoute } from '../../http/route.js';
-import { ValidationError } from '../../http/errors.js';
-import { isUuid } from '../../uuid.js';
+import { defineRoute } from '../../platform/http/route.js';
+import { ValidationError } from '../../platform/http/errors.js';
+import { isUuid } from '../../platform/uuid.js';
 import { issueSchemas } from './issue-schemas.js';
 import { issueService } from './issue-service.js';
 import type { TransitionName } from './issue-transitions.js';

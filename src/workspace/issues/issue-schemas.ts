@@ -1,4 +1,4 @@
-import type { OpenApiDocument, JsonSchema } from '../../http/openapi.js';
+import type { OpenApiDocument, JsonSchema } from '../../platform/http/openapi.js';
 import { ISSUE_STATUSES } from './issue-types.js';
 
 const dateTime = { type: 'string', format: 'date-time' };

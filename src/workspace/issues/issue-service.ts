@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import type { Origin } from '../../origin.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { userExists } from '../../tenancy/tenancy-store.js';

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { isUuid } from '../../uuid.js';
-import type { SqlHandle } from '../../stores/postgres.js';
+import { isUuid } from '../../platform/uuid.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent } from './issue-event-outbox.js';
 import { toIssue, type Issue, type IssueRow, type IssueStatus, type IssueTag } from './issue-types.js';
 import type { Origin } from '../../origin.js';

@@ -1,5 +1,5 @@
-import { ConflictError, NotFoundError } from '../../http/errors.js';
-import type { Sql, SqlHandle } from '../../stores/postgres.js';
+import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
+import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent, type IssueEventName } from './issue-event-outbox.js';
 import { findIssueRow, ISSUE_COLUMNS } from './issue-store.js';
 import { isTerminal, type IssueRow, type IssueStatus } from './issue-types.js';

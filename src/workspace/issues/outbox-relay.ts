@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import type { Sql } from '../../stores/postgres.js';
-import { WokenPollLoop } from '../../woken-poll-loop.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import type { Sql } from '../../platform/postgres/postgres.js';
+import { WokenPollLoop } from '../../platform/woken-poll-loop.js';
 import { eventIssueRow, type OutboxRow } from './issue-event-outbox.js';
 
 export interface OutboxRelayOptions {

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { defineRoute, projectForPrincipal } from '../../http/route.js';
-import { ValidationError } from '../../http/errors.js';
+import { defineRoute, projectForPrincipal } from '../../platform/http/route.js';
+import { ValidationError } from '../../platform/http/errors.js';
 import { TagService } from './tag-service.js';
 
 /** A CSS-style hex colour (#rgb or #rrggbb) or a plain colour word such as `red`. */

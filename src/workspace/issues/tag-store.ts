@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { ConflictError } from '../../http/errors.js';
-import type { SqlHandle } from '../../stores/postgres.js';
-import { isUuid } from '../../uuid.js';
+import { ConflictError } from '../../platform/http/errors.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import { isUuid } from '../../platform/uuid.js';
 import type { IssueTag } from './issue-types.js';
 
 /** DESIGN.md "Tags": name order (and uniqueness) use the trimmed, lower-cased name. */

@@ -1,9 +1,9 @@
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import { param, raw, sql, type Fragment } from '../../stores/clickhouse-sql/fragment.js';
-import { storedIdText } from '../../stores/clickhouse-sql/event-ids.js';
-import { processedTraces } from '../../stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../../stores/clickhouse-sql/tenant-guard.js';
-import { isoFromDateTime64 } from '../../stores/clickhouse-time.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { storedIdText } from '../../platform/clickhouse/sql/event-ids.js';
+import { processedTraces } from '../../platform/clickhouse/sql/processed-traces.js';
+import { scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
+import { isoFromDateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
 
 /**
  * The preset metrics every project has (docs/metrics.md). They are OBSERVED: computed from trace

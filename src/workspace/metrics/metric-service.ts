@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../app-deps.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import { isOtelTraceId, lookoutTraceId } from '../../ingest/trace-id.js';
 import { observedFigures, presetByKey } from './metric-presets.js';
 import {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../../stores/postgres.js';
-import { isUuid } from '../../uuid.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import { isUuid } from '../../platform/uuid.js';
 import { PRESETS } from './metric-presets.js';
 
 export type MetricType = 'SYNTHETIC' | 'OBSERVED';

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../platform/http/errors.js';
 import { GuidanceError, parseClauses, type MonitorDefinition } from './monitor-signal.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app-deps.js';
-import { defineRoute } from '../../http/route.js';
+import { defineRoute } from '../../platform/http/route.js';
 import { monitorService, type MonitorInput, type MonitorPatch } from './monitor-service.js';
 
 const monitorSchema = {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import type { SqlHandle } from '../../stores/postgres.js';
-import { publishEvent } from '../../stores/shared-events.js';
-import { isUuid } from '../../uuid.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import { publishEvent } from '../../platform/postgres/shared-events.js';
+import { isUuid } from '../../platform/uuid.js';
 import type { Baseline, WindowCounts } from './monitor-baseline.js';
 import type { MonitorDefinition } from './monitor-signal.js';
 

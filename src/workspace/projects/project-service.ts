@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../app-deps.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { publishEvent } from '../../stores/shared-events.js';
+import { NotFoundError, ValidationError } from '../../platform/http/errors.js';
+import { publishEvent } from '../../platform/postgres/shared-events.js';
 import {
   createProject,
   deleteProject,

@@ -1,5 +1,5 @@
-import { NotFoundError } from '../../http/errors.js';
-import type { SqlHandle } from '../../stores/postgres.js';
+import { NotFoundError } from '../../platform/http/errors.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Ticket, TicketDraft, TicketTracker } from './tracker-types.js';
 
 /** The local provider's workflow states, with Linear's state types so both providers read alike. */

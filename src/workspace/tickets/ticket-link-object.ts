@@ -1,4 +1,4 @@
-import type { SqlHandle } from '../../stores/postgres.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { findIssueRow } from '../issues/issue-store.js';
 import { findLink, listActivity, listPullRequests, type PullRequest, type TicketActivity, type TicketLinkRow } from './ticket-link-store.js';
 import type { Ticket } from './tracker-types.js';

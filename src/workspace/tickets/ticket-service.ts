@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import type { Origin } from '../../origin.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { issueForPrincipal } from '../issues/issue-access.js';

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import type { SqlHandle } from '../../stores/postgres.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { LinearTracker } from './linear-tracker.js';
 import { LocalTracker } from './local-tracker.js';
 import { secretBox } from '../../secret-box-access.js';

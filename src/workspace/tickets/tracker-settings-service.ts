@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { LinearTracker } from './linear-tracker.js';
 import { LocalTracker, type LocalState } from './local-tracker.js';

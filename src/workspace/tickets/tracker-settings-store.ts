@@ -1,4 +1,4 @@
-import type { SqlHandle } from '../../stores/postgres.js';
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { TrackerProvider } from './tracker-types.js';
 
 export interface TrackerSettingsRow {

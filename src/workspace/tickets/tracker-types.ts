@@ -1,4 +1,4 @@
-import { HttpError } from '../../http/errors.js';
+import { HttpError } from '../../platform/http/errors.js';
 
 export const TRACKER_PROVIDERS = ['local', 'linear'] as const;
 export type TrackerProvider = (typeof TRACKER_PROVIDERS)[number];

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { compileAnalyticsQuery } from '../../../src/analytics/query/run.js';
 import { Printer } from '../../../src/analytics/query/print.js';
-import { compile } from '../../../src/stores/clickhouse-sql/compile.js';
-import { quoteString } from '../../../src/stores/clickhouse-sql/typed-literal.js';
+import { compile } from '../../../src/platform/clickhouse/sql/compile.js';
+import { quoteString } from '../../../src/platform/clickhouse/sql/typed-literal.js';
 import { GOLDEN_CASES, GOLDEN_PROJECT, GOLDEN_TENANT } from './cases.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -3,7 +3,7 @@
  * queries must answer: plain JavaScript over the same rows, deduplicated the way the event tables
  * promise (a re-sent span counts once, the newest processing of a trace wins).
  */
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { ISSUE_EVENTS } from '../../../src/analytics/catalog.js';
 import { spanIdFor, traceIdFor } from '../../helpers/event-ids.js';
 import {

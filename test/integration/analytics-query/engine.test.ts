@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { QueryTimeoutError } from '../../../src/http/errors.js';
+import { QueryTimeoutError } from '../../../src/platform/http/errors.js';
 import { allEvents, COMMON_DIMENSIONS } from '../../../src/analytics/catalog.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { GOLDEN_CASES, GOLDEN_PROJECT, GOLDEN_TENANT } from '../../golden/analytics-query/cases.js';

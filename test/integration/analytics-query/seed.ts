@@ -4,8 +4,8 @@
  * deterministic random source so expected figures are computed from the same rows in the test.
  * Span ids go in as the per-span tables store them (a UInt64, clickhouse/009): rows carry hex text.
  */
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 
 export const DAY = 86_400_000;
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { runAnalyticsQuery, type AnalyticsQueryResponse } from '../../../src/analytics/query/run.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { buildDataset, END, PROJECT, seedDataset, START, TENANT, type Dataset } from './dataset.js';
 import { isoSecond } from './seed.js';

@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { DAY, insertGenerations, insertSpanErrors, isoSecond, type GenerationRow } from './seed.js';
 

@@ -4,7 +4,7 @@
  * complete zero series.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileBodySchema } from '../../../src/http/validation.js';
+import { compileBodySchema } from '../../../src/platform/http/validation.js';
 import { baseInstant, dayAt, iso } from './dataset.js';
 import { buckets } from './expected.js';
 import { seedThroughIngestion, startHarness, type Harness } from './harness.js';

@@ -4,7 +4,7 @@
  * lowered for the test; the same rows under the default ceiling answer normally.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../src/http/errors.js';
+import { ValidationError } from '../../../src/platform/http/errors.js';
 import { generalView } from '../../../src/analytics/views/general-view.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 

@@ -10,7 +10,7 @@ import { computeModelScorecardCost } from '../../../src/analytics/cost/cost-obje
 import { modelScorecardView } from '../../../src/analytics/views/model-scorecard-view.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
-import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
+import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { spanIdFor, traceIdFor } from '../../helpers/event-ids.js';
 
 const T = 'tenant-m';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolAggregatesView } from '../../../src/analytics/views/tool-aggregates-view.js';
-import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
+import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { spanIdFor } from '../../helpers/event-ids.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 

@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { param, raw, sql, type Fragment } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { processedTraces } from '../../../src/stores/clickhouse-sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { processedTraces } from '../../../src/platform/clickhouse/sql/processed-traces.js';
+import { scopedTable, tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 const A = { tenantId: 'tenant-a', projectId: 'p1' };

@@ -5,10 +5,10 @@
  * JSON-line inserts (the compute pool's paths) go through the same checks and lanes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { fromText, param, raw, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { StatementRunner } from '../../../src/stores/clickhouse-sql/statement-runner.js';
-import { scopedTable, tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { fromText, param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { StatementRunner } from '../../../src/platform/clickhouse/sql/statement-runner.js';
+import { scopedTable, tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 let store: ClickHouseStore;

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { openClickHouse } from '../../../src/stores/clickhouse.js';
-import { param, raw, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stats.js';
+import { openClickHouse } from '../../../src/platform/clickhouse/clickhouse.js';
+import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 // ENGINE_STATS_FILE: the benchmark's view of what the engine did per statement kind (the embedded

@@ -6,9 +6,9 @@
  * it replaces does not (EXPLAIN indexes = 1, both forms, one part of many granules).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { param, raw, sql, type Fragment } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { traceKeyAfter, type TraceKeyCursor } from '../../../src/stores/clickhouse-sql/trace-key-after.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { traceKeyAfter, type TraceKeyCursor } from '../../../src/platform/clickhouse/sql/trace-key-after.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 const TENANTS = ['t1', 't2', 't3'];

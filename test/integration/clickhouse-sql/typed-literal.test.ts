@@ -4,10 +4,10 @@
  * same type — for hostile strings and every type Lookout binds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { compile } from '../../../src/stores/clickhouse-sql/compile.js';
-import { param, raw, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { quoteString, typedLiteral } from '../../../src/stores/clickhouse-sql/typed-literal.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { compile } from '../../../src/platform/clickhouse/sql/compile.js';
+import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { quoteString, typedLiteral } from '../../../src/platform/clickhouse/sql/typed-literal.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 let store: ClickHouseStore;

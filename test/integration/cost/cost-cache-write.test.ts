@@ -4,9 +4,9 @@ import { computeCostObject } from '../../../src/analytics/cost/cost-object.js';
 import { createPriceTrace } from '../../../src/analytics/cost/ingest-pricing.js';
 import type { UsageToPrice } from '../../../src/trace-pricing.js';
 import { computeCostRows } from '../../../src/analytics/cost/query-cost.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { param, raw, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
 import { at, newScope, openTestStore, seedGenerations, seedTraces, WINDOW, type GenerationSeed, type Scope } from './seed.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { at, dateOf, newScope, openTestStore, seedGenerations, seedTraces, WINDOW } from './seed.js';
 
 /**

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillCosts } from '../../../src/analytics/cost/backfill.js';
 import { computeCostObject } from '../../../src/analytics/cost/cost-object.js';
 import { computeCostRows, type CostQueryRequest } from '../../../src/analytics/cost/query-cost.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { param, raw, sql, type Fragment } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
 import { at, dateOf, newScope, openTestStore, seedGenerations, seedTraces, WINDOW, type Scope } from './seed.js';
 

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
-import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
+import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 // Regression: on chdb's connection, clickhouse_settings of one call stayed in force for every later

@@ -3,9 +3,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { prepareIngest } from '../../../src/ingest/ingest-prepare.js';
 import { IngestWriter, type PreparedWrite } from '../../../src/ingest/ingest-writer.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { raw } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { raw } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 

@@ -10,8 +10,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, toolCalledLine, type InsertTable } from '../../../src/ingest/encoded-rows.js';
-import { storedSpanId } from '../../../src/stores/clickhouse-sql/event-ids.js';
-import { storedIdText } from '../../../src/stores/clickhouse-sql/event-ids.js';
+import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
+import { storedIdText } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { otlpOrigin, type SpanEventRows } from '../../../src/ingest/event-rows.js';
 import { deriveRequestRows } from '../../../src/ingest/ingest-prepare.js';
 import { normalizeExport } from '../../../src/ingest/normalized-span.js';
@@ -20,10 +20,10 @@ import { unpackHook } from '../../../src/ingest/packed-hook.js';
 import { settleSummaries } from '../../../src/ingest/settle-summaries.js';
 import { validateExport } from '../../../src/ingest/span-validation.js';
 import { readTraceSpansBytes, traceKeyString } from '../../../src/ingest/stored-spans.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { raw } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { StatementRunner } from '../../../src/stores/clickhouse-sql/statement-runner.js';
-import { migrateClickHouse } from '../../../src/stores/migrations.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { raw } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { StatementRunner } from '../../../src/platform/clickhouse/sql/statement-runner.js';
+import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 const tricky =

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
 import { BACKFILL_CURSOR_STATE, backfillPage, backfillStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { sql as chSql } from '../../../src/stores/clickhouse-sql/fragment.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { sql as chSql } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { waitFor } from './otlp-client.js';

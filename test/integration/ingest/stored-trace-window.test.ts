@@ -16,10 +16,10 @@ import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, exp
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import { recordWindow, RegistryWindow, REGISTRY_WINDOWS_STATE } from '../../../src/ingest/stored-traces-window.js';
 import { migrationDirs } from '../../../src/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { statementKind } from '../../../src/stores/clickhouse-sql/statement-stats.js';
-import { migratePostgres, readMigrations } from '../../../src/stores/migrations.js';
-import { connectPostgres } from '../../../src/stores/postgres.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
+import { migratePostgres, readMigrations } from '../../../src/platform/migrations.js';
+import { connectPostgres } from '../../../src/platform/postgres/postgres.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';

@@ -8,9 +8,9 @@
  * Bounds are generous: the machine running the tests is shared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitedError } from '../../../src/http/errors.js';
-import { param, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
+import { RateLimitedError } from '../../../src/platform/http/errors.js';
+import { param, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 

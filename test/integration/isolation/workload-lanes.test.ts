@@ -6,8 +6,8 @@
  * the machine running the tests is shared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { param, sql } from '../../../src/stores/clickhouse-sql/fragment.js';
-import { tenantGuard } from '../../../src/stores/clickhouse-sql/tenant-guard.js';
+import { param, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
+import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 

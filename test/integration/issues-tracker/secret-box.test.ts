@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../../src/secret-box.js';
+import { SecretBox } from '../../../src/platform/secret-box.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 const dirs: string[] = [];

@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace, TraceFailure } from '../../../src/trace-hooks.js';
-import type { Sql } from '../../../src/stores/postgres.js';
-import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
+import type { Sql } from '../../../src/platform/postgres/postgres.js';
+import { PostgresStatementStats } from '../../../src/platform/postgres/postgres-statement-stats.js';
 import { extractIssueGroup, extractIssues } from '../../../src/workspace/issues/issue-extraction.js';
 import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.js';
 

@@ -4,8 +4,8 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_KEY, removeDir, spawnService, type SpawnedService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
-import { openClickHouse } from '../../../src/stores/clickhouse.js';
-import { openPostgres } from '../../../src/stores/postgres.js';
+import { openClickHouse } from '../../../src/platform/clickhouse/clickhouse.js';
+import { openPostgres } from '../../../src/platform/postgres/postgres.js';
 
 const dataDir = tempDataDir('lookout-outbox-crash-');
 let child: SpawnedService | null = null;

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { ProcessedTrace } from '../../../src/trace-hooks.js';
-import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
+import { PostgresStatementStats } from '../../../src/platform/postgres/postgres-statement-stats.js';
 import { MonitorEvaluator, monitorEvaluator, type Evaluation } from '../../../src/workspace/monitors/monitor-evaluator.js';
 import { activeWindowRows } from '../../../src/workspace/monitors/monitor-store.js';
 

@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
 import { allRows, columns, previousInstallation, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';

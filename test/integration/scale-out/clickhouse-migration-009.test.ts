@@ -14,9 +14,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { SHARDING_KEYS } from '../../../src/stores/clickhouse-layout.js';
-import { migrateClickHouse, readMigrations } from '../../../src/stores/migrations.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
+import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
 import { allRows, columns, migrationStatements, previousInstallation, rows, tableNames, withCodecs010, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';

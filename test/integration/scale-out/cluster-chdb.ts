@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { compile } from '../../../src/stores/clickhouse-sql/compile.js';
-import type { Fragment } from '../../../src/stores/clickhouse-sql/fragment.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { compile } from '../../../src/platform/clickhouse/sql/compile.js';
+import type { Fragment } from '../../../src/platform/clickhouse/sql/fragment.js';
 
 export const CLUSTER = 'lookout_cluster';
 

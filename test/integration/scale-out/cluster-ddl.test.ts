@@ -9,8 +9,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/service.js';
 import { projectRoot } from '../../../src/project-root.js';
-import { migrationStateDdl, renderClickHouseMigration, SHARDING_KEYS, type ClickHouseLayout } from '../../../src/stores/clickhouse-layout.js';
-import { readMigrations } from '../../../src/stores/migrations.js';
+import { migrationStateDdl, renderClickHouseMigration, SHARDING_KEYS, type ClickHouseLayout } from '../../../src/platform/clickhouse/clickhouse-layout.js';
+import { readMigrations } from '../../../src/platform/migrations.js';
 
 const layout: ClickHouseLayout = { database: 'lookout', cluster: 'lookout_cluster' };
 const golden = path.join(projectRoot, 'test', 'golden', 'clickhouse-cluster', 'cluster-ddl.sql');

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouse } from '../../../src/stores/clickhouse.js';
+import { openClickHouse } from '../../../src/platform/clickhouse/clickhouse.js';
 
 // "A 200 means the spans are durable" on a cluster: every insert must reach its shard before it
 // returns (distributed_foreground_insert) and, with replicas, a quorum of them. No ClickHouse server

@@ -2,7 +2,7 @@ import type { Sql } from 'postgres';
 import { runAnalyticsQuery } from '../../../src/analytics/query/run.js';
 import { runPresetView } from '../../../src/analytics/views/preset-views.js';
 import type { ViewName } from '../../../src/analytics/views/view-params.js';
-import type { ClickHouseStore } from '../../../src/stores/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
 import { iso, viewsOverDataset } from '../analytics-views/dataset.js';
 

@@ -1,5 +1,5 @@
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { openPostgres, type PostgresStore } from '../../../src/stores/postgres.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { migrationDirs, startService } from '../../../src/service.js';
 import { projectRoot } from '../../../src/project-root.js';
-import { readMigrations } from '../../../src/stores/migrations.js';
+import { readMigrations } from '../../../src/platform/migrations.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 

@@ -2,9 +2,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { migrationDirs, startService, type RunningService } from '../../../src/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/stores/clickhouse.js';
-import { readMigrations } from '../../../src/stores/migrations.js';
-import { openPostgres, type PostgresStore } from '../../../src/stores/postgres.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { readMigrations } from '../../../src/platform/migrations.js';
+import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 

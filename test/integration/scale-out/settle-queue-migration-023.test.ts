@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { claimDue, finishClaims, recordTraces } from '../../../src/ingest/settle-queue.js';
 import { migrationDirs } from '../../../src/service.js';
-import { migratePostgres, readMigrations } from '../../../src/stores/migrations.js';
-import { openPostgres, type PostgresStore } from '../../../src/stores/postgres.js';
+import { migratePostgres, readMigrations } from '../../../src/platform/migrations.js';
+import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 

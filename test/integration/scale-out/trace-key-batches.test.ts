@@ -4,8 +4,8 @@ import { claimDue, finishClaims, heldClaims, recordTraces, type QueueRecord } fr
 import { traceKeyString, type TraceKey } from '../../../src/ingest/stored-spans.js';
 import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
 import { projectRoot } from '../../../src/project-root.js';
-import { migratePostgres } from '../../../src/stores/migrations.js';
-import { openPostgres, type PostgresStore } from '../../../src/stores/postgres.js';
+import { migratePostgres } from '../../../src/platform/migrations.js';
+import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sql } from '../../../src/stores/postgres.js';
-import { PostgresStatementStats } from '../../../src/stores/postgres-statement-stats.js';
+import type { Sql } from '../../../src/platform/postgres/postgres.js';
+import { PostgresStatementStats } from '../../../src/platform/postgres/postgres-statement-stats.js';
 import { fanOutOnce } from '../../../src/webhooks/webhook-fanout.js';
 import type { WebhookDeliverer } from '../../../src/webhooks/webhook-deliverer.js';
 import { recordMonitorActivated } from '../../../src/workspace/monitors/monitor-event-outbox.js';

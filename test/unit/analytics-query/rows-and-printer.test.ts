@@ -5,8 +5,8 @@
 import { describe, expect, test } from 'vitest';
 import { integerValue, shapeRow } from '../../../src/analytics/query/rows.js';
 import { Printer, quoteIdentifier } from '../../../src/analytics/query/print.js';
-import { compile } from '../../../src/stores/clickhouse-sql/compile.js';
-import { sql } from '../../../src/stores/clickhouse-sql/fragment.js';
+import { compile } from '../../../src/platform/clickhouse/sql/compile.js';
+import { sql } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { aggregate, and, column, compare, leftJoin, ref, select, selectItem, subquery, table, value } from '../../../src/analytics/query/ast.js';
 import { formatUtcSecond, parseWindowBound } from '../../../src/analytics/query/window.js';
 

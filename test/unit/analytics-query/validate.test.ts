@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { LIMITS } from '../../../src/analytics/catalog.js';
 import { validateQuery } from '../../../src/analytics/query/validate.js';
-import { ValidationError } from '../../../src/http/errors.js';
+import { ValidationError } from '../../../src/platform/http/errors.js';
 
 const base = { from: 'generation.completed', start: '2026-11-01T00:00:00Z', end_exclusive: '2026-11-08T00:00:00Z', measures: [{ as: 'n', agg: 'count' }] };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../src/http/errors.js';
+import { ValidationError } from '../../../src/platform/http/errors.js';
 import {
   nowExclusive,
   parseGeneralParams,

@@ -1,5 +1,5 @@
 /**
- * Issue 16 "One SQL layer for ClickHouse": outside src/stores, no module calls the ClickHouse driver
+ * Issue 16 "One SQL layer for ClickHouse": outside src/platform/clickhouse, no module calls the ClickHouse driver
  * (`ch.client`) or writes its own tenant condition into ClickHouse SQL; statements go through the
  * layer's read / command / insert and take the guard from src/stores/clickhouse-sql/tenant-guard.ts.
  * (PostgreSQL statements, `sql\`… tenant_id = ${tenantId}\``, are another store and stay allowed.)
@@ -31,7 +31,7 @@ function offences(pattern: RegExp): string[] {
   const found: string[] = [];
   for (const file of sourceFiles(path.join(root, 'src'))) {
     const relative = path.relative(root, file);
-    if (relative.startsWith(`src${path.sep}stores${path.sep}`)) continue;
+    if (relative.startsWith(`src${path.sep}platform${path.sep}clickhouse${path.sep}`)) continue;
     fs.readFileSync(file, 'utf8')
       .split('\n')
       .forEach((line, i) => {
@@ -54,11 +54,11 @@ describe('the ClickHouse SQL layer is the only way to ClickHouse', () => {
     expect(CLICKHOUSE_TENANT_CONDITION.test("where tenant_id = ${tenantId} and id = ${id}")).toBe(false);
   });
 
-  it('no module outside src/stores calls the ClickHouse driver', () => {
+  it('no module outside src/platform/clickhouse calls the ClickHouse driver', () => {
     expect(offences(DRIVER)).toEqual([]);
   });
 
-  it('no module outside src/stores writes a tenant condition into ClickHouse SQL', () => {
+  it('no module outside src/platform/clickhouse writes a tenant condition into ClickHouse SQL', () => {
     expect(offences(CLICKHOUSE_TENANT_CONDITION)).toEqual([]);
   });
 });

@@ -33,12 +33,12 @@ function sourceFiles(dir: string): string[] {
 
 function isRouteFile(root: string, file: string, text: string): boolean {
   const relative = path.relative(root, file);
-  if (relative.startsWith(`http${path.sep}`)) return false;
+  if (relative.startsWith(`platform${path.sep}http${path.sep}`)) return false;
   const name = path.basename(file);
   return /(-routes|-router)\.ts$/.test(name) || name === 'router.ts' || /\bdefineRoute\s*[<(]/.test(text);
 }
 
-const STORE_MODULE = /(^|\/)[\w.-]+-store\.js$|(^|\/)stores\//;
+const STORE_MODULE = /(^|\/)[\w.-]+-store\.js$|(^|\/)platform\/(postgres|clickhouse)\//;
 const TRANSACTION = /\.begin\s*\(|\bwithTransaction\b/;
 const SQL_TEMPLATE = /\b(sql|tx)\s*(<[^>]*>)?\s*`/;
 
@@ -96,21 +96,21 @@ describe('route files go through services', () => {
   it('finds each kind of offence in a fixture tree (what main had before the services)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'route-layering-'));
     try {
-      fs.mkdirSync(path.join(dir, 'http'));
+      fs.mkdirSync(path.join(dir, 'platform', 'http'), { recursive: true });
       fs.writeFileSync(path.join(dir, 'tag-routes.ts'), [
         "import { attachTag } from './tag-store.js';",
         "import type { TagRow } from './other-store.js';",
         "import { type Principal } from '../tenancy/tenancy-store.js';",
         "export const a = (deps) => deps.sql.begin(async (tx) => tx`delete from tags`);",
       ].join('\n'));
-      // Registers a route, so it is a route file whatever its name; the store reached via src/stores/.
-      fs.writeFileSync(path.join(dir, 'cost-module.ts'), "import { publishEvent } from '../stores/shared-events.js';\ndefineRoute(router, deps, {});\n");
+      // Registers a route, so it is a route file whatever its name; the store reached via src/platform/postgres/.
+      fs.writeFileSync(path.join(dir, 'cost-module.ts'), "import { publishEvent } from '../platform/postgres/shared-events.js';\ndefineRoute(router, deps, {});\n");
       // Clean: a service call, a type import, a file that is not a route file, the route helper.
       fs.writeFileSync(path.join(dir, 'issue-routes.ts'), "import type { Issue } from './issue-store.js';\nimport { issueService } from './issue-service.js';\n");
       fs.writeFileSync(path.join(dir, 'issue-service.ts'), "import { findIssue } from './issue-store.js';\nexport const s = (sql) => sql.begin(() => 1);\n");
-      fs.writeFileSync(path.join(dir, 'http', 'route.ts'), "import { findProject } from '../tenancy/project-store.js';\ndefineRoute(x);\n");
+      fs.writeFileSync(path.join(dir, 'platform', 'http', 'route.ts'), "import { findProject } from '../../tenancy/project-store.js';\ndefineRoute(x);\n");
       expect(offences(dir)).toEqual([
-        'cost-module.ts: imports ../stores/shared-events.js',
+        'cost-module.ts: imports ../platform/postgres/shared-events.js',
         'tag-routes.ts: imports ./tag-store.js',
         'tag-routes.ts:4: opens a transaction: export const a = (deps) => deps.sql.begin(async (tx) => tx`delete from tags`);',
         'tag-routes.ts:4: writes SQL: export const a = (deps) => deps.sql.begin(async (tx) => tx`delete from tags`);',

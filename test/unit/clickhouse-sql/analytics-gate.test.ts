@@ -3,8 +3,8 @@
  * a bounded FIFO queue (429 beyond it), and waiting that counts inside the time limit (504).
  */
 import { describe, expect, it } from 'vitest';
-import { AnalyticsGate } from '../../../src/stores/clickhouse-sql/analytics-gate.js';
-import { QueryTimeoutError, RateLimitedError } from '../../../src/http/errors.js';
+import { AnalyticsGate } from '../../../src/platform/clickhouse/sql/analytics-gate.js';
+import { QueryTimeoutError, RateLimitedError } from '../../../src/platform/http/errors.js';
 
 const later = (ms: number) => Date.now() + ms;
 

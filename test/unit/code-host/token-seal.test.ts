@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TokenSeal } from '../../../src/workspace/code-host/token-seal.js';
-import { SecretBox } from '../../../src/secret-box.js';
+import { SecretBox } from '../../../src/platform/secret-box.js';
 
 const dirs: string[] = [];
 const dir = () => {

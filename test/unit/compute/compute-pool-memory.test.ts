@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ComputeOutOfMemoryError, ComputePool } from '../../../src/compute/compute-pool.js';
-import { ownedBytes } from '../../../src/compute/owned-bytes.js';
+import { ComputeOutOfMemoryError, ComputePool } from '../../../src/platform/compute/compute-pool.js';
+import { ownedBytes } from '../../../src/platform/compute/owned-bytes.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 
 /**

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ComputePool } from '../../../src/compute/compute-pool.js';
-import { ownedBytes } from '../../../src/compute/owned-bytes.js';
+import { ComputePool } from '../../../src/platform/compute/compute-pool.js';
+import { ownedBytes } from '../../../src/platform/compute/owned-bytes.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 
 /**

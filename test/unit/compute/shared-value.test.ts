@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fromSharedValue, shareValue } from '../../../src/compute/shared-value.js';
-import { youngGenerationMb } from '../../../src/compute/compute-pool.js';
+import { fromSharedValue, shareValue } from '../../../src/platform/compute/shared-value.js';
+import { youngGenerationMb } from '../../../src/platform/compute/compute-pool.js';
 
 describe('shared values for the compute pool', () => {
   it('gives one reference per object and a new one per new object', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateTime64, msToDateTime64, nsToDateTime64 } from '../../../src/stores/clickhouse-time.js';
+import { dateTime64, msToDateTime64, nsToDateTime64 } from '../../../src/platform/clickhouse/clickhouse-time.js';
 
 /**
  * msToDateTime64 builds the time of day by arithmetic (ingestion converts every span's start); it

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PostgresStatementStats, postgresStatementKind } from '../../../src/stores/postgres-statement-stats.js';
+import { PostgresStatementStats, postgresStatementKind } from '../../../src/platform/postgres/postgres-statement-stats.js';
 
 describe('postgresStatementKind', () => {
   it('names the verb and the first table, or the function a table-less select calls', () => {

@@ -6,7 +6,7 @@
  * keeps ReplacingMergeTree's FINAL exact per shard (FINAL never merges across shards).
  */
 
-import { settingsClause } from './clickhouse-sql/compile.js';
+import { settingsClause } from './sql/compile.js';
 
 export interface ClickHouseLayout {
   database: string;

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import type { SqlHandle } from '../stores/postgres.js';
-import { authenticateKey, type Principal } from '../tenancy/tenancy-store.js';
-import type { Scope } from '../tenancy/keys.js';
+import type { SqlHandle } from '../postgres/postgres.js';
+import { authenticateKey, type Principal } from '../../tenancy/tenancy-store.js';
+import type { Scope } from '../../tenancy/keys.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
 
 /** What a route needs: `read` admits read and admin keys, `ingest` ingest and admin, `admin` only admin. */

@@ -3,11 +3,11 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
-import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './clickhouse-sql/analytics-gate.js';
-import type { ParamBinding } from './clickhouse-sql/compile.js';
-import { StatementStats } from './clickhouse-sql/statement-stats.js';
-import type { Fragment } from './clickhouse-sql/fragment.js';
-import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './clickhouse-sql/statement-runner.js';
+import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './sql/analytics-gate.js';
+import type { ParamBinding } from './sql/compile.js';
+import { StatementStats } from './sql/statement-stats.js';
+import type { Fragment } from './sql/fragment.js';
+import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './sql/statement-runner.js';
 
 /**
  * Settings every statement carries, on both backends (the server client's defaults; the embedded

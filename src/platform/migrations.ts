@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Sql, SqlHandle } from './postgres.js';
-import type { ClickHouseStore } from './clickhouse.js';
-import { param, raw, sql as chSql } from './clickhouse-sql/fragment.js';
-import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } from './clickhouse-layout.js';
+import type { Sql, SqlHandle } from './postgres/postgres.js';
+import type { ClickHouseStore } from './clickhouse/clickhouse.js';
+import { param, raw, sql as chSql } from './clickhouse/sql/fragment.js';
+import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } from './clickhouse/clickhouse-layout.js';
 
 /**
  * `apply`: run pending migrations under the migration lock. `check`: refuse to start while any are
@@ -12,7 +12,7 @@ import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } f
  */
 export type MigrateMode = 'apply' | 'check' | 'none';
 
-export { renderClickHouseMigration } from './clickhouse-layout.js';
+export { renderClickHouseMigration } from './clickhouse/clickhouse-layout.js';
 
 interface MigrationFile {
   name: string;

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { defaultComputeThreads } from '../config.js';
+import { defaultComputeThreads } from '../../config.js';
 import { HttpError } from '../http/errors.js';
-import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from './compute-tasks.js';
-import type { ComputeWorkerReply } from './compute-worker.js';
+import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from '../../compute/compute-tasks.js';
+import type { ComputeWorkerReply } from '../../compute/compute-worker.js';
 
 /**
  * The worker pool for CPU-heavy work (DESIGN.md "Isolation and scale": the event loop only
