@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import { loadConfig } from './config.js';
-import { startService } from './service.js';
+import { loadConfig } from './app/config.js';
+import { startService } from './app/service.js';
 
 const config = loadConfig();
 const logger = pino({ level: config.logLevel });

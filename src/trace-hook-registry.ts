@@ -1,7 +1,7 @@
-import type { AppDeps } from './app-deps.js';
+import type { AppDeps } from './app/app-deps.js';
 import type { TraceHooks } from './trace-hooks.js';
 
-declare module './app-deps.js' {
+declare module './app/app-deps.js' {
   interface ServiceRegistry {
     /** Listeners to processed traces, shared by ingestion (which calls them) and the modules that add them. */
     traceHooks?: TraceHooks;

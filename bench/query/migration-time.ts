@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrationDirs } from '../../src/service.js';
+import { migrationDirs } from '../../src/app/service.js';
 import { openClickHouse } from '../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse, readMigrations } from '../../src/platform/migrations.js';
 

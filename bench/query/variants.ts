@@ -15,8 +15,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.js';
-import { startService } from '../../src/service.js';
+import { loadConfig } from '../../src/app/config.js';
+import { startService } from '../../src/app/service.js';
 
 const args = process.argv.slice(2);
 const text = (name: string) => {

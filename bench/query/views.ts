@@ -40,8 +40,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.js';
-import { startService } from '../../src/service.js';
+import { loadConfig } from '../../src/app/config.js';
+import { startService } from '../../src/app/service.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { spanIdSql, traceIdSql } from './seed-ids.js';
 

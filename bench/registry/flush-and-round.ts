@@ -23,7 +23,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { claimDue, finishClaims, heldClaims, recordTraces, type QueueRecord } from '../../src/ingest/settle-queue.js';
 import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE, type RegisteredTrace } from '../../src/ingest/stored-traces.js';
-import { projectRoot } from '../../src/project-root.js';
+import { projectRoot } from '../../src/app/project-root.js';
 import { migratePostgres } from '../../src/platform/migrations.js';
 import { connectPostgres, openPostgres } from '../../src/platform/postgres/postgres.js';
 import { PostgresStatementStats } from '../../src/platform/postgres/postgres-statement-stats.js';

@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import type { MigrateMode } from '../platform/migrations.js';
 
 /**

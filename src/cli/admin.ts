@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { loadConfig } from '../config.js';
-import { migrationDirs, openStores } from '../service.js';
+import { loadConfig } from '../app/config.js';
+import { migrationDirs, openStores } from '../app/service.js';
 import { migrateStores } from '../platform/migrations.js';
 import { SCOPES, type Scope } from '../tenancy/keys.js';
 import { createApiKey, createUser, provisionTenant } from '../tenancy/tenancy-store.js';

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
-import type { AppDeps } from '../app-deps.js';
-import { projectRoot } from '../project-root.js';
+import type { AppDeps } from '../app/app-deps.js';
+import { projectRoot } from '../app/project-root.js';
 
 /** Where `npm run build` (scripts/build-web.mjs) writes the browser app. */
 export function defaultWebDir(): string {

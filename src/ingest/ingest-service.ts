@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../app/config.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import type { Sql } from '../platform/postgres/postgres.js';

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { authenticate, requireScope } from '../platform/http/auth.js';
 import { HttpError } from '../platform/http/errors.js';
 import type { IngestService } from './ingest-service.js';

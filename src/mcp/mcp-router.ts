@@ -3,7 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { authenticate, requireScope } from '../platform/http/auth.js';
 import { HttpError } from '../platform/http/errors.js';
 import { actorOf, projectForPrincipal } from '../platform/http/route.js';
@@ -12,7 +12,7 @@ import type { Principal } from '../tenancy/tenancy-store.js';
 import { ProjectService } from '../workspace/projects/project-service.js';
 import type { McpTool } from './mcp-tool.js';
 import { mcpTools } from './tools.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../app/version.js';
 
 function toolError(detail: string, code: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: detail }], structuredContent: { detail, code } };

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import type { JsonSchema } from '../platform/http/openapi.js';
 import type { Project } from '../tenancy/project-store.js';
 import type { Principal } from '../tenancy/tenancy-store.js';

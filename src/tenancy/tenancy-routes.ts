@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { Router, type Request } from 'express';
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { defineRoute } from '../platform/http/route.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../platform/http/errors.js';
 import { bearerToken } from '../platform/http/auth.js';

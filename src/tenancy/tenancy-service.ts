@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { findProject } from './project-store.js';
 import type { Scope } from './keys.js';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { defineRoute, projectForPrincipal } from '../platform/http/route.js';
 import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';

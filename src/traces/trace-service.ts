@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { traceHooks } from '../trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
@@ -8,7 +8,7 @@ import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from 
 import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 
-declare module '../app-deps.js' {
+declare module '../app/app-deps.js' {
   interface ServiceRegistry {
     traces?: TraceService;
   }

@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import type { AppDeps } from '../app-deps.js';
-import type { LookoutModule } from '../module.js';
-import { secretBox } from '../secret-box-access.js';
+import type { AppDeps } from '../app/app-deps.js';
+import type { LookoutModule } from '../app/module.js';
+import { secretBox } from '../app/secret-box-access.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
 import { webhookRoutes } from './webhook-routes.js';
 
-declare module '../app-deps.js' {
+declare module '../app/app-deps.js' {
   interface ServiceRegistry {
     webhookDeliverer?: WebhookDeliverer;
   }

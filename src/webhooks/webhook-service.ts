@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import type { AppDeps } from '../app-deps.js';
+import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError } from '../platform/http/errors.js';
 import type { SqlHandle } from '../platform/postgres/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import { secretBox } from '../secret-box-access.js';
+import { secretBox } from '../app/secret-box-access.js';
 import { findDelivery, insertEvents, listDeliveries, queueAttempts } from './delivery-store.js';
 import { checkWebhookUrl } from './url-guard.js';
 import { webhookDeliverer } from './webhook-access.js';

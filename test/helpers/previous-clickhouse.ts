@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { migrationDirs } from '../../src/service.js';
+import { migrationDirs } from '../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../src/platform/migrations.js';
 import { storedIdText } from '../../src/platform/clickhouse/sql/event-ids.js';

@@ -1,14 +1,14 @@
 import { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import type { AdminCommand } from '../../cli/admin-command.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { defineRoute, projectForPrincipal } from '../../platform/http/route.js';
-import type { LookoutModule } from '../../module.js';
+import type { LookoutModule } from '../../app/module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
 import { loadSharedCatalog, PRICE_CATALOG_TOPIC, shareCatalog } from './shared-catalog.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     /** The process's price book: ingest-time pricing, query-time cost and the backfill read it. */
     priceBook?: PriceBook;

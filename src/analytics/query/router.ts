@@ -9,9 +9,9 @@
  * validate.ts's, so REST and MCP answer with the same detail strings.
  */
 import { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../platform/http/route.js';
-import type { LookoutModule } from '../../module.js';
+import type { LookoutModule } from '../../app/module.js';
 import { ALL_AGGS, BUCKETS, catalogResponse, FILTER_OPS, LIMITS, NUMERIC_AGGS } from '../catalog.js';
 import { runAnalyticsQuery } from './run.js';
 

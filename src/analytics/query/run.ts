@@ -4,7 +4,7 @@
  * tenant and project explicitly; checking that the caller may see the project is the caller's job
  * (the route helper does it; an MCP tool must do the same).
  */
-import type { Config } from '../../config.js';
+import type { Config } from '../../app/config.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { isEngineError } from '../../platform/clickhouse/sql/engine-errors.js';

@@ -8,7 +8,7 @@
  *
  * Only the requested view is computed (SPEC.md "Project analytics: preset views").
  */
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { agentScorecardView, type AgentScorecardPayload } from './agent-scorecard-view.js';
 import { baseView, type BasePayload } from './base-view.js';
 import { generalView, type GeneralPayload } from './general-view.js';

@@ -5,7 +5,7 @@
  * of another tenant or one outside a project-limited key is a 404 (the route helper answers it).
  */
 import { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { defineRoute } from '../../platform/http/route.js';
 import type { JsonSchema } from '../../platform/http/openapi.js';

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { defaultComputeThreads } from '../../config.js';
+import { defaultComputeThreads } from '../../app/config.js';
 import { HttpError } from '../http/errors.js';
-import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from '../../compute/compute-tasks.js';
-import type { ComputeWorkerReply } from '../../compute/compute-worker.js';
+import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from '../../app/compute-tasks.js';
+import type { ComputeWorkerReply } from '../../app/compute-worker.js';
 
 /**
  * The worker pool for CPU-heavy work (DESIGN.md "Isolation and scale": the event loop only
@@ -29,10 +29,10 @@ import type { ComputeWorkerReply } from '../../compute/compute-worker.js';
  * ingest benchmark can split the service's CPU into decoding, settling and the rest.
  */
 
-/** The worker entry next to this module: compiled .js under dist/, or a tsx shim when running from source. */
+/** The worker entry in src/app/: compiled .js under dist/, or a tsx shim when running from source. */
 function workerFile(): string {
   const here = fileURLToPath(import.meta.url);
-  const dir = path.dirname(here);
+  const dir = path.join(path.dirname(here), '..', '..', 'app');
   return here.endsWith('.ts') ? path.join(dir, 'compute-worker-tsx.mjs') : path.join(dir, 'compute-worker.js');
 }
 

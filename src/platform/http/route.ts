@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import type { ValidateFunction } from 'ajv';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { findProject, type Project } from '../../tenancy/project-store.js';
 import { authenticate, requireScope, type ScopeNeed } from './auth.js';

@@ -1,4 +1,4 @@
-import type { LookoutModule } from '../../module.js';
+import type { LookoutModule } from '../../app/module.js';
 import { artifactRoutes } from './artifact-routes.js';
 
 /** Agent understanding versions (issue #8): append-only, numbered per (project, agent). */

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import {
   findVersion,

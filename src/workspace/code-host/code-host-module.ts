@@ -1,4 +1,4 @@
-import type { LookoutModule } from '../../module.js';
+import type { LookoutModule } from '../../app/module.js';
 import { codeHostRoutes } from './code-host-routes.js';
 
 /** The per-project code-host connection, repository binding and feature switch (issue #8). */

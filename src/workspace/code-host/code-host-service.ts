@@ -1,10 +1,10 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { ConflictError } from '../../platform/http/errors.js';
 import { checkAccount, checkRepository, type CheckResult } from './code-host-client.js';
 import { findConnection, saveConnection, toView, type CodeHostChange, type CodeHostRow, type CodeHostView } from './code-host-store.js';
 import { TokenSeal } from './token-seal.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     codeHost?: CodeHostService;
   }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
-import type { LookoutModule } from '../../module.js';
+import type { AppDeps } from '../../app/app-deps.js';
+import type { LookoutModule } from '../../app/module.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { traceHooks } from '../../trace-hook-registry.js';
 import { webhookDeliverer } from '../../webhooks/webhook-access.js';
@@ -12,7 +12,7 @@ import { issueRoutes } from './issue-routes.js';
 import { issueSchemas } from './issue-schemas.js';
 import { tagRoutes } from './tag-routes.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     /** The issue-event outbox relay of this process; routes wake it after a commit. */
     issueOutboxRelay?: OutboxRelay;

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import type { Origin } from '../../origin.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
@@ -10,7 +10,7 @@ import { createIssue, editIssue, issueWithTags, listIssues, type IssueListFilter
 import { applyTransition, startReview, transitionIn, type StartReviewResult, type TransitionName } from './issue-transitions.js';
 import type { Issue } from './issue-types.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     issues?: IssueService;
   }

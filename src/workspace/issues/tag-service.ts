@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { issueForPrincipal } from './issue-access.js';

@@ -1,4 +1,4 @@
-import type { LookoutModule } from '../../module.js';
+import type { LookoutModule } from '../../app/module.js';
 import { metricRoutes } from './metric-routes.js';
 
 /** Metrics (issue #8): preset OBSERVED metrics per project and metrics that take events. */

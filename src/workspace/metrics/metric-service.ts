@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import { isOtelTraceId, lookoutTraceId } from '../../ingest/trace-id.js';
@@ -18,7 +18,7 @@ import {
 } from './metric-store.js';
 import { inSample, normalizeEventValue } from './metric-values.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     metrics?: MetricService;
   }

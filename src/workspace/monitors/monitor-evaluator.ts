@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import type { ProcessedTrace } from '../../trace-hooks.js';
 import { recordMonitorActivated } from './monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';
@@ -11,7 +11,7 @@ import {
   type MonitorChange, type MonitorRow, type ObservationRow,
 } from './monitor-store.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     monitorEvaluator?: MonitorEvaluator;
   }

@@ -1,5 +1,5 @@
-import type { AppDeps } from '../../app-deps.js';
-import type { LookoutModule } from '../../module.js';
+import type { AppDeps } from '../../app/app-deps.js';
+import type { LookoutModule } from '../../app/module.js';
 import { traceHooks } from '../../trace-hook-registry.js';
 import { forgetWatchingMonitors, MONITORS_CHANGED_TOPIC } from './monitor-store.js';
 import { monitorEvaluator } from './monitor-evaluator.js';

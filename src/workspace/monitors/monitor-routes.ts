@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../platform/http/route.js';
 import { monitorService, type MonitorInput, type MonitorPatch } from './monitor-service.js';
 

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import { compileDefinition, type IssueCriteriaInput } from './monitor-definition.js';
@@ -16,7 +16,7 @@ import {
   type MonitorRow,
 } from './monitor-store.js';
 
-declare module '../../app-deps.js' {
+declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
     monitors?: MonitorService;
   }

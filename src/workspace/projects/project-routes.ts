@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../platform/http/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { ProjectService } from './project-service.js';

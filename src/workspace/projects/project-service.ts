@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import { publishEvent } from '../../platform/postgres/shared-events.js';
 import {

@@ -1,8 +1,8 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { LinearTracker } from './linear-tracker.js';
 import { LocalTracker } from './local-tracker.js';
-import { secretBox } from '../../secret-box-access.js';
+import { secretBox } from '../../app/secret-box-access.js';
 import type { TrackerSettingsRow } from './tracker-settings-store.js';
 import { TrackerError, type TicketTracker, type TrackerProvider } from './tracker-types.js';
 

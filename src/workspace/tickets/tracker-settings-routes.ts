@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../platform/http/route.js';
 import { LOCAL_STATES, type LocalState } from './local-tracker.js';
 import { TrackerSettingsService, type TrackerSettingsInput } from './tracker-settings-service.js';

@@ -1,10 +1,10 @@
-import type { AppDeps } from '../../app-deps.js';
+import type { AppDeps } from '../../app/app-deps.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { LinearTracker } from './linear-tracker.js';
 import { LocalTracker, type LocalState } from './local-tracker.js';
 import { ticketPreviewedInProject } from './ticket-link-store.js';
-import { secretBox } from '../../secret-box-access.js';
+import { secretBox } from '../../app/secret-box-access.js';
 import { readTrackerSettings, writeTrackerSettings, type TrackerSettingsRow } from './tracker-settings-store.js';
 import type { Ticket, TrackerProvider } from './tracker-types.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { formatCount, formatMs, formatNumber, formatRate, formatUsd } from '../../../web/src/format.js';
 import { hourlyQueries, hoursOf } from '../../../web/src/api/hourly-series.js';

@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppDeps } from '../../../src/app-deps.js';
+import type { AppDeps } from '../../../src/app/app-deps.js';
 import { dashboardRoutes } from '../../../src/dashboard/dashboard-routes.js';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { launchBrowser, type Browser } from './browser.js';
 
 // The dashboard's icon: built by scripts/build-web.mjs, served by name (/favicon.ico, which

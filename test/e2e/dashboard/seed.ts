@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import type { TestService } from '../../helpers/service.js';
 
 const run = promisify(execFile);

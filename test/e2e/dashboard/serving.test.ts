@@ -5,7 +5,7 @@ import path from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardRoutes, isReservedPath } from '../../../src/dashboard/dashboard-routes.js';
-import type { AppDeps } from '../../../src/app-deps.js';
+import type { AppDeps } from '../../../src/app/app-deps.js';
 
 // The dashboard router on its own, in front of a stand-in API router, over a hand-made asset
 // directory: which requests get the app, which get assets, and which are left to the API.

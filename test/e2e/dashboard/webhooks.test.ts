@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { createEndpoint, eventually } from '../../integration/webhooks/harness.js';
 import { startReceiver, type Receiver } from '../../integration/webhooks/receiver.js';

@@ -3,7 +3,7 @@
  * lists it; this is a no-op then, and keeps the tests meaningful if the list changes). Importing
  * src/modules.js before the test helper also settles the module graph in an order that works.
  */
-import { modules } from '../../../src/modules.js';
+import { modules } from '../../../src/app/modules.js';
 import { analyticsQueryModule } from '../../../src/analytics/query/router.js';
 
 if (!modules.some((m) => m.name === analyticsQueryModule.name)) modules.push(analyticsQueryModule);

@@ -6,7 +6,7 @@
  * as settle rounds write them; merges are stopped so nothing is collapsed before the read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { param, raw, sql, type Fragment } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { processedTraces } from '../../../src/platform/clickhouse/sql/processed-traces.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { testProviders } from '../../unit/cost/test-catalog.js';

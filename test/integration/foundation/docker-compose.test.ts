@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
-import { projectRoot } from '../../../src/project-root.js';
+import { loadConfig } from '../../../src/app/config.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 
 // No Docker engine runs on our machines, so the compose file is checked by reading it: the same
 // env variables the service reads, pointing at the services the file defines, with matching credentials.

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { migrateClickHouse, migratePostgres } from '../../../src/platform/migrations.js';
 import { BOOTSTRAP_KEY, removeDir, spawnService, startTestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';

@@ -7,7 +7,7 @@ import type { IngestService } from '../../../src/ingest/ingest-service.js';
 import { decodeExportResponse } from '../../../src/ingest/otlp-response.js';
 import { otlpSchema } from '../../../src/ingest/otlp-schema.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp } from './otlp-client.js';
 

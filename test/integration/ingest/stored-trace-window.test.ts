@@ -15,7 +15,7 @@ import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/sto
 import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, expireUnderWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
 import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
 import { recordWindow, RegistryWindow, REGISTRY_WINDOWS_STATE } from '../../../src/ingest/stored-traces-window.js';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { migratePostgres, readMigrations } from '../../../src/platform/migrations.js';

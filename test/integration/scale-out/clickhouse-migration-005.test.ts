@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ViewName } from '../../../src/analytics/views/preset-views.js';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';

@@ -7,7 +7,7 @@
  * second run applies nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
 import { allRows, columns, previousInstallation, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';

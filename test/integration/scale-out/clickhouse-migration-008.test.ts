@@ -9,7 +9,7 @@
  * nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';

@@ -17,7 +17,7 @@
  * looks older than them (another node's clock), which the catch-up carries over all the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationDirs } from '../../../src/service.js';
+import { migrationDirs } from '../../../src/app/service.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { migrationDirs } from '../../../src/service.js';
-import { projectRoot } from '../../../src/project-root.js';
+import { migrationDirs } from '../../../src/app/service.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { migrationStateDdl, renderClickHouseMigration, SHARDING_KEYS, type ClickHouseLayout } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { readMigrations } from '../../../src/platform/migrations.js';
 

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
-import { migrationDirs, startService, type RunningService } from '../../../src/service.js';
+import { loadConfig } from '../../../src/app/config.js';
+import { migrationDirs, startService, type RunningService } from '../../../src/app/service.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { raw } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { migrateClickHouse, migratePostgres } from '../../../src/platform/migrations.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { claimDue, finishClaims, heldClaims, recordTraces, type QueueRecord } from '../../../src/ingest/settle-queue.js';
 import { traceKeyString, type TraceKey } from '../../../src/ingest/stored-spans.js';
 import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { projectRoot } from '../../../src/project-root.js';
+import { projectRoot } from '../../../src/app/project-root.js';
 import { migratePostgres } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { removeDir } from '../../helpers/service.js';

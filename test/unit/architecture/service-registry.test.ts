@@ -28,7 +28,7 @@ describe('deps.services', () => {
   });
 
   it('is a declared registry, not a record', () => {
-    const appDeps = fs.readFileSync(path.join(srcRoot, 'app-deps.ts'), 'utf8');
+    const appDeps = fs.readFileSync(path.join(srcRoot, 'app', 'app-deps.ts'), 'utf8');
     expect(appDeps).toMatch(/services: ServiceRegistry;/);
     expect(appDeps).not.toMatch(/Record<string, unknown>/);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/app/config.js';
 
 describe('TRACE_REGISTRY_WINDOW_HOURS', () => {
   it('is unset by default: the stored-trace registry keeps rows for the spans\' lifetime', () => {

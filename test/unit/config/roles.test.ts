@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/app/config.js';
 
 describe('LOOKOUT_ROLES', () => {
   it('defaults to every role, so one process does everything', () => {

@@ -2,8 +2,8 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from './app-deps.js';
 import type { LookoutModule } from './module.js';
-import { apiDocsRouter } from './platform/http/api-docs.js';
-import { errorHandler, notFoundHandler } from './platform/http/error-handler.js';
+import { apiDocsRouter } from '../platform/http/api-docs.js';
+import { errorHandler, notFoundHandler } from '../platform/http/error-handler.js';
 
 /**
  * The middleware chain: request log (Authorization redacted) → health → root routers (OTLP, MCP,

@@ -7,14 +7,14 @@ import { bootstrapTenant } from './bootstrap.js';
 import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
-import { ComputePool } from './platform/compute/compute-pool.js';
-import { OpenApiDocument } from './platform/http/openapi.js';
+import { ComputePool } from '../platform/compute/compute-pool.js';
+import { OpenApiDocument } from '../platform/http/openapi.js';
 import { projectRoot } from './project-root.js';
-import { openClickHouse, type ClickHouseStore } from './platform/clickhouse/clickhouse.js';
-import { migrateStores, pendingMigrations, type MigrateMode, type MigrationDirs, type MigrationResult } from './platform/migrations.js';
-import { openPostgres, type Sql } from './platform/postgres/postgres.js';
-import { Leader } from './platform/postgres/leader.js';
-import { SharedEvents } from './platform/postgres/shared-events.js';
+import { openClickHouse, type ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { migrateStores, pendingMigrations, type MigrateMode, type MigrationDirs, type MigrationResult } from '../platform/migrations.js';
+import { openPostgres, type Sql } from '../platform/postgres/postgres.js';
+import { Leader } from '../platform/postgres/leader.js';
+import { SharedEvents } from '../platform/postgres/shared-events.js';
 
 export interface RunningService {
   deps: AppDeps;

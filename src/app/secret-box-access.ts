@@ -1,5 +1,5 @@
 import type { AppDeps } from './app-deps.js';
-import { SecretBox } from './platform/secret-box.js';
+import { SecretBox } from '../platform/secret-box.js';
 
 declare module './app-deps.js' {
   interface ServiceRegistry {

@@ -1,5 +1,5 @@
-import type { Sql } from './platform/postgres/postgres.js';
-import { provisionTenant, tenantCount } from './tenancy/tenancy-store.js';
+import type { Sql } from '../platform/postgres/postgres.js';
+import { provisionTenant, tenantCount } from '../tenancy/tenancy-store.js';
 
 /**
  * A store with no tenant gets tenant `default`, user `admin` and an admin key: LOOKOUT_BOOTSTRAP_KEY

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import type { ComputePool } from './platform/compute/compute-pool.js';
+import type { ComputePool } from '../platform/compute/compute-pool.js';
 import type { Config } from './config.js';
-import type { ClickHouseStore } from './platform/clickhouse/clickhouse.js';
-import type { Sql } from './platform/postgres/postgres.js';
-import type { OpenApiDocument } from './platform/http/openapi.js';
-import type { Leader } from './platform/postgres/leader.js';
-import type { SharedEvents } from './platform/postgres/shared-events.js';
+import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import type { Sql } from '../platform/postgres/postgres.js';
+import type { OpenApiDocument } from '../platform/http/openapi.js';
+import type { Leader } from '../platform/postgres/leader.js';
+import type { SharedEvents } from '../platform/postgres/shared-events.js';
 
 /**
  * The services modules share, one optional key each. A module declares its key beside the service
