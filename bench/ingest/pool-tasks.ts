@@ -11,15 +11,15 @@
  * (the machine is shared: absolute figures vary, the ratio of medians taken in the same minutes holds).
  */
 import { syntheticBatch } from './synthetic-batch.js';
-import { prepareIngest } from '../../src/ingest/ingest-prepare.js';
-import { lineOf, traceKeyOf } from '../../src/ingest/encoded-rows.js';
-import { unpackHook } from '../../src/ingest/packed-hook.js';
-import { settleSummaries, type SettleTraceInput } from '../../src/ingest/settle-summaries.js';
-import { createPriceTrace } from '../../src/analytics/cost/ingest-pricing.js';
-import { loadBundledCatalog } from '../../src/analytics/cost/price-catalog.js';
-import { SYSTEM_ORIGIN } from '../../src/origin.js';
+import { prepareIngest } from '../../src/ingest/write/ingest-prepare.js';
+import { lineOf, traceKeyOf } from '../../src/ingest/write/encoded-rows.js';
+import { unpackHook } from '../../src/ingest/settle/packed-hook.js';
+import { settleSummaries, type SettleTraceInput } from '../../src/ingest/settle/settle-summaries.js';
+import { createPriceTrace } from '../../src/cost/ingest-pricing.js';
+import { loadBundledCatalog } from '../../src/cost/price-catalog.js';
+import { SYSTEM_ORIGIN } from '../../src/spans/origin.js';
 import { threadCpuNs } from '../../src/platform/compute/thread-cpu.js';
-import type { UsageToPrice } from '../../src/trace-pricing.js';
+import type { UsageToPrice } from '../../src/spans/trace-pricing.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);

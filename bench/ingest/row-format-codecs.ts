@@ -4,11 +4,11 @@
  * columns in the rows' order), each with a decoder of the `spans` lines back to spans, written as
  * the compute pool would run them.
  */
-import { jsonLine, spanKey, type EncodedRows } from '../../src/ingest/encoded-rows.js';
+import { jsonLine, spanKey, type EncodedRows } from '../../src/ingest/write/encoded-rows.js';
 import { storedSpanId } from '../../src/platform/clickhouse/sql/event-ids.js';
-import type { SpanEventRows } from '../../src/ingest/event-rows.js';
-import type { NormalizedSpan } from '../../src/ingest/normalized-span.js';
-import { spanFromStoredRow, storedRowsFromBytes, type StoredSpanRow } from '../../src/ingest/stored-spans.js';
+import type { SpanEventRows } from '../../src/spans/event-rows.js';
+import type { NormalizedSpan } from '../../src/spans/normalized-span.js';
+import { spanFromStoredRow, storedRowsFromBytes, type StoredSpanRow } from '../../src/spans/stored-spans.js';
 
 type Table = 'spans' | 'event_generation_completed' | 'event_tool_called' | 'event_span_errored';
 

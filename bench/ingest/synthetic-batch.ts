@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { otlpSchema } from '../../src/ingest/otlp-schema.js';
+import { otlpSchema } from '../../src/ingest/otlp/otlp-schema.js';
 
 /**
  * Synthetic but realistic OTLP export batches for the ingest benchmark: each trace is an agent run

@@ -1,8 +1,8 @@
-import { createPriceTrace } from '../analytics/cost/ingest-pricing.js';
-import type { PriceCatalog } from '../analytics/cost/price-catalog.js';
-import { prepareIngest } from '../ingest/ingest-prepare.js';
-import { settleSummaries, type SettleSummariesInput } from '../ingest/settle-summaries.js';
-import type { PriceTrace } from '../trace-pricing.js';
+import { createPriceTrace } from '../cost/ingest-pricing.js';
+import type { PriceCatalog } from '../cost/price-catalog.js';
+import { prepareIngest } from '../ingest/write/ingest-prepare.js';
+import { settleSummaries, type SettleSummariesInput } from '../ingest/settle/settle-summaries.js';
+import type { PriceTrace } from '../spans/trace-pricing.js';
 import { fromSharedValue } from '../platform/compute/shared-value.js';
 import { buildTraceDetail } from '../traces/trace-detail-build.js';
 import { buildTracePage } from '../traces/trace-page-build.js';

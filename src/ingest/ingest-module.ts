@@ -1,10 +1,10 @@
 import type { AppDeps } from '../app/app-deps.js';
 import type { LookoutModule } from '../app/module.js';
-import { traceHooks } from '../trace-hook-registry.js';
+import { traceHooks } from './trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
-import { createOtlpRouter } from './otlp-router.js';
-import { registryWindowMs, scheduleStoredTraceJobs } from './stored-traces-jobs.js';
+import { createOtlpRouter } from './otlp/otlp-router.js';
+import { registryWindowMs, scheduleStoredTraceJobs } from './settle/stored-traces-jobs.js';
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {

@@ -4,19 +4,19 @@ import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import type { Sql } from '../platform/postgres/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import type { TraceHooks } from '../trace-hooks.js';
+import type { TraceHooks } from './trace-hooks.js';
 import { findProject } from '../tenancy/project-store.js';
 import type { ComputePool } from '../platform/compute/compute-pool.js';
 import { ownedBytes } from '../platform/compute/owned-bytes.js';
-import { otlpOrigin } from './event-rows.js';
-import { PROJECT_RESOURCE_ATTRIBUTE } from './ingest-prepare.js';
-import { IngestWriter } from './ingest-writer.js';
-import type { OtlpEncoding } from './otlp-response.js';
-import { TraceSettler } from './trace-settler.js';
-import { registerTraces } from './stored-traces.js';
-import { registryWindowMs } from './stored-traces-jobs.js';
-import { RegistryWindow } from './stored-traces-window.js';
-import type { TracePricing } from '../trace-pricing.js';
+import { otlpOrigin } from '../spans/event-rows.js';
+import { PROJECT_RESOURCE_ATTRIBUTE } from './write/ingest-prepare.js';
+import { IngestWriter } from './write/ingest-writer.js';
+import type { OtlpEncoding } from './otlp/otlp-response.js';
+import { TraceSettler } from './settle/trace-settler.js';
+import { registerTraces } from './settle/stored-traces.js';
+import { registryWindowMs } from './settle/stored-traces-jobs.js';
+import { RegistryWindow } from './settle/stored-traces-window.js';
+import type { TracePricing } from '../spans/trace-pricing.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,

@@ -2,7 +2,7 @@ import type { AppDeps } from '../app/app-deps.js';
 import type { JsonSchema } from '../platform/http/openapi.js';
 import type { Project } from '../tenancy/project-store.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
-import type { Origin } from '../origin.js';
+import type { Origin } from '../spans/origin.js';
 
 export interface McpToolContext {
   deps: AppDeps;

@@ -1,7 +1,7 @@
-import { compareNs, type NormalizedSpan } from '../ingest/normalized-span.js';
-import { spanFromStoredRow, storedRowsFromBytes } from '../ingest/stored-spans.js';
-import { summarizeTrace, type TraceRow } from '../ingest/trace-summary.js';
-import { SYSTEM_ORIGIN } from '../origin.js';
+import { compareNs, type NormalizedSpan } from '../spans/normalized-span.js';
+import { spanFromStoredRow, storedRowsFromBytes } from '../spans/stored-spans.js';
+import { summarizeTrace, type TraceRow } from '../spans/trace-summary.js';
+import { SYSTEM_ORIGIN } from '../spans/origin.js';
 import { contextSpansJson, defaultSpansJson, orderSpans, type SpanViewOptions } from './trace-view.js';
 
 /**

@@ -1,6 +1,6 @@
-import { compareNs, type NormalizedSpan } from '../ingest/normalized-span.js';
-import { buildSpanTree } from '../ingest/span-tree.js';
-import { spanFromStoredRow, storedRowsFromBytes } from '../ingest/stored-spans.js';
+import { compareNs, type NormalizedSpan } from '../spans/normalized-span.js';
+import { buildSpanTree } from '../spans/span-tree.js';
+import { spanFromStoredRow, storedRowsFromBytes } from '../spans/stored-spans.js';
 import { compareSpanKeys, encodeSpanCursor, type SpanCursorKey } from './trace-detail-build.js';
 import { defaultSpansJson, type SpanViewOptions } from './trace-view.js';
 

@@ -1,8 +1,8 @@
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { param, raw, sql } from '../platform/clickhouse/sql/fragment.js';
 import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
-import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
-import type { TraceRow } from '../ingest/trace-summary.js';
+import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../spans/stored-spans.js';
+import type { TraceRow } from '../spans/trace-summary.js';
 import { traceIdColumn, type TraceScope } from './trace-store.js';
 
 /**

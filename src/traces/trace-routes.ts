@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { defineRoute, projectForPrincipal } from '../platform/http/route.js';
-import { isOtelTraceId, isTraceUuid } from '../ingest/trace-id.js';
+import { isOtelTraceId, isTraceUuid } from '../spans/trace-id.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
 import { DEFAULT_SPAN_PAGE } from './trace-page.js';
 import { traceService } from './trace-service.js';

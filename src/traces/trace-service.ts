@@ -1,6 +1,6 @@
 import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
-import { traceHooks } from '../trace-hook-registry.js';
+import { traceHooks } from '../ingest/trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
 import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';
 import { storedTraceDetailPage } from './trace-page.js';

@@ -2,8 +2,8 @@ import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { join, param, raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import { processedTraces } from '../platform/clickhouse/sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
-import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../ingest/stored-spans.js';
-import { isOtelTraceId } from '../ingest/trace-id.js';
+import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../spans/stored-spans.js';
+import { isOtelTraceId } from '../spans/trace-id.js';
 
 /**
  * ClickHouse reads of the traces API: every statement carries the layer's tenant guard (and the

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { parseRecordedValue } from '../ingest/agent-io.js';
-import { tokensPerSecond } from '../ingest/event-rows.js';
-import { compareNs, type NormalizedSpan } from '../ingest/normalized-span.js';
-import { lookoutSpanId } from '../ingest/trace-id.js';
-import type { SpanTree } from '../ingest/span-tree.js';
-import type { TraceRow } from '../ingest/trace-summary.js';
-import type { IssueExtraction, TraceIssueOccurrence } from '../trace-hooks.js';
+import { parseRecordedValue } from '../spans/agent-io.js';
+import { tokensPerSecond } from '../spans/event-rows.js';
+import { compareNs, type NormalizedSpan } from '../spans/normalized-span.js';
+import { lookoutSpanId } from '../spans/trace-id.js';
+import type { SpanTree } from '../spans/span-tree.js';
+import type { TraceRow } from '../spans/trace-summary.js';
+import type { IssueExtraction, TraceIssueOccurrence } from '../ingest/trace-hooks.js';
 import { ExactInteger, stringifyExact } from './exact-json.js';
 import type { StoredTraceCostView } from './trace-store.js';
 import { isoFromDateTime64 } from '../platform/clickhouse/clickhouse-time.js';

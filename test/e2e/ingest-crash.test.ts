@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { lookoutTraceId } from '../../src/ingest/trace-id.js';
+import { lookoutTraceId } from '../../src/spans/trace-id.js';
 import { BOOTSTRAP_KEY, removeDir, spawnService, type SpawnedService } from '../helpers/service.js';
 import { tempDataDir } from '../helpers/temp-dir.js';
 import { postOtlp, protobufBody, waitFor } from '../integration/ingest/otlp-client.js';

@@ -7,7 +7,7 @@ import { OTLPTraceExporter as OTLPProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { lookoutTraceId } from '../../src/ingest/trace-id.js';
+import { lookoutTraceId } from '../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { waitFor } from '../integration/ingest/otlp-client.js';
 import { GEN_AI_RUN, runGenAiSupportAgent } from '../unit/ingest/fixtures/gen-ai-agent-run.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lookoutTraceId } from '../../src/ingest/trace-id.js';
+import { lookoutTraceId } from '../../src/spans/trace-id.js';
 
 /**
  * Ids for rows a test writes straight into the per-span event tables, which store trace_id as a

@@ -1,4 +1,4 @@
-import type { IngestWriter } from '../../src/ingest/ingest-writer.js';
+import type { IngestWriter } from '../../src/ingest/write/ingest-writer.js';
 
 /**
  * Holds the writer's next flush between its duplicate check and its inserts (the window in which

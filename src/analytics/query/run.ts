@@ -8,7 +8,7 @@ import type { Config } from '../../app/config.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { isEngineError } from '../../platform/clickhouse/sql/engine-errors.js';
-import { computeCostRows } from '../cost/query-cost.js';
+import { computeCostRows } from '../../cost/query-cost.js';
 import { LIMITS, type CostMeasure, type Limits } from '../catalog.js';
 import { buildQuery, DEFAULT_MAX_MEMORY_BYTES, type CompiledQuery } from './build.js';
 import { Printer, type PrintContext, type PrintedQuery } from './print.js';

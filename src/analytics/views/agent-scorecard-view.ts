@@ -3,7 +3,7 @@
  * agent_name of the traces that started in [start, endExclusive), busiest first
  * (docs/analytics.md "agent_scorecard").
  */
-import { computeCostObject, scorecardCost, storedCostColumns } from '../cost/cost-object.js';
+import { computeCostObject, scorecardCost, storedCostColumns } from '../../cost/cost-object.js';
 import { windowEcho } from '../query/window.js';
 import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';

@@ -4,9 +4,9 @@
  * trace in the bucket of its start (trace.processed timestamp), so the series add up to one
  * another (docs/analytics.md "base").
  */
-import { emptyPartial } from '../cost/cost-engine.js';
-import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../cost/cost-object.js';
-import { summarize } from '../cost/cost-summary.js';
+import { emptyPartial } from '../../cost/cost-engine.js';
+import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../../cost/cost-object.js';
+import { summarize } from '../../cost/cost-summary.js';
 import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';

@@ -3,7 +3,7 @@
  * per capability, whether the project sends it at all and how many window traces carry it. The
  * rule for each capability is one row of docs/analytics.md "Coverage"; keep them in step.
  */
-import { WRITTEN } from '../cost/cost-sql.js';
+import { WRITTEN } from '../../cost/cost-sql.js';
 import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { guard, selectRows, table, type ViewScope } from './view-sql.js';
 

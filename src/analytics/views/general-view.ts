@@ -3,8 +3,8 @@
  * `view` is omitted, SPEC "Versioning" 3). It describes model calls — generation.completed rows —
  * over the `hours` before the anchor (docs/analytics.md "general").
  */
-import { computeCostObject, type CostObject } from '../cost/cost-object.js';
-import { UNNAMED_MODEL } from '../cost/stored-cost.js';
+import { computeCostObject, type CostObject } from '../../cost/cost-object.js';
+import { UNNAMED_MODEL } from '../../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
 import type { GeneralParams } from './view-params.js';

@@ -4,8 +4,8 @@
  * model calls (generation.completed) that started in the window; `traces` counts the window's
  * traces that called the model, from trace.processed `models` (docs/analytics.md "model_scorecard").
  */
-import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, storedModelCostsOf, type AttributionCoverage, type CostObject } from '../cost/cost-object.js';
-import { UNNAMED_MODEL } from '../cost/stored-cost.js';
+import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, storedModelCostsOf, type AttributionCoverage, type CostObject } from '../../cost/cost-object.js';
+import { UNNAMED_MODEL } from '../../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
 import { sql } from '../../platform/clickhouse/sql/fragment.js';

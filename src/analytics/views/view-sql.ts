@@ -14,7 +14,7 @@ import { param, sql, type Fragment } from '../../platform/clickhouse/sql/fragmen
 import { processedTraces as processedTraceRows } from '../../platform/clickhouse/sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
 import type { Sql } from '../../platform/postgres/postgres.js';
-import type { PriceCatalog } from '../cost/price-catalog.js';
+import type { PriceCatalog } from '../../cost/price-catalog.js';
 import { DEFAULT_MAX_MEMORY_BYTES } from '../query/build.js';
 import type { ViewWindow } from './time-buckets.js';
 

@@ -3,7 +3,7 @@
  * totals, coverage and cost of the traces that started in [start, endExclusive). Latency is the
  * root span's duration; outcomes follow docs/analytics.md "Run outcomes".
  */
-import { computeCostObject, storedCostColumns, windowCost } from '../cost/cost-object.js';
+import { computeCostObject, storedCostColumns, windowCost } from '../../cost/cost-object.js';
 import { windowEcho } from '../query/window.js';
 import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
 import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';

@@ -7,7 +7,7 @@ import { authenticate, requireScope, type ScopeNeed } from './auth.js';
 import { ForbiddenError, NotFoundError } from './errors.js';
 import { errorResponse, type JsonSchema } from './openapi.js';
 import { assertStorableStrings, assertValid, compileBodySchema, compileQuerySchema } from './validation.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 
 export interface RouteContext<Body = any, Query = any> {
   principal: Principal;

@@ -2,7 +2,7 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import type { OutboxRelay } from './outbox-relay.js';
-import { webhookDeliverer } from '../../webhooks/webhook-access.js';
+import { webhookDeliverer } from '../webhooks/webhook-access.js';
 import { findIssueRow } from './issue-store.js';
 import type { IssueRow } from './issue-types.js';
 

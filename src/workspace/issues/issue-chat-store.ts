@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent } from './issue-event-outbox.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 
 export interface ChatMessage {
   id: string;

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { ISSUE_EVENTS } from '../../analytics/catalog.js';
 import { dateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 
 /**
  * One of the eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table

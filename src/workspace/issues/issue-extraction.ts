@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { IssueExtraction, ProcessedTrace, TraceFailure, TraceIssueOccurrence } from '../../trace-hooks.js';
+import type { IssueExtraction, ProcessedTrace, TraceFailure, TraceIssueOccurrence } from '../../ingest/trace-hooks.js';
 import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { fingerprintOf, issueTitleFor } from './issue-fingerprint.js';
 import { attachToIssues, type FingerprintIssueInput } from './issue-open.js';

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { TraceFailure } from '../../trace-hooks.js';
+import type { TraceFailure } from '../../ingest/trace-hooks.js';
 
 /**
  * The fingerprint rule (docs/issues.md "Fingerprint"). A failure is identified by three parts:

@@ -3,7 +3,7 @@ import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvents, type IssueEventInput } from './issue-event-outbox.js';
 import { ISSUE_COLUMNS } from './issue-store.js';
 import type { IssueRow } from './issue-types.js';
-import { SYSTEM_ORIGIN } from '../../origin.js';
+import { SYSTEM_ORIGIN } from '../../spans/origin.js';
 
 /** One occurrence to attach: a failed span (extraction) or a matching call (a monitor). */
 export interface FingerprintOccurrence {

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../../platform/http/errors.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { userExists } from '../../tenancy/tenancy-store.js';
 import { issueForPrincipal, kickRelay } from './issue-access.js';

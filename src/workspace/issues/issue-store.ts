@@ -3,7 +3,7 @@ import { isUuid } from '../../platform/uuid.js';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent } from './issue-event-outbox.js';
 import { toIssue, type Issue, type IssueRow, type IssueStatus, type IssueTag } from './issue-types.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 
 export const ISSUE_COLUMNS = 'id, seq, tenant_id, project_id, title, description, status, assignee_user_id, fingerprint, flagged, first_seen_at, last_seen_at, occurrence_count, resolved_at, created_at, updated_at';
 

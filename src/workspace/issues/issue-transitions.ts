@@ -3,7 +3,7 @@ import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent, type IssueEventName } from './issue-event-outbox.js';
 import { findIssueRow, ISSUE_COLUMNS } from './issue-store.js';
 import { isTerminal, type IssueRow, type IssueStatus } from './issue-types.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 
 export const ISSUE_TERMINAL_CONFLICT = 'issue_terminal_conflict';
 

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../app/app-deps.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
-import { isOtelTraceId, lookoutTraceId } from '../../ingest/trace-id.js';
+import { isOtelTraceId, lookoutTraceId } from '../../spans/trace-id.js';
 import { observedFigures, presetByKey } from './metric-presets.js';
 import {
   createMetric,

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app/app-deps.js';
-import type { ProcessedTrace } from '../../trace-hooks.js';
+import type { ProcessedTrace } from '../../ingest/trace-hooks.js';
 import { recordMonitorActivated } from './monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';
 import { attachToIssues, type FingerprintIssueInput, type FingerprintOccurrence } from '../issues/issue-open.js';

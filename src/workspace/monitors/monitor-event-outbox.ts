@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
-import { SYSTEM_ORIGIN } from '../../origin.js';
+import { SYSTEM_ORIGIN } from '../../spans/origin.js';
 
 /**
  * Writes monitor.activated (a monitor left learning) into the outbox, in the transaction that

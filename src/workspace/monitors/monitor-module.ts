@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../app/app-deps.js';
 import type { LookoutModule } from '../../app/module.js';
-import { traceHooks } from '../../trace-hook-registry.js';
+import { traceHooks } from '../../ingest/trace-hook-registry.js';
 import { forgetWatchingMonitors, MONITORS_CHANGED_TOPIC } from './monitor-store.js';
 import { monitorEvaluator } from './monitor-evaluator.js';
 import { monitorRoutes } from './monitor-routes.js';

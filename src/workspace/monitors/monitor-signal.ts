@@ -1,4 +1,4 @@
-import type { ProcessedTrace } from '../../trace-hooks.js';
+import type { ProcessedTrace } from '../../ingest/trace-hooks.js';
 
 /**
  * What a monitor looks for in one processed trace (docs/monitors.md "Signals").

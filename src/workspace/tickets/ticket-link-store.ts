@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Ticket, TicketDraft, TrackerProvider } from './tracker-types.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 
 /** SPEC.md "Ticket link": activity[] entry. */
 export interface TicketActivity {

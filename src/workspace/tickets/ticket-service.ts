@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../app/app-deps.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
-import type { Origin } from '../../origin.js';
+import type { Origin } from '../../spans/origin.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { issueForPrincipal } from '../issues/issue-access.js';
 import type { IssueRow } from '../issues/issue-types.js';

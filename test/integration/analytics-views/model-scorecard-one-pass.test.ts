@@ -6,7 +6,7 @@
  * sumMap alone would drop (shown as null instead of 0).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeModelScorecardCost } from '../../../src/analytics/cost/cost-object.js';
+import { computeModelScorecardCost } from '../../../src/cost/cost-object.js';
 import { modelScorecardView } from '../../../src/analytics/views/model-scorecard-view.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillCosts } from '../../../src/analytics/cost/backfill.js';
-import { computeCostObject } from '../../../src/analytics/cost/cost-object.js';
-import { createPriceTrace } from '../../../src/analytics/cost/ingest-pricing.js';
-import type { UsageToPrice } from '../../../src/trace-pricing.js';
-import { computeCostRows } from '../../../src/analytics/cost/query-cost.js';
+import { backfillCosts } from '../../../src/cost/backfill.js';
+import { computeCostObject } from '../../../src/cost/cost-object.js';
+import { createPriceTrace } from '../../../src/cost/ingest-pricing.js';
+import type { UsageToPrice } from '../../../src/spans/trace-pricing.js';
+import { computeCostRows } from '../../../src/cost/query-cost.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';

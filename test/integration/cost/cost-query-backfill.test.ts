@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillCosts } from '../../../src/analytics/cost/backfill.js';
-import { computeCostObject } from '../../../src/analytics/cost/cost-object.js';
-import { computeCostRows, type CostQueryRequest } from '../../../src/analytics/cost/query-cost.js';
+import { backfillCosts } from '../../../src/cost/backfill.js';
+import { computeCostObject } from '../../../src/cost/cost-object.js';
+import { computeCostRows, type CostQueryRequest } from '../../../src/cost/query-cost.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { param, raw, sql, type Fragment } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';

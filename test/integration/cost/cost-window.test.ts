@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeCostObject, computeModelScorecardCost, costByModel, scorecardCost, windowCost, type CostContext } from '../../../src/analytics/cost/cost-object.js';
+import { computeCostObject, computeModelScorecardCost, costByModel, scorecardCost, windowCost, type CostContext } from '../../../src/cost/cost-object.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { testCatalog } from '../../unit/cost/test-catalog.js';
 import { at, dateOf, newScope, openTestStore, seedGenerations, seedTraces, WINDOW, type Scope } from './seed.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { waitFor } from '../ingest/otlp-client.js';

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { prepareIngest } from '../../../src/ingest/ingest-prepare.js';
-import { IngestWriter, type PreparedWrite } from '../../../src/ingest/ingest-writer.js';
+import { prepareIngest } from '../../../src/ingest/write/ingest-prepare.js';
+import { IngestWriter, type PreparedWrite } from '../../../src/ingest/write/ingest-writer.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { raw } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { migrateClickHouse } from '../../../src/platform/migrations.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { decodeExportResponse } from '../../../src/ingest/otlp-response.js';
-import { otlpSchema } from '../../../src/ingest/otlp-schema.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { decodeExportResponse } from '../../../src/ingest/otlp/otlp-response.js';
+import { otlpSchema } from '../../../src/ingest/otlp/otlp-schema.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { runGenAiSupportAgent } from '../../unit/ingest/fixtures/gen-ai-agent-run.js';
 import { jsonBody, postOtlp, protobufBody, waitFor } from './otlp-client.js';

@@ -7,8 +7,8 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueDepth } from '../../../src/ingest/settle-queue.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { agentRun } from '../../helpers/agent-run.js';

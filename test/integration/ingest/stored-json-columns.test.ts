@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { decodeJsonExport } from '../../../src/ingest/otlp-decode-json.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { decodeJsonExport } from '../../../src/ingest/otlp/otlp-decode-json.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, waitFor } from './otlp-client.js';
 

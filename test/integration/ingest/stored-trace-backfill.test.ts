@@ -5,8 +5,8 @@
  * completes the registry. Real stores: embedded PostgreSQL and chdb.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { BACKFILL_CURSOR_STATE, backfillPage, backfillStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
+import { REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
+import { BACKFILL_CURSOR_STATE, backfillPage, backfillStoredTraces } from '../../../src/ingest/settle/stored-traces-jobs.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { sql as chSql } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';

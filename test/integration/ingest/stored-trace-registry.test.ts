@@ -11,11 +11,11 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
-import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
-import { queueDepth } from '../../../src/ingest/settle-queue.js';
-import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import type { TraceNote } from '../../../src/ingest/write/ingest-writer.js';
+import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
+import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
+import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/settle/stored-traces-jobs.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';

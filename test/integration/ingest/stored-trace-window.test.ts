@@ -9,12 +9,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueDepth } from '../../../src/ingest/settle-queue.js';
-import { traceKeyString } from '../../../src/ingest/stored-spans.js';
-import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, expireUnderWindow, registryWindowMs } from '../../../src/ingest/stored-traces-jobs.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
-import { recordWindow, RegistryWindow, REGISTRY_WINDOWS_STATE } from '../../../src/ingest/stored-traces-window.js';
+import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
+import { traceKeyString } from '../../../src/spans/stored-spans.js';
+import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
+import { backfillStoredTraces, expireStoredTraces, expireStoredTracesWindow, expireUnderWindow, registryWindowMs } from '../../../src/ingest/settle/stored-traces-jobs.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
+import { recordWindow, RegistryWindow, REGISTRY_WINDOWS_STATE } from '../../../src/ingest/settle/stored-traces-window.js';
 import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';

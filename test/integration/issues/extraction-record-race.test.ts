@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 import type { Sql } from '../../../src/platform/postgres/postgres.js';
 import { extractIssueGroup, readExtraction } from '../../../src/workspace/issues/issue-extraction.js';
 import { attachToIssues } from '../../../src/workspace/issues/issue-open.js';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 import { extractIssueGroup, extractionGroupListener } from '../../../src/workspace/issues/issue-extraction.js';
 import { monitorEvaluator } from '../../../src/workspace/monitors/monitor-evaluator.js';
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import type { ProcessedTrace, TraceFailure } from '../../../src/trace-hooks.js';
+import type { ProcessedTrace, TraceFailure } from '../../../src/ingest/trace-hooks.js';
 import type { Sql } from '../../../src/platform/postgres/postgres.js';
 import { PostgresStatementStats } from '../../../src/platform/postgres/postgres-statement-stats.js';
 import { extractIssueGroup, extractIssues } from '../../../src/workspace/issues/issue-extraction.js';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { spanIdFor } from '../../helpers/event-ids.js';
 

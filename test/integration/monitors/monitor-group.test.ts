@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 import { PostgresStatementStats } from '../../../src/platform/postgres/postgres-statement-stats.js';
 import { MonitorEvaluator, monitorEvaluator, type Evaluation } from '../../../src/workspace/monitors/monitor-evaluator.js';
 import { activeWindowRows } from '../../../src/workspace/monitors/monitor-store.js';

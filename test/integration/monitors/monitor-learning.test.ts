@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { traceHooks } from '../../../src/trace-hook-registry.js';
-import { type ProcessedTrace } from '../../../src/trace-hooks.js';
+import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
+import { type ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 import { deliverProcessedTraces } from '../../helpers/deliver-traces.js';
 
 /**

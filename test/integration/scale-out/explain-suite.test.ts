@@ -9,8 +9,8 @@ import { openPostgres, type PostgresStore } from '../../../src/platform/postgres
 import { GOLDEN_CASES } from '../../golden/analytics-query/cases.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 import { seedGenerations, seedTraces } from '../cost/seed.js';
-import { REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
-import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/stored-traces-jobs.js';
+import { REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
+import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/settle/stored-traces-jobs.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { openClusterChdb, type CheckedStatement } from './cluster-chdb.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueDepth } from '../../../src/ingest/settle-queue.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
-import { traceHooks } from '../../../src/trace-hook-registry.js';
+import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
+import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
 import { agentRun } from '../../helpers/agent-run.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { claimDue, finishClaims, recordTraces } from '../../../src/ingest/settle-queue.js';
+import { claimDue, finishClaims, recordTraces } from '../../../src/ingest/settle/settle-queue.js';
 import { migrationDirs } from '../../../src/app/service.js';
 import { migratePostgres, readMigrations } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import path from 'node:path';
-import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTraces, releaseClaims, type QueueRecord } from '../../../src/ingest/settle-queue.js';
+import { claimDue, extendLease, finishClaims, heldClaims, queueDepth, recordTraces, releaseClaims, type QueueRecord } from '../../../src/ingest/settle/settle-queue.js';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { migratePostgres } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore, type Sql } from '../../../src/platform/postgres/postgres.js';
-import { traceKeyString } from '../../../src/ingest/stored-spans.js';
+import { traceKeyString } from '../../../src/spans/stored-spans.js';
 import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { sleep } from './instances.js';

@@ -1,10 +1,10 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
-import { queueDepth } from '../../../src/ingest/settle-queue.js';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
-import { traceHooks } from '../../../src/trace-hook-registry.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
+import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 import type { TestService } from '../../helpers/service.js';
 import { pauseNextFlush } from '../../helpers/writer-pause.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { claimDue, finishClaims, heldClaims, recordTraces, type QueueRecord } from '../../../src/ingest/settle-queue.js';
-import { traceKeyString, type TraceKey } from '../../../src/ingest/stored-spans.js';
-import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/stored-traces.js';
+import { claimDue, finishClaims, heldClaims, recordTraces, type QueueRecord } from '../../../src/ingest/settle/settle-queue.js';
+import { traceKeyString, type TraceKey } from '../../../src/spans/stored-spans.js';
+import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { migratePostgres } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';

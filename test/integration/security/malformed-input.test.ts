@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { otlpSchema } from '../../../src/ingest/otlp-schema.js';
+import { otlpSchema } from '../../../src/ingest/otlp/otlp-schema.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { answerProblem, inParallel, type Answer } from './probe.js';
 import { operationsOf, requestFor, type Operation } from './route-table.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { GEN_AI_RUN, runGenAiSupportAgent } from '../../unit/ingest/fixtures/gen-ai-agent-run.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { WebhookDeliverer } from '../../../src/webhooks/webhook-deliverer.js';
+import { WebhookDeliverer } from '../../../src/workspace/webhooks/webhook-deliverer.js';
 import { secretBox } from '../../../src/app/secret-box-access.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
 import { createEndpoint, deliveries, eventually, json, sleep, verifies } from './harness.js';

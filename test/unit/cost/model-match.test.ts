@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveModel, resolveProvider } from '../../../src/analytics/cost/model-match.js';
-import { loadBundledCatalog, type PriceCatalog } from '../../../src/analytics/cost/price-catalog.js';
+import { resolveModel, resolveProvider } from '../../../src/cost/model-match.js';
+import { loadBundledCatalog, type PriceCatalog } from '../../../src/cost/price-catalog.js';
 import { testCatalog } from './test-catalog.js';
 
 describe('model names as SDKs report them (test catalog)', () => {

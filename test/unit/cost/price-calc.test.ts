@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveModel } from '../../../src/analytics/cost/model-match.js';
-import { normalizeUsage, priceUsage, tierBreaks, tierRepresentative, timeGranularity } from '../../../src/analytics/cost/price-calc.js';
-import { loadBundledCatalog, type PriceCatalog } from '../../../src/analytics/cost/price-catalog.js';
+import { resolveModel } from '../../../src/cost/model-match.js';
+import { normalizeUsage, priceUsage, tierBreaks, tierRepresentative, timeGranularity } from '../../../src/cost/price-calc.js';
+import { loadBundledCatalog, type PriceCatalog } from '../../../src/cost/price-catalog.js';
 import { testCatalog } from './test-catalog.js';
 
 const at = new Date('2025-06-01T12:00:00Z');

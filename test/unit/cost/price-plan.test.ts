@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelInfo, Provider } from '@pydantic/genai-prices';
-import type { ResolvedModel } from '../../../src/analytics/cost/model-match.js';
-import { priceUsage, priceUsageByPackage, tierBreaks, tierRepresentative, type TokenUsage } from '../../../src/analytics/cost/price-calc.js';
-import { catalogFromProviders, loadBundledCatalog, type PriceCatalog } from '../../../src/analytics/cost/price-catalog.js';
-import { cachedPlan } from '../../../src/analytics/cost/price-plan.js';
+import type { ResolvedModel } from '../../../src/cost/model-match.js';
+import { priceUsage, priceUsageByPackage, tierBreaks, tierRepresentative, type TokenUsage } from '../../../src/cost/price-calc.js';
+import { catalogFromProviders, loadBundledCatalog, type PriceCatalog } from '../../../src/cost/price-catalog.js';
+import { cachedPlan } from '../../../src/cost/price-plan.js';
 
 /**
  * Issue 15: priceUsage prices flat-priced models by a plan of the package's arithmetic instead of

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createPriceTrace } from '../../../src/analytics/cost/ingest-pricing.js';
-import { PriceBook } from '../../../src/analytics/cost/price-book.js';
-import { computeStoredTraceCost, UNNAMED_MODEL } from '../../../src/analytics/cost/stored-cost.js';
+import { createPriceTrace } from '../../../src/cost/ingest-pricing.js';
+import { PriceBook } from '../../../src/cost/price-book.js';
+import { computeStoredTraceCost, UNNAMED_MODEL } from '../../../src/cost/stored-cost.js';
 import { testCatalog, testProviders } from './test-catalog.js';
 
 describe('stored trace cost', () => {

@@ -1,4 +1,4 @@
-import { catalogFromProviders, type PriceCatalog } from '../../../src/analytics/cost/price-catalog.js';
+import { catalogFromProviders, type PriceCatalog } from '../../../src/cost/price-catalog.js';
 
 /**
  * A small price catalog in the package's data format with round prices, so tests can compute

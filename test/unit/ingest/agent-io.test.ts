@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRecordedValue, readAgentInput } from '../../../src/ingest/agent-io.js';
-import { extractUserFacingMessage, USER_FACING_MESSAGE_MAX_CHARS } from '../../../src/ingest/user-facing-message.js';
+import { parseRecordedValue, readAgentInput } from '../../../src/spans/agent-io.js';
+import { extractUserFacingMessage, USER_FACING_MESSAGE_MAX_CHARS } from '../../../src/spans/user-facing-message.js';
 
 describe('agent input reading', () => {
   it('classifies inputs by kind and shows the user request', () => {

@@ -12,7 +12,7 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
 } from '@opentelemetry/semantic-conventions/incubating';
-import { mapAttributes } from '../../../src/ingest/attribute-mapping.js';
+import { mapAttributes } from '../../../src/spans/attribute-mapping.js';
 
 /** Attribute sets as OpenTelemetry GenAI instrumentations emit them (semantic conventions 1.37+ and the older names). */
 const resource = { 'service.name': 'billing-assistant', 'service.version': '2.3.0', 'telemetry.sdk.language': 'python' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapAttributes } from '../../../src/ingest/attribute-mapping.js';
+import { mapAttributes } from '../../../src/spans/attribute-mapping.js';
 
 /** Attribute sets as the OpenInference instrumentations (openai, langchain, ...) emit them. */
 const resource = { 'service.name': 'rag-service', 'openinference.project.name': 'default' };

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { mapAttributes } from '../../../src/ingest/attribute-mapping.js';
-import type { Attributes } from '../../../src/ingest/otlp-types.js';
+import { mapAttributes } from '../../../src/spans/attribute-mapping.js';
+import type { Attributes } from '../../../src/spans/otlp-types.js';
 import { runVercelWeatherAgent } from './fixtures/vercel-ai-run.js';
 
 /** The attribute sets come from a real `ai` generateText run (mock model, one tool, telemetry on). */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { emptyEncodedRows, encodeSpanEventRows, errorValues, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, toolCalledLine, toolValues } from '../../../src/ingest/encoded-rows.js';
+import { emptyEncodedRows, encodeSpanEventRows, errorValues, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, toolCalledLine, toolValues } from '../../../src/ingest/write/encoded-rows.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
-import type { SpanEventRows, SpanRow } from '../../../src/ingest/event-rows.js';
-import { STORED_SPAN_COLUMNS } from '../../../src/ingest/stored-spans.js';
+import type { SpanEventRows, SpanRow } from '../../../src/spans/event-rows.js';
+import { STORED_SPAN_COLUMNS } from '../../../src/spans/stored-spans.js';
 
 /**
  * The insert body built on the compute pool: one JSONCompactEachRow buffer per table (each line the

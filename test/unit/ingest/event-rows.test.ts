@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { mapAttributes } from '../../../src/ingest/attribute-mapping.js';
-import { deriveSpanEventRows, otlpOrigin, tokensPerSecond } from '../../../src/ingest/event-rows.js';
+import { mapAttributes } from '../../../src/spans/attribute-mapping.js';
+import { deriveSpanEventRows, otlpOrigin, tokensPerSecond } from '../../../src/spans/event-rows.js';
 import { nsToDateTime64 } from '../../../src/platform/clickhouse/clickhouse-time.js';
-import type { NormalizedSpan } from '../../../src/ingest/normalized-span.js';
-import { buildSpanTree } from '../../../src/ingest/span-tree.js';
+import type { NormalizedSpan } from '../../../src/spans/normalized-span.js';
+import { buildSpanTree } from '../../../src/spans/span-tree.js';
 import { runGenAiSupportAgent } from './fixtures/gen-ai-agent-run.js';
 import { normalizeSdkSpans } from './fixtures/normalize-sdk-spans.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { emptyEncodedRows, spanKeyIn, type EncodedRows } from '../../../src/ingest/encoded-rows.js';
-import { admitRequest, newFlushSpans, type FlushTrace } from '../../../src/ingest/flush-spans.js';
-import { traceKeyString } from '../../../src/ingest/stored-spans.js';
+import { emptyEncodedRows, spanKeyIn, type EncodedRows } from '../../../src/ingest/write/encoded-rows.js';
+import { admitRequest, newFlushSpans, type FlushTrace } from '../../../src/ingest/write/flush-spans.js';
+import { traceKeyString } from '../../../src/spans/stored-spans.js';
 
 /**
  * The spans a flush holds for the settler must be the copies it writes: a summary from memory and

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { approximateBytes } from '../../../src/ingest/approximate-bytes.js';
-import { HookRunner } from '../../../src/ingest/hook-runner.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import { approximateBytes } from '../../../src/ingest/settle/approximate-bytes.js';
+import { HookRunner } from '../../../src/ingest/settle/hook-runner.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 
 function trace(id: string, attributeChars: number): ProcessedTrace {
   return {

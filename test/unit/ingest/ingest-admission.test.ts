@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { DECODED_BYTES_PER_BODY_BYTE, IngestBudget } from '../../../src/ingest/ingest-budget.js';
-import { readOtlpBody } from '../../../src/ingest/otlp-body.js';
+import { DECODED_BYTES_PER_BODY_BYTE, IngestBudget } from '../../../src/ingest/write/ingest-budget.js';
+import { readOtlpBody } from '../../../src/ingest/otlp/otlp-body.js';
 
 /**
  * Memory admission (issue 13 item 5): a request is charged for its body, what it inflates to and

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decodeJsonExport } from '../../../src/ingest/otlp-decode-json.js';
-import { decodeProtobufExport } from '../../../src/ingest/otlp-decode-protobuf.js';
-import { otlpSchema } from '../../../src/ingest/otlp-schema.js';
-import { MAX_ANY_VALUE_DEPTH, OtlpDecodeError, type DecodedSpan } from '../../../src/ingest/otlp-types.js';
-import { validateExport } from '../../../src/ingest/span-validation.js';
+import { decodeJsonExport } from '../../../src/ingest/otlp/otlp-decode-json.js';
+import { decodeProtobufExport } from '../../../src/ingest/otlp/otlp-decode-protobuf.js';
+import { otlpSchema } from '../../../src/ingest/otlp/otlp-schema.js';
+import { MAX_ANY_VALUE_DEPTH, OtlpDecodeError, type DecodedSpan } from '../../../src/spans/otlp-types.js';
+import { validateExport } from '../../../src/spans/span-validation.js';
 
 /**
  * Hostile and malformed OTLP: a bad span is rejected alone (its decodeProblem, then partial

@@ -3,9 +3,9 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/ap
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { decodeProtobufExport, unsignedToDecimal } from '../../../src/ingest/otlp-decode-protobuf.js';
-import { decodeJsonExport } from '../../../src/ingest/otlp-decode-json.js';
-import { OtlpDecodeError, countSpans } from '../../../src/ingest/otlp-types.js';
+import { decodeProtobufExport, unsignedToDecimal } from '../../../src/ingest/otlp/otlp-decode-protobuf.js';
+import { decodeJsonExport } from '../../../src/ingest/otlp/otlp-decode-json.js';
+import { OtlpDecodeError, countSpans } from '../../../src/spans/otlp-types.js';
 
 /** Real spans from the OpenTelemetry SDK, serialized by the exporters' own serializers. */
 function sdkSpans(): ReadableSpan[] {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProtobufTraceSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { decodeExportResponse, encodeErrorStatus, encodeExportResponse } from '../../../src/ingest/otlp-response.js';
-import { otlpSchema } from '../../../src/ingest/otlp-schema.js';
+import { decodeExportResponse, encodeErrorStatus, encodeExportResponse } from '../../../src/ingest/otlp/otlp-response.js';
+import { otlpSchema } from '../../../src/ingest/otlp/otlp-schema.js';
 
 describe('ExportTraceServiceResponse encoding', () => {
   it('is empty on full success', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { packHook, unpackHook } from '../../../src/ingest/packed-hook.js';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import { packHook, unpackHook } from '../../../src/ingest/settle/packed-hook.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 
 /** The hook payload crosses from the pool packed: listeners must get back exactly what was built. */
 describe('packed hook payload', () => {

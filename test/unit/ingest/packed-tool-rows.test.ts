@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { packToolRows, unpackToolRows } from '../../../src/ingest/packed-tool-rows.js';
-import type { ToolCalledRow } from '../../../src/ingest/event-rows.js';
+import { packToolRows, unpackToolRows } from '../../../src/ingest/write/packed-tool-rows.js';
+import type { ToolCalledRow } from '../../../src/spans/event-rows.js';
 
 /** tool.called rows cross threads as tuples: unpacking must give back every field of every row. */
 describe('packed tool rows', () => {

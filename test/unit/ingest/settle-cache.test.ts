@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { TraceNote } from '../../../src/ingest/ingest-writer.js';
-import { SettleCache } from '../../../src/ingest/settle-cache.js';
-import type { PackedToolRow } from '../../../src/ingest/packed-tool-rows.js';
-import type { Claim, RecordedRow } from '../../../src/ingest/settle-queue.js';
+import type { TraceNote } from '../../../src/ingest/write/ingest-writer.js';
+import { SettleCache } from '../../../src/ingest/settle/settle-cache.js';
+import type { PackedToolRow } from '../../../src/ingest/write/packed-tool-rows.js';
+import type { Claim, RecordedRow } from '../../../src/ingest/settle/settle-queue.js';
 
 /**
  * The memory path of settling is used only when this process provably holds every span of the

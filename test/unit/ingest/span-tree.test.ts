@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeExport, type NormalizedSpan } from '../../../src/ingest/normalized-span.js';
-import { decodeJsonExport } from '../../../src/ingest/otlp-decode-json.js';
-import { buildSpanTree } from '../../../src/ingest/span-tree.js';
-import { summarizeTrace } from '../../../src/ingest/trace-summary.js';
+import { normalizeExport, type NormalizedSpan } from '../../../src/spans/normalized-span.js';
+import { decodeJsonExport } from '../../../src/ingest/otlp/otlp-decode-json.js';
+import { buildSpanTree } from '../../../src/spans/span-tree.js';
+import { summarizeTrace } from '../../../src/spans/trace-summary.js';
 import { orderSpans } from '../../../src/traces/trace-view.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 

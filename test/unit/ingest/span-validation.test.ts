@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RETENTION_DAYS, spanProblem, validateExport } from '../../../src/ingest/span-validation.js';
+import { RETENTION_DAYS, spanProblem, validateExport } from '../../../src/spans/span-validation.js';
 import { projectRoot } from '../../../src/app/project-root.js';
-import type { DecodedExport, DecodedSpan } from '../../../src/ingest/otlp-types.js';
+import type { DecodedExport, DecodedSpan } from '../../../src/spans/otlp-types.js';
 
 function span(overrides: Partial<DecodedSpan> = {}): DecodedSpan {
   return {

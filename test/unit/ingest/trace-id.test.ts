@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isOtelTraceId, isTraceUuid, lookoutTraceId } from '../../../src/ingest/trace-id.js';
+import { isOtelTraceId, isTraceUuid, lookoutTraceId } from '../../../src/spans/trace-id.js';
 
 describe('Lookout trace id', () => {
   const project = '3f0c7a9e-2b1d-4c5e-8f6a-1b2c3d4e5f60';

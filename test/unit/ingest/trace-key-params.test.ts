@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { traceKeyParams } from '../../../src/ingest/trace-key-params.js';
+import { traceKeyParams } from '../../../src/spans/trace-key-params.js';
 
 /** A batch of keys as statement parameters (src/ingest/trace-key-params.ts): pairs once, key order, spellings folded. */
 describe('traceKeyParams', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProcessedTrace } from '../../../src/trace-hooks.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
 import { exceedsBaseline, recordBaseline, triggerThreshold } from '../../../src/workspace/monitors/monitor-baseline.js';
 import { compileDefinition } from '../../../src/workspace/monitors/monitor-definition.js';
 import { observe, parseClauses, signalMatches, type SignalDefinition } from '../../../src/workspace/monitors/monitor-signal.js';

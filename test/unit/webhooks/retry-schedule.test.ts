@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BACKOFF_STEPS, GIVE_UP_AFTER_STEPS, nextAttemptAt, parseRetryAfter } from '../../../src/webhooks/retry-schedule.js';
+import { BACKOFF_STEPS, GIVE_UP_AFTER_STEPS, nextAttemptAt, parseRetryAfter } from '../../../src/workspace/webhooks/retry-schedule.js';
 
 const BASE = 30_000;
 const t0 = Date.parse('2026-01-01T00:00:00Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkWebhookUrl, isNonPublicAddress } from '../../../src/webhooks/url-guard.js';
+import { checkWebhookUrl, isNonPublicAddress } from '../../../src/workspace/webhooks/url-guard.js';
 
 describe('webhook SSRF guard', () => {
   it('classifies non-public addresses, IPv4-mapped and NAT64/6to4-embedded ones included', () => {

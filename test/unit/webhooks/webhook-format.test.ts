@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { slackBody } from '../../../src/webhooks/slack-format.js';
-import type { WebhookEnvelope } from '../../../src/webhooks/webhook-payload.js';
-import { newWebhookSecret, signatureHeader } from '../../../src/webhooks/webhook-signature.js';
-import { subscribes } from '../../../src/webhooks/webhook-types.js';
+import { slackBody } from '../../../src/workspace/webhooks/slack-format.js';
+import type { WebhookEnvelope } from '../../../src/workspace/webhooks/webhook-payload.js';
+import { newWebhookSecret, signatureHeader } from '../../../src/workspace/webhooks/webhook-signature.js';
+import { subscribes } from '../../../src/workspace/webhooks/webhook-types.js';
 
 const envelope = (data: WebhookEnvelope['data'], type = 'issue.created'): WebhookEnvelope => ({
   id: '6f1c1d2e-0000-4000-8000-000000000001', type, occurred_at: '2026-01-01T00:00:00.000Z', project_id: 'p1', data,

@@ -1,0 +1,81 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { AppDeps } from '../../app/app-deps.js';
+import { authenticate, requireScope } from '../../platform/http/auth.js';
+import { HttpError } from '../../platform/http/errors.js';
+import type { IngestService } from '../ingest-service.js';
+import { PROJECT_HEADER } from '../ingest-service.js';
+import type { Reservation } from '../write/ingest-budget.js';
+import { readOtlpBody } from './otlp-body.js';
+import { encodingOf, requireEncoding } from './otlp-request.js';
+import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
+
+/**
+ * OTLP/HTTP at the root (DESIGN.md "Runtime shape"), so stock exporters work with
+ * OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT. Answers follow the OTLP/HTTP specification: the
+ * response body is in the request's encoding — an ExportTraceServiceResponse on success, a
+ * google.rpc.Status for a failed protobuf request — and `{detail, code}` JSON otherwise.
+ */
+
+function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpError): void {
+  res.set(error.headers).status(error.status);
+  if (encoding === 'protobuf') {
+    res.type(OTLP_CONTENT_TYPES.protobuf).send(encodeErrorStatus(error.status, error.detail));
+  } else {
+    res.json({ detail: error.detail, code: error.code });
+  }
+}
+
+export function createOtlpRouter(deps: AppDeps, service: IngestService): Router {
+  const router = express.Router();
+  const limit = deps.config.otlpMaxBytes;
+
+  router.post('/v1/traces', async (req: Request, res: Response) => {
+    // Known before anything else, so even an auth failure answers in the caller's encoding.
+    const encoding = encodingOf(req.headers['content-type']);
+    let reservation: Reservation | null = null;
+    try {
+      const principal = await authenticate(deps.sql, req);
+      requireScope(principal, 'ingest');
+      const requestEncoding = requireEncoding(req.headers['content-type']);
+      // Memory admission: the body, what it inflates to and what it decodes into are charged to
+      // this reservation as they come (INGEST_MAX_INFLIGHT_BYTES), and released when the request
+      // ends (after the answer): the decoded rows live on the compute pool and in the writer until then.
+      reservation = service.writer.admit();
+      const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
+      const projectHeader = req.headers[PROJECT_HEADER];
+      // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
+      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
+      res
+        .status(200)
+        .type(OTLP_CONTENT_TYPES[requestEncoding])
+        .send(encodeExportResponse(requestEncoding, { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage }));
+    } catch (error) {
+      reservation?.release();
+      // A refusal can come before the body is read in full (413, 429, 401 ...). The answer goes out at
+      // once on a connection that stays open: Node reads and drops the rest of the body, so the
+      // exporter finishes sending and then reads the status. Closing instead (Connection: close, or
+      // destroying the request) reset the connection under the unsent body, and the exporter saw
+      // ECONNRESET, not 413, and retried the same body.
+      if (error instanceof HttpError) {
+        sendError(res, encoding, error);
+        return;
+      }
+      req.log?.error({ err: error }, 'OTLP ingest failed');
+      sendError(res, encoding, new HttpError(500, 'internal_error', 'Internal server error'));
+    } finally {
+      reservation?.release();
+    }
+  });
+
+  // Only traces are taken: say so plainly instead of a bare 404, so a misconfigured exporter's log explains itself.
+  for (const signal of ['logs', 'metrics', 'profiles'] as const) {
+    router.all(`/v1/${signal}`, (req: Request, res: Response) => {
+      sendError(
+        res,
+        encodingOf(req.headers['content-type']),
+        new HttpError(404, 'not_found', `Lookout accepts OpenTelemetry traces only (POST /v1/traces); ${signal} are not supported`),
+      );
+    });
+  }
+  return router;
+}

@@ -1,0 +1,213 @@
+import { packedToolSpanId, type PackedToolRow } from '../write/packed-tool-rows.js';
+import type { TraceNote } from '../write/ingest-writer.js';
+import type { Claim, RecordedRow } from './settle-queue.js';
+import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
+
+/**
+ * The spans of open traces that came through this process, kept so the settler can summarize
+ * without reading them back from ClickHouse. Only an optimization: the settle queue is the truth,
+ * and an entry is used only when it provably holds the whole trace —
+ *
+ * - it belongs to the same queue row lifetime as the claim (`rowId`), and
+ * - every upsert of that row was this process's own (`seq` at claim = upserts counted here: seq
+ *   starts at 1 when the row is created and each flush that touches the trace adds 1), and
+ * - no span of the trace was in ClickHouse before this process's first write to it and none it
+ *   does not hold appeared later (`storedBeforeCount` of every write ≤ spans held: every span held
+ *   was durable before that write, so the stored spans are exactly the held ones). The writer reports
+ *   at least 1 for a trace the stored-trace registry held before the flush, so a trace another
+ *   process is writing at the same moment (its spans not yet visible) is never taken as whole here;
+ * - and, with the registry, every registration of the trace was this process's own: each write's
+ *   `registeredSeq` follows the previous one by 1, and the registry still says so when the flush
+ *   records it (`registrations` of the queue upsert). Another process registers a trace before it
+ *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
+ *   or that settled in a queue row of their own before this flush recorded, are never missed.
+ *
+ * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, copied out of the insert bodies):
+ * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
+ * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
+ * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
+ * cached spans held ~500 MiB of the service's heap, outside the ingest budget (issue 13,
+ * bench/isolation overload).
+ *
+ * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
+ * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
+ */
+
+/** Heap bytes of one held span beside its line: the Map entry, the span id key, string headers. */
+const SPAN_ENTRY_OVERHEAD = 120;
+
+/**
+ * What one held span line costs against `maxBytes`: its UTF-8 bytes plus the overhead. The lines
+ * are held as copies (ownCopies), never as views into the request's insert body: one held view would
+ * keep the whole body alive, so a long trace with a span in each of many requests pinned every
+ * request's body while being charged a line of each.
+ */
+const lineBytes = (id: string, line: Uint8Array) => SPAN_ENTRY_OVERHEAD + id.length + line.byteLength;
+
+/** The lines copied into one buffer of their own (one allocation per note), as views into it. */
+function ownCopies(lines: readonly Uint8Array[]): Uint8Array[] {
+  let total = 0;
+  for (const line of lines) total += line.byteLength;
+  const buffer = new Uint8Array(total);
+  const copies: Uint8Array[] = [];
+  let at = 0;
+  for (const line of lines) {
+    buffer.set(line, at);
+    copies.push(buffer.subarray(at, at + line.byteLength));
+    at += line.byteLength;
+  }
+  return copies;
+}
+
+interface CacheEntry {
+  rowId: string;
+  /** Upserts of the row made by this process. */
+  upserts: number;
+  /** The seq of the last upsert counted (notes of one flush share one upsert). */
+  lastSeq: string;
+  /** The trace's registry count after this process's last registration; null before the first or without a registry. */
+  registrations: number | null;
+  /** The trace's `spans` rows (insert lines, encoded-rows.ts) by span id; null once the entry can no longer prove it holds the whole trace. */
+  spans: Map<string, Uint8Array> | null;
+  /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
+  toolRows: Map<string, PackedToolRow>;
+  touchedAt: number;
+}
+
+export interface CachedTrace {
+  /** The trace's `spans` rows as insert lines (JSONCompactEachRow, each ending in a newline). */
+  rows: Uint8Array[];
+  toolRows: Map<string, PackedToolRow>;
+}
+
+export class SettleCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly own = new Map<string, TraceKey>();
+  private spanCount = 0;
+  private byteCount = 0;
+
+  constructor(
+    private readonly maxSpans: number,
+    private readonly maxSpansPerTrace: number = 2000,
+    private readonly now: () => number = Date.now,
+    private readonly maxBytes: number = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /** Bytes charged for the spans held now (lineBytes). */
+  get bytes(): number {
+    return this.byteCount;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Keys of traces this process recorded and has not seen finished (graceful shutdown settles them). */
+  keys(): TraceKey[] {
+    return [...this.own.values()];
+  }
+
+  /** After the writer recorded a flush: `recorded` is what the queue upsert returned, `notes` what was written. */
+  add(notes: TraceNote[], recorded: RecordedRow[]): void {
+    const rows = new Map(recorded.map((r) => [traceKeyString(r), r]));
+    const now = this.now();
+    for (const note of notes) {
+      const key = traceKeyString(note);
+      const row = rows.get(key);
+      if (!row) continue;
+      this.own.set(key, { tenantId: note.tenantId, projectId: note.projectId, traceId: note.traceId });
+      let entry = this.entries.get(key);
+      if (!entry || entry.rowId !== row.rowId) {
+        if (entry) this.drop(key, entry);
+        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spans: new Map(), toolRows: new Map(), touchedAt: now };
+        this.entries.set(key, entry);
+      }
+      // Several notes of one flush (two requests, same trace) share one upsert.
+      if (entry.lastSeq !== row.seq) entry.upserts++;
+      entry.lastSeq = row.seq;
+      entry.touchedAt = now;
+      if (!entry.spans) continue;
+      const ids = note.spanIds ?? [];
+      const lines = note.spanLines ?? [];
+      if ((note.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
+      if (entry.spans && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry);
+      entry.registrations = note.registeredSeq ?? null;
+      if (entry.spans && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
+      if (entry.spans && entry.spans.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
+      if (entry.spans) {
+        let adding = 0;
+        for (let i = 0; i < ids.length; i++) adding += lineBytes(ids[i], lines[i]);
+        if (this.byteCount + adding > this.maxBytes) this.forget(entry);
+      }
+      if (!entry.spans) continue;
+      // A span held already is the copy this process stored; one sent again is a duplicate the
+      // writer did not store, so it is not what a read-back gives when its content changed
+      // (before: the summary counted the re-sent copy's tokens, the event rows the stored ones).
+      const adds: number[] = [];
+      for (let i = 0; i < ids.length; i++) if (!entry.spans.has(ids[i])) adds.push(i);
+      const copies = ownCopies(adds.map((i) => lines[i]));
+      adds.forEach((i, n) => {
+        this.spanCount++;
+        this.byteCount += lineBytes(ids[i], copies[n]);
+        entry.spans!.set(ids[i], copies[n]);
+      });
+      // Likewise the tool.called row: a re-sent span's row (its tree context may differ) was not written.
+      for (const r of note.toolRows) if (!entry.toolRows.has(packedToolSpanId(r))) entry.toolRows.set(packedToolSpanId(r), r);
+    }
+  }
+
+  /**
+   * Every registration of the trace since this entry began was this process's: the flush's own count
+   * follows the last one seen here (the same count again: another note of the same flush), and no
+   * other registration came between the flush's upsert and its record. With no count seen yet, only
+   * the entry's first flush starts the chain: a later one follows flushes whose registrations were
+   * not counted (no registry answer), so nothing proves the ones between were this process's.
+   */
+  private ownRegistrations(entry: CacheEntry, registeredSeq: number, atRecord: number | null | undefined): boolean {
+    if (atRecord !== undefined && atRecord !== registeredSeq) return false;
+    if (entry.registrations === null) return entry.upserts === 1;
+    return registeredSeq === entry.registrations || registeredSeq === entry.registrations + 1;
+  }
+
+  /** The whole trace when this process provably holds it, else null (read it from ClickHouse). */
+  take(claim: Claim): CachedTrace | null {
+    const entry = this.entries.get(traceKeyString(claim));
+    if (!entry || !entry.spans || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
+    return { rows: [...entry.spans.values()], toolRows: entry.toolRows };
+  }
+
+  /** A claim finished: the queue row is gone, and so is what was held for it. */
+  finished(keys: TraceKey[]): void {
+    for (const k of keys) {
+      const key = traceKeyString(k);
+      const entry = this.entries.get(key);
+      if (entry) this.drop(key, entry);
+      this.own.delete(key);
+    }
+  }
+
+  /** Drops entries untouched for `ageMs` (rows another process settled are never reported here). */
+  sweep(ageMs: number): void {
+    const cutoff = this.now() - ageMs;
+    for (const [key, entry] of this.entries) {
+      if (entry.touchedAt < cutoff) {
+        this.drop(key, entry);
+        this.own.delete(key);
+      }
+    }
+  }
+
+  private forget(entry: CacheEntry): void {
+    if (entry.spans) {
+      this.spanCount -= entry.spans.size;
+      for (const [id, line] of entry.spans) this.byteCount -= lineBytes(id, line);
+    }
+    entry.spans = null;
+    entry.toolRows.clear();
+  }
+
+  private drop(key: string, entry: CacheEntry): void {
+    this.forget(entry);
+    this.entries.delete(key);
+  }
+}

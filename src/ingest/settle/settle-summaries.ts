@@ -1,0 +1,128 @@
+import type { ProcessedTrace } from '../trace-hooks.js';
+import { approximateBytes } from './approximate-bytes.js';
+import { jsonLine, storedRowsFromSpanLines, toolCalledLine } from '../write/encoded-rows.js';
+import type { ToolCalledRow } from '../../spans/event-rows.js';
+import { processedTrace } from './processed-trace.js';
+import { unpackToolRows, type PackedToolRow } from '../write/packed-tool-rows.js';
+import { packHook, type PackedHook } from './packed-hook.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from '../../spans/stored-spans.js';
+import { summarizeTrace, type TraceSummary } from '../../spans/trace-summary.js';
+import type { Origin } from '../../spans/origin.js';
+import type { PriceTrace } from '../../spans/trace-pricing.js';
+import type { SharedValueRef } from '../../platform/compute/shared-value.js';
+
+/**
+ * The settler's CPU work, run on the compute pool (src/compute/): spans of settled traces →
+ * summary rows (priced, and serialized as the JSONEachRow lines to insert), the tool.called rows
+ * the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
+ * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.
+ *
+ * Spans arrive as the `spans` rows written at ingest (memory path: JSONCompactEachRow lines,
+ * encoded-rows.ts) or as the JSONEachRow text ClickHouse returned for a read-back (as bytes): both
+ * are flat data that is cheap to hand to a thread.
+ */
+
+export interface SettleTraceInput {
+  /** traceKeyString of the trace. */
+  key: string;
+  origin: Origin;
+  /** Memory path: the trace's `spans` rows (JSONCompactEachRow lines) as this process wrote them, as bytes. Absent: read back (`stored`). */
+  rows?: Uint8Array;
+  /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
+  writtenTools?: PackedToolRow[];
+  /** The settler marked this round as the trace's first settle (stored_traces): first_processing = 1. */
+  firstProcessing?: boolean;
+}
+
+export interface SettleSummariesInput {
+  processedAt: string;
+  traces: SettleTraceInput[];
+  /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
+  stored?: Uint8Array;
+  /** The price catalog shared with the pool (TracePricing); absent or null: costs `unavailable`. */
+  prices?: SharedValueRef | null;
+}
+
+export interface SettledTrace {
+  key: string;
+  /** The trace.processed, traces and rewritten tool.called rows, as JSONEachRow lines. */
+  processedLine: string;
+  traceLine: string;
+  toolRewriteLines: string[];
+  /** The hook payload, packed for the trip to the event loop (unpackHook there). */
+  hook: PackedHook;
+  /** approximateBytes of the payload, measured here on the pool rather than on the event loop. */
+  hookBytes: number;
+}
+
+function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], hook: ProcessedTrace): SettledTrace {
+  return {
+    key,
+    processedLine: jsonLine(summary.processed),
+    traceLine: jsonLine(summary.trace),
+    toolRewriteLines: toolRewrites.map(toolCalledLine),
+    hook: packHook(hook),
+    hookBytes: approximateBytes(hook),
+  };
+}
+
+/** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
+export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledTrace[] {
+  const options = { processedAt: input.processedAt, priceTrace };
+  // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
+  // dropped by span id (cheaper than FINAL over the whole table).
+  const stored = new Map<string, StoredTraceSpans>();
+  if (input.stored) {
+    for (const row of storedRowsFromBytes(input.stored)) {
+      const key = traceKeyString({ tenantId: row.tenant_id, projectId: row.project_id, traceId: row.trace_id });
+      let entry = stored.get(key);
+      if (!entry) stored.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
+      if (entry.ingestAgentNames.has(row.span_id)) continue;
+      entry.ingestAgentNames.set(row.span_id, row.agent_name);
+      entry.spans.push(spanFromStoredRow(row));
+    }
+  }
+  const out: SettledTrace[] = [];
+  for (const t of input.traces) {
+    if (t.rows) {
+      if (t.rows.byteLength === 0) continue;
+      const spans = storedRowsFromSpanLines(t.rows).map(spanFromStoredRow);
+      const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
+      const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
+      const toolRewrites: ToolCalledRow[] = [];
+      for (const row of summary.tools) {
+        const before = written.get(row.span_id);
+        // Keep who recorded the call: only the derived fields change.
+        if (!before) toolRewrites.push(row);
+        else if (before.agent_name !== row.agent_name || before.output_tokens !== row.output_tokens) {
+          toolRewrites.push({ ...row, actor: before.actor, surface: before.surface, user_id: before.user_id, api_key_id: before.api_key_id });
+        }
+      }
+      out.push(settled(t.key, summary, toolRewrites, processedTrace(summary, spans)));
+      continue;
+    }
+    const entry = stored.get(t.key);
+    if (!entry || entry.spans.length === 0) continue;
+    const full = summarizeTrace(entry.spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
+    const { tree: _tree, ...summary } = full;
+    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), processedTrace(summary, entry.spans)));
+  }
+  return out;
+}
+
+/**
+ * tool.called rows the whole trace changes. At ingest a tool span's agent came from its own
+ * request (stored as the span's agent_name), falling back to that request's view of the trace when
+ * no ancestor was in it; its output tokens from the usage below it in that request. Rewritten here
+ * (same key, newer inserted_at replaces the row) when the agent was not resolved at ingest or differs
+ * now, or when usage below the tool may have arrived separately.
+ */
+export function toolRowsToRewrite(summary: TraceSummary, ingestAgentNames: Map<string, string>): ToolCalledRow[] {
+  const { tree } = summary;
+  return summary.tools.filter((row) => {
+    const atIngest = ingestAgentNames.get(row.span_id) ?? '';
+    if (atIngest === '' || atIngest !== row.agent_name) return true;
+    const span = tree.byId.get(row.span_id);
+    return span !== undefined && row.output_tokens !== (span.outputTokens ?? 0);
+  });
+}

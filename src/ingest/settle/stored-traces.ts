@@ -1,0 +1,182 @@
+import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
+import { isUuidKey, traceKeyParams } from '../../spans/trace-key-params.js';
+
+/**
+ * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, 022_stored_traces_window.sql,
+ * docs/settling.md "Which traces have spans"): a row for every trace that may have spans in
+ * ClickHouse (under a window: every trace with a stored span starting inside the window).
+ *
+ * - The ingest writer registers each flush's traces with one upsert BEFORE its ClickHouse inserts.
+ *   A trace the upsert creates had no row, hence no stored span (under a window: none starting
+ *   inside it, so the flush's spans must all start inside it): its duplicate check, span count
+ *   and root lookup need no ClickHouse read (nearly every trace of a flush is new, and that read
+ *   grew with the table: one granule per trace per part). Only the other traces are checked there.
+ * - The answer is trusted only once the registry covers spans stored before it existed
+ *   (`complete`: the backfill job, stored-traces-jobs.ts, recorded that it copied every trace of
+ *   the `spans` table); until then every trace is treated as known.
+ * - The settler marks a trace's first settle (`markFirstSettled`): at most one round ever gets it.
+ */
+
+/** shared_state row written when the backfill copied every trace of `spans` into the registry. */
+export const REGISTRY_COMPLETE_STATE = 'stored_traces_backfill';
+
+/**
+ * A row's last_seen_at is refreshed by a flush only when older than this. Every flush of a known
+ * trace updates its row anyway (`registrations + 1`), but an update that leaves last_seen_at's value
+ * alone can stay on the row's heap page without new index entries (a HOT update), which a changing
+ * indexed column would rule out. A day, or a quarter of the window when that is shorter: the
+ * retention job's cutoff (the spans' lifetime, or the window) is longer, so a row a writer is using
+ * is never a candidate (stored-traces-jobs.ts).
+ */
+export function refreshAfterMs(windowMs: number | null): number {
+  const day = 24 * 60 * 60 * 1000;
+  return windowMs === null ? day : Math.min(day, Math.floor(windowMs / 4));
+}
+
+/** A trace of a flush: its key and, when known, the earliest and latest start (epoch ms) of its spans in the flush. */
+export type RegisteredTrace = TraceKey & { spanStartMs?: [number, number] };
+
+/**
+ * One row per trace (traceKeyParams: spellings folded, key order — concurrent flushes in several
+ * processes lock shared rows in one order: no deadlock), the span starts of its notes merged
+ * (unknown in any: unknown).
+ */
+function registeredRows(traces: readonly RegisteredTrace[]) {
+  return traceKeyParams(
+    traces,
+    (t): TraceKey & { earliest: number; latest: number | null } => {
+      const [earliest, latest] = t.spanStartMs ?? [-Infinity, null];
+      return { tenantId: t.tenantId, projectId: t.projectId, traceId: t.traceId, earliest, latest };
+    },
+    (row, t) => {
+      const [earliest, latest] = t.spanStartMs ?? [-Infinity, null];
+      row.earliest = Math.min(row.earliest, earliest);
+      row.latest = row.latest === null || latest === null ? null : Math.max(row.latest, latest);
+    },
+  );
+}
+
+export interface Registration {
+  /**
+   * traceKeyString of the traces this upsert created whose spans in the flush all start inside the
+   * window (any, without one): no span of the flush was stored before, so none needs a ClickHouse check.
+   */
+  created: Set<string>;
+  /** Per trace (traceKeyString), its registrations count after this upsert (every trace of the flush). */
+  registrations: Map<string, number>;
+  /** The registry covers every stored trace; when false, `created` must not be trusted (treat all as known). */
+  complete: boolean;
+}
+
+/**
+ * Registers a flush's traces in one statement: inserts the new ones; updates every known one, counting
+ * a registration, raising latest_span_at to the flush's latest span start, and refreshing last_seen_at
+ * when it is older than refreshAfterMs. A row that comes back with `registrations = 1` was inserted by
+ * this statement (an update makes it at least 2; `xmax = 0` would say the same through undocumented
+ * behaviour). The rows are locked in key order until the statement commits, which orders them
+ * against the retention job's delete and the settler's mark (both lock in key order too: no deadlock).
+ *
+ * `windowMs` (TRACE_REGISTRY_WINDOW_HOURS; null: the spans' lifetime) decides which created rows are
+ * trusted. Under a window the retention job deletes a row once it was untouched for the window and
+ * its latest_span_at is older than the window, spans still stored or not. A span starting at or after
+ * (clock − window) cannot be stored without a row, then: its flush would have set latest_span_at at
+ * least to its start, and that row could not have gone. The clock is read per returned row with
+ * clock_timestamp(), after the row's insert, hence after any delete it saw committed. A created trace
+ * with an earlier span is checked in ClickHouse like a known one, and its row is marked first-settled
+ * (first_processing = 1 is for a trace's first settle, which a trace this old may have had already).
+ * The mark compares with the statement's now(), earlier than the clock read for trust, so every marked
+ * row is untrusted; one whose earliest span falls within the statement's own duration of the edge is
+ * checked but not marked (at worst a second first_processing = 1, which no reader relies on).
+ */
+export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
+  const keys = registeredRows(traces);
+  if (keys.rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
+  // Span starts travel as milliseconds after the flush's earliest known one (a few digits instead of
+  // thirteen), unknown ones as NULL. An unknown earliest counts as -1 (a 1970 start: outside any
+  // window); an unknown latest is stored as NULL.
+  let base = Infinity;
+  for (const r of keys.rows) if (r.earliest < base) base = r.earliest;
+  if (!Number.isFinite(base)) base = 0;
+  const earliest = keys.rows.map((r) => (Number.isFinite(r.earliest) ? r.earliest - base : null));
+  const latest = keys.rows.map((r) => (r.latest === null ? null : r.latest - base));
+  // Answers each key by its position (`i`), not by echoing its three ids. `trusted`: created here
+  // (registrations = 1) and, under a window, every span of the flush inside it on the clock read now.
+  const result = await sql<{ i: number; registrations: string; trusted: boolean; complete: boolean }[]>`
+    with k as (
+      select (${keys.tenants}::uuid[])[k.g] as t, (${keys.projects}::uuid[])[k.g] as p, k.tr,
+             coalesce(${base}::float8 + k.e, -1) as e, ${base}::float8 + k.l as l, k.i
+      from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${earliest}::float8[], ${latest}::float8[]) with ordinality as k(g, tr, e, l, i)
+    ),
+    up as (
+      insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, first_settled_at)
+      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0),
+             case when ${windowMs}::float8 is not null and k.e < extract(epoch from now() - ${windowMs}::float8 * interval '1 millisecond') * 1000 then now() end
+      from k order by k.i
+      on conflict (tenant_id, project_id, trace_id) do update set
+        registrations = s.registrations + 1,
+        latest_span_at = case when s.latest_span_at is null or excluded.latest_span_at is null then null
+                              else greatest(s.latest_span_at, excluded.latest_span_at) end,
+        last_seen_at = case when s.last_seen_at < now() - ${refreshAfterMs(windowMs)}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
+      returning s.tenant_id, s.project_id, s.trace_id, s.registrations
+    )
+    select k.i::int4 as i, up.registrations::text as registrations,
+           up.registrations = 1 and (${windowMs}::float8 is null
+             or k.e >= (extract(epoch from clock_timestamp()) * 1000)::float8 - ${windowMs}::float8) as trusted,
+           exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
+    from up join k on up.tenant_id = k.t and up.project_id = k.p and up.trace_id = k.tr`;
+  const trusted: boolean[] = [];
+  const counts: number[] = [];
+  for (const r of result) {
+    trusted[r.i - 1] = r.trusted;
+    counts[r.i - 1] = Number(r.registrations);
+  }
+  // Answered for every spelling the caller used.
+  const created = new Set<string>();
+  const registrations = new Map<string, number>();
+  for (const [i, t] of traces.entries()) {
+    const row = keys.rowOf[i];
+    if (counts[row] === undefined) continue;
+    const spelling = traceKeyString(t);
+    if (trusted[row]) created.add(spelling);
+    registrations.set(spelling, counts[row]);
+  }
+  return { created, registrations, complete: result[0]?.complete ?? false };
+}
+
+/**
+ * The settler's first-settle mark: sets first_settled_at on the round's traces that have none and
+ * returns those (traceKeyString, as the caller spelled them). Their trace.processed rows are written
+ * with first_processing = 1, every other row with 0, so a key has at most one row with 1 ever; a round
+ * that dies after the mark leaves the retry writing 0 (the reader then takes the key through FINAL —
+ * exact). Traces without a registry row (stored before it existed and not yet backfilled, or a key
+ * that is not a UUID, which no registry row can have — it is left out before the uuid cast, which
+ * would otherwise fail the round, and every retry of it) are never marked.
+ *
+ * The rows are locked first, in key order (`for update` after `order by`): an `UPDATE … FROM`
+ * locks them in its join's order, which could cross a writer's upsert locking the same rows in key
+ * order and deadlock.
+ */
+export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
+  const registrable = keys.filter(isUuidKey);
+  const params = traceKeyParams(registrable, (k): TraceKey => k);
+  if (params.rows.length === 0) return new Set();
+  const result = await sql<{ i: number }[]>`
+    with k as (
+      select (${params.tenants}::uuid[])[k.g] as t, (${params.projects}::uuid[])[k.g] as p, k.tr, k.i
+      from unnest(${params.pairs}::int[], ${params.traces}::uuid[]) with ordinality as k(g, tr, i)
+    ),
+    locked as (
+      select s.tenant_id, s.project_id, s.trace_id, k.i from stored_traces s
+      join k on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
+      where s.first_settled_at is null
+      order by s.tenant_id, s.project_id, s.trace_id
+      for update of s
+    )
+    update stored_traces s set first_settled_at = now()
+    from locked l
+    where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id and s.first_settled_at is null
+    returning l.i::int4 as i`;
+  const marked = new Set(result.map((r) => r.i - 1));
+  return new Set(registrable.filter((_, i) => marked.has(params.rowOf[i])).map(traceKeyString));
+}

@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ComputePool } from '../../platform/compute/compute-pool.js';
+import { shareValue } from '../../platform/compute/shared-value.js';
+import { unpackHook } from './packed-hook.js';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import type { Sql } from '../../platform/postgres/postgres.js';
+import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
+import { msToDateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
+import { HookRunner } from './hook-runner.js';
+import type { TraceNote } from '../write/ingest-writer.js';
+import { SettleCache, type CachedTrace } from './settle-cache.js';
+import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
+import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
+import { readTraceSpansBytes, traceKeyString } from '../../spans/stored-spans.js';
+import { markFirstSettled } from './stored-traces.js';
+import type { TracePricing } from '../../spans/trace-pricing.js';
+import type { Origin } from '../../spans/origin.js';
+
+/**
+ * Trace settling (docs/settling.md): a trace is processed — one trace.processed row, one traces
+ * row, its tool.called rows corrected with the whole trace known — once its root span is stored
+ * and no span came for TRACE_SETTLE_MS, or TRACE_MAX_WAIT_MS after its first span. A span arriving
+ * later opens the trace again and it is processed again; the newer rows replace the older ones.
+ *
+ * The work is shared through the settle queue in PostgreSQL (settle-queue.ts), so any number of
+ * processes can ingest and settle: the writer records each flush's traces, any settler claims
+ * due ones, reads their spans back from ClickHouse (or from this process's memory when it provably
+ * holds them all, settle-cache.ts), writes the rows with the claim's version from PostgreSQL, runs
+ * the hooks, and only then finishes the claim — which fails if a newer span was recorded meanwhile.
+ * A round that dies anywhere before that leaves its claims to expire and be settled again under a
+ * newer version: hooks run once per settle version, and a finished trace's hooks have run.
+ *
+ * Each round also takes the first-settle mark of its traces in PostgreSQL (stored-traces.ts): the
+ * traces it returns are written with first_processing = 1, every other row with 0, so a trace has at
+ * most one trace.processed row with 1 (readers skip FINAL for keys whose only row it is).
+ *
+ * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
+ * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
+ * bytes ClickHouse returned; pricing (with the catalog shared once per version) and the rows'
+ * JSON are done there too.
+ */
+
+export interface TraceSettlerOptions {
+  ch: ClickHouseStore;
+  sql: Sql;
+  /** Summaries run on the compute pool (settle-summaries.ts), never on the event loop. */
+  compute: ComputePool;
+  logger: Logger;
+  settleMs: number;
+  maxWaitMs: number;
+  hooks: TraceHooks;
+  /** The cost module's prices, applied on the compute pool; without it costs are `unavailable`. */
+  pricing?: TracePricing;
+  /** Traces claimed and processed per round (one span read and one insert per table each). */
+  chunkSize?: number;
+  /** How long a claim stays with its settler without being renewed (a crashed one's run out). */
+  leaseMs?: number;
+  /** Spans held in memory for open traces; past it, traces are read back from ClickHouse. */
+  maxCachedSpans?: number;
+  /** Bytes of span rows held in memory for open traces (SETTLE_CACHE_MAX_BYTES); past it, traces are read back. */
+  maxCachedBytes?: number;
+  /** Spans held in memory for one trace; past it, the trace is read back (its rows are copied to a worker at settling, a read-back is one string). */
+  maxCachedSpansPerTrace?: number;
+}
+
+export class TraceSettler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private readonly hookRunner: HookRunner;
+  private readonly cache: SettleCache;
+  /** Rounds whose rows are written and whose hooks run before their claims finish. */
+  private readonly finishing = new Set<Promise<void>>();
+  private readonly leaseMs: number;
+
+  constructor(private readonly options: TraceSettlerOptions) {
+    this.hookRunner = new HookRunner(options.hooks, options.logger);
+    this.cache = new SettleCache(options.maxCachedSpans ?? 200_000, options.maxCachedSpansPerTrace ?? 2000, Date.now, options.maxCachedBytes);
+    this.leaseMs = options.leaseMs ?? 60_000;
+  }
+
+  /**
+   * Called by the writer after ClickHouse acknowledged a flush's spans and before the requests are
+   * answered: records every touched trace in the queue with one upsert. A failure fails the flush
+   * (503): the exporter's retry finds the spans stored and records the traces then.
+   */
+  async record(notes: TraceNote[]): Promise<void> {
+    if (notes.length === 0) return;
+    const { sql, settleMs, maxWaitMs } = this.options;
+    const recorded = await recordTraces(
+      sql,
+      notes.map((n) => ({ tenantId: n.tenantId, projectId: n.projectId, traceId: n.traceId, hasRoot: n.hasRoot, origin: n.origin })),
+      { settleMs, maxWaitMs },
+    );
+    // Without a settler in this process (no worker role) there is nothing to keep spans for.
+    if (this.timer) this.cache.add(notes, recorded);
+  }
+
+  start(): void {
+    const interval = Math.max(20, Math.min(1000, Math.floor(this.options.settleMs / 3)));
+    this.timer = setInterval(() => {
+      if (!this.running && !this.stopped) this.running = this.tick().finally(() => (this.running = null));
+    }, interval);
+    this.timer.unref();
+  }
+
+  /** Graceful shutdown: settle now what this process recorded, wait for hooks, free every claim. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    while (this.running) await this.running;
+    try {
+      await this.claimAndProcess({ keys: this.cache.keys() });
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'settling on shutdown failed; the queue keeps the traces');
+    }
+    await this.settled();
+  }
+
+  private async settled(): Promise<void> {
+    while (this.finishing.size > 0) await Promise.allSettled([...this.finishing]);
+    await this.hookRunner.drain();
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.claimAndProcess({});
+      this.cache.sweep(2 * this.options.maxWaitMs + this.leaseMs);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'trace settling failed; will retry');
+    }
+  }
+
+  /** Claims rounds until nothing more is claimable. */
+  private async claimAndProcess(select: Pick<ClaimOptions, 'keys'>): Promise<void> {
+    const limit = this.options.chunkSize ?? 5000;
+    if (select.keys) {
+      for (let i = 0; i < select.keys.length; i += limit) {
+        const token = randomUUID();
+        const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, keys: select.keys.slice(i, i + limit) });
+        if (round.claims.length > 0) await this.processRound(token, round);
+      }
+      return;
+    }
+    for (;;) {
+      const token = randomUUID();
+      const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs });
+      if (round.claims.length === 0) return;
+      await this.processRound(token, round);
+      if (round.claims.length < limit) return;
+    }
+  }
+
+  private async processRound(token: string, round: ClaimRound): Promise<void> {
+    const { sql, logger } = this.options;
+    // Renewed while the round works and its hooks run; a process that dies stops renewing.
+    // At most one renewal in flight: a beat while the previous one waits (on a row lock) is skipped.
+    let renewal: Promise<void> | null = null;
+    const heartbeat = setInterval(() => {
+      renewal ??= extendLease(sql, token, this.leaseMs)
+        .catch((error) => logger.warn({ err: error }, 'settle lease renewal failed'))
+        .finally(() => {
+          renewal = null;
+        });
+    }, Math.max(50, Math.floor(this.leaseMs / 3)));
+    heartbeat.unref();
+    // Stopped, and its last renewal awaited, before the round ends: a renewal locks the round's rows
+    // in its own order while finishClaims locks them in key order, and a deadlock between the two
+    // would fail the finish — the round would expire and settle again, its hooks with it.
+    const stopRenewing = async () => {
+      clearInterval(heartbeat);
+      await renewal;
+    };
+    let payloads: { hook: ProcessedTrace; bytes: number }[];
+    try {
+      payloads = await this.settleRound(round);
+    } catch (error) {
+      await stopRenewing();
+      await releaseClaims(sql, token).catch(() => {});
+      throw error;
+    }
+    // Hooks run once per settle version: not for traces another settler took over meanwhile.
+    const held = payloads.length > 0 ? await heldClaims(sql, token, round.claims).catch(() => null) : new Set<string>();
+    const mine = held ? payloads.filter((p) => held.has(traceKeyString(p.hook))) : payloads;
+    const hooksDone = await this.hookRunner.enqueue(
+      mine.map((p) => p.hook),
+      mine.map((p) => p.bytes),
+    );
+    const finishing = hooksDone.ran
+      .then(stopRenewing)
+      .then(() => finishClaims(sql, token, round.claims))
+      .then((finished) => this.cache.finished(finished))
+      .catch((error) => logger.error({ err: error }, 'finishing settle claims failed; they expire and settle again'))
+      .finally(() => {
+        clearInterval(heartbeat);
+        this.finishing.delete(finishing);
+      });
+    this.finishing.add(finishing);
+  }
+
+  /**
+   * The one place trace summaries are computed: on the compute pool (settle-summaries.ts), never on
+   * the event loop. Traces held in memory go as their `spans` rows (JSON lines), in tasks of bounded
+   * size (each copy to a worker is one short pause); read-back traces go as the bytes ClickHouse
+   * returned (moved, not copied). Free of settler state.
+   */
+  private async summarize(
+    held: { key: string; origin: Origin; trace: CachedTrace }[],
+    readBack: { key: string; origin: Origin }[],
+    stored: Uint8Array,
+    processedAt: string,
+    first: Set<string>,
+  ): Promise<SettledTrace[]> {
+    const { compute, pricing } = this.options;
+    // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
+    const catalog = pricing?.current() ?? null;
+    const prices = catalog ? shareValue(catalog) : null;
+    const tasks: Promise<SettledTrace[]>[] = [];
+    let group: typeof held = [];
+    let groupSpans = 0;
+    // A group's rows are copied once, into one buffer the worker receives moved (each trace's rows a
+    // view of it): a buffer per trace would be copied a second time by the message's serialization.
+    const send = () => {
+      if (group.length === 0) return;
+      let bytes = 0;
+      for (const h of group) for (const line of h.trace.rows) bytes += line.byteLength;
+      const packed = new Uint8Array(bytes);
+      let at = 0;
+      const traces: SettleTraceInput[] = group.map((h) => {
+        const start = at;
+        for (const line of h.trace.rows) {
+          packed.set(line, at);
+          at += line.byteLength;
+        }
+        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
+      });
+      tasks.push(compute.run('settle-summaries', { processedAt, traces, prices }, [packed.buffer]));
+      group = [];
+      groupSpans = 0;
+    };
+    for (const h of held) {
+      group.push(h);
+      groupSpans += h.trace.rows.length;
+      if (groupSpans >= 2000) send();
+    }
+    send();
+    if (readBack.length > 0) {
+      const traces = readBack.map((r) => ({ ...r, firstProcessing: first.has(r.key) }));
+      tasks.push(compute.run('settle-summaries', { processedAt, traces, stored, prices }, [stored.buffer as ArrayBuffer]));
+    }
+    return (await Promise.all(tasks)).flat();
+  }
+
+  /** Writes one round's rows, versioned by the claim; returns the hook payloads. */
+  private async settleRound(round: ClaimRound): Promise<{ hook: ProcessedTrace; bytes: number }[]> {
+    const { ch } = this.options;
+    const processedAt = msToDateTime64(round.versionMs);
+    const held: { key: string; origin: Origin; trace: CachedTrace }[] = [];
+    const toRead: Claim[] = [];
+    for (const claim of round.claims) {
+      const trace = this.cache.take(claim);
+      if (trace) held.push({ key: traceKeyString(claim), origin: claim.origin, trace });
+      else toRead.push(claim);
+    }
+    // Traces not provably held here whole are read back (one query for the round, parsed on the
+    // pool); meanwhile the round takes the first-settle mark of the traces that never had one.
+    const [stored, first] = await Promise.all([
+      toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
+      markFirstSettled(this.options.sql, round.claims),
+    ]);
+    const settled = await this.summarize(
+      held,
+      toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
+      stored,
+      processedAt,
+      first,
+    );
+    const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);
+    const processedRows = settled.map((s) => s.processedLine);
+    const traceRows = settled.map((s) => s.traceLine);
+    await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
+    await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
+    await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
+    return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));
+  }
+}

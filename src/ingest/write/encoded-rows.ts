@@ -1,0 +1,232 @@
+import type { GenerationCompletedRow, SpanErroredRow, SpanEventRows, SpanRow, ToolCalledRow } from '../../spans/event-rows.js';
+import { parsedLines, type StoredSpanRow } from '../../spans/stored-spans.js';
+import { storedSpanId } from '../../platform/clickhouse/sql/event-ids.js';
+
+/**
+ * Rows serialized for the insert where they are built (the compute pool), as the insert body
+ * itself: one JSONCompactEachRow byte buffer per table, with the end offset of every line. The
+ * event loop never runs JSON.stringify over a flush (a group commit of 50,000 spans encoded on the
+ * main thread was a stall of several hundred milliseconds), and it no longer receives thousands of
+ * strings per request either: a byte buffer crosses from the worker as one copy, the writer hands
+ * it to the engine as it is (or the slices of the lines it keeps), and no string of the body is
+ * ever built on the main thread. This file is the one place that knows the row format.
+ *
+ * JSONCompactEachRow, not JSONEachRow: a line is the JSON array of the row's values in the order of
+ * its table's INSERT_COLUMNS (the insert names them), so the field names are neither written here
+ * nor matched by the engine per row. Measured on the ingest bench's batches (bench/ingest/row-formats.ts):
+ * `spans` bodies 38 % smaller, the engine's CPU for the four inserts ~−24 %, encoding and the
+ * settler's decoding of held lines cheaper; TabSeparated parsed about as fast in the engine but
+ * cost more to decode back into spans. The values are the same JSON values as before, parsed by
+ * the same JSON readers, so what ClickHouse stores is unchanged (test/integration/ingest/insert-format.test.ts).
+ *
+ * Each line travels with the key of its span (tenant, project, trace, span), which is all the
+ * writer needs to skip duplicates and apply the per-trace span limit.
+ */
+
+/** The format of every body built here. */
+export const INSERT_FORMAT = 'JSONCompactEachRow';
+
+export interface EncodedRows {
+  /** spanKey of the span each line belongs to. */
+  keys: string[];
+  /** The JSONCompactEachRow body: one JSON array per line (INSERT_COLUMNS order), each ending in '\n'. */
+  body: Uint8Array;
+  /** ends[i]: the byte offset just past line i's newline (line i starts at ends[i - 1], or 0). */
+  ends: Uint32Array;
+}
+
+export interface EncodedSpanEventRows {
+  spans: EncodedRows;
+  generations: EncodedRows;
+  tools: EncodedRows;
+  errors: EncodedRows;
+}
+
+/** Every key of a row type, once: a column list that forgets or repeats one does not compile. */
+type AllKeys<Row, List extends readonly (keyof Row)[]> = Exclude<keyof Row, List[number]> extends never ? List : never;
+const columns = <Row>() => <const List extends readonly (keyof Row)[]>(list: AllKeys<Row, List>) => list;
+
+/**
+ * Each table's columns in the order its lines list their values (the line functions below write
+ * them in this order: test/unit/ingest/encoded-rows.test.ts holds the two together). Columns left
+ * out (ingested_at, inserted_at) take their defaults.
+ */
+export const SPAN_COLUMNS = columns<SpanRow>()([
+  'tenant_id', 'project_id', 'trace_id', 'otel_trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time_ns', 'end_time_ns',
+  'duration_ms', 'status_code', 'status_description', 'service_name', 'span_class', 'model', 'provider', 'input_tokens', 'output_tokens',
+  'cached_input_tokens', 'agent_name', 'tool_name', 'thread_id', 'attributes', 'events', 'resource', 'scope_name', 'scope_version', 'timestamp',
+]);
+export const GENERATION_COLUMNS = columns<GenerationCompletedRow>()([
+  'tenant_id', 'project_id', 'timestamp', 'actor', 'surface', 'user_id', 'api_key_id', 'trace_id', 'span_id', 'model', 'provider',
+  'duration_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'cache_write_input_tokens', 'tps', 'error',
+]);
+export const TOOL_COLUMNS = columns<ToolCalledRow>()([
+  'tenant_id', 'project_id', 'timestamp', 'actor', 'surface', 'user_id', 'api_key_id', 'trace_id', 'span_id', 'tool', 'agent_name',
+  'duration_ms', 'output_tokens', 'error',
+]);
+export const ERROR_COLUMNS = columns<SpanErroredRow>()([
+  'tenant_id', 'project_id', 'timestamp', 'actor', 'surface', 'user_id', 'api_key_id', 'trace_id', 'span_id', 'span_name',
+]);
+
+/** The per-span tables the ingest writer inserts into, with the columns their bodies hold. */
+export const INSERT_COLUMNS = {
+  spans: SPAN_COLUMNS,
+  event_generation_completed: GENERATION_COLUMNS,
+  event_tool_called: TOOL_COLUMNS,
+  event_span_errored: ERROR_COLUMNS,
+} as const;
+export type InsertTable = keyof typeof INSERT_COLUMNS;
+
+// Span ids go into the per-span event tables as stored since migration 009 (storedSpanId); the rows
+// keep the hex text (keys, hooks) and only their serialized values carry the number. Ingestion only
+// accepts span ids of 16 lower-case hex characters (span-validation.ts), so the value always fits.
+
+// The values of a row in its columns' order, as array literals: ~35 % cheaper to stringify than
+// the row object, and cheaper than a loop over the column list (bench/ingest/row-formats.ts).
+export const spanValues = (r: SpanRow): unknown[] => [
+  r.tenant_id, r.project_id, r.trace_id, r.otel_trace_id, r.span_id, r.parent_span_id, r.name, r.kind, r.start_time_ns, r.end_time_ns,
+  r.duration_ms, r.status_code, r.status_description, r.service_name, r.span_class, r.model, r.provider, r.input_tokens, r.output_tokens,
+  r.cached_input_tokens, r.agent_name, r.tool_name, r.thread_id, r.attributes, r.events, r.resource, r.scope_name, r.scope_version, r.timestamp,
+];
+export const generationValues = (r: GenerationCompletedRow): unknown[] => [
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.model, r.provider,
+  r.duration_ms, r.input_tokens, r.output_tokens, r.cached_input_tokens, r.cache_write_input_tokens, r.tps, r.error,
+];
+export const toolValues = (r: ToolCalledRow): unknown[] => [
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.tool, r.agent_name,
+  r.duration_ms, r.output_tokens, r.error,
+];
+export const errorValues = (r: SpanErroredRow): unknown[] => [
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.span_name,
+];
+
+/** A tool.called row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
+export const toolCalledLine = (r: ToolCalledRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
+
+type Keyed = { tenant_id: string; project_id: string; trace_id: string; span_id: string };
+
+export const traceKeyOf = (r: { tenant_id: string; project_id: string; trace_id: string }) => `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;
+/** A span's key from its trace's key (traceKeyOf / traceKeyString: the same text). */
+export const spanKeyIn = (traceKey: string, spanId: string) => `${traceKey}\u0000${spanId}`;
+export const spanKey = (r: Keyed) => spanKeyIn(traceKeyOf(r), r.span_id);
+/** The trace part of a spanKey. */
+export const traceKeyOfSpanKey = (key: string) => key.slice(0, key.lastIndexOf('\u0000'));
+/** The span id part of a spanKey. */
+export const spanIdOfSpanKey = (key: string) => key.slice(key.lastIndexOf('\u0000') + 1);
+
+const NEWLINE = 0x0a;
+
+/** A lone-surrogate escape as JSON.stringify writes it, or an escaped backslash (consumed in pairs, so `\\ud800` text is left alone). */
+const LONE_SURROGATE_ESCAPE = /\\(?:\\|u(d[89a-f][0-9a-f]{2}))/g;
+
+/**
+ * One JSON line of a row: an object (JSONEachRow: the settler's rows) or the array of its values
+ * (JSONCompactEachRow: the per-span tables). A string holding a lone surrogate (an OTLP/JSON
+ * `\ud800` escape, or one inside an attribute's JSON text) is written by JSON.stringify as that escape, which
+ * ClickHouse refuses ("missing second part of surrogate pair"): the whole insert would fail, every
+ * request of the flush with it, and the exporter would retry it forever. It becomes U+FFFD, as
+ * any UTF-8 encoder writes it. JSON.stringify escapes only lone surrogates this way (pairs are
+ * written as they are), so a line without `\ud` needs no second look.
+ */
+export function jsonLine(row: unknown): string {
+  const line = JSON.stringify(row);
+  return line.includes('\\ud') ? line.replace(LONE_SURROGATE_ESCAPE, (escape, surrogate) => (surrogate ? '\ufffd' : escape)) : line;
+}
+
+/**
+ * The buffer lines are written into, kept by this thread between calls: the body leaves as an exact
+ * copy anyway (below), so a fresh megabyte-sized scratch per table per request was only garbage
+ * (external memory, which also hastens V8's collections). One that grew for an unusually large
+ * request is let go afterwards rather than held by the thread for good.
+ */
+let scratch = Buffer.allocUnsafe(0);
+const KEEP_SCRATCH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Each line is written straight into one growing byte buffer, which gives its end offset as it
+ * goes: no joined string of the whole body, no second pass looking for line breaks (JSON escapes
+ * newlines inside values, so a line is exactly its JSON text plus '\n').
+ */
+function encode<Row extends Keyed>(rows: Row[], values: (row: Row) => unknown[]): EncodedRows {
+  const keys = new Array<string>(rows.length);
+  const ends = new Uint32Array(rows.length);
+  let body = scratch.byteLength >= rows.length * 1024 ? scratch : Buffer.allocUnsafe(rows.length * 1024);
+  let at = 0;
+  for (let i = 0; i < rows.length; i++) {
+    keys[i] = spanKey(rows[i]);
+    const line = jsonLine(values(rows[i]));
+    // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units), plus the newline.
+    const most = line.length * 3 + 1;
+    if (at + most > body.byteLength) {
+      const grown = Buffer.allocUnsafe(Math.max(body.byteLength * 2, at + most));
+      body.copy(grown, 0, 0, at);
+      body = grown;
+    }
+    at += body.write(line, at, 'utf8');
+    body[at++] = NEWLINE;
+    ends[i] = at;
+  }
+  // An exact copy in a plain Uint8Array that owns its ArrayBuffer: a worker's answer clones the
+  // whole ArrayBuffer behind a view, so the unused tail must not travel (nor stay alive in the
+  // settle cache's line views); and it is what an answer arrives as, so inline and pooled runs agree.
+  const owned = new Uint8Array(body.subarray(0, at));
+  scratch = body.byteLength <= KEEP_SCRATCH_BYTES ? body : scratch;
+  return { keys, body: owned, ends };
+}
+
+export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {
+  return {
+    spans: encode(rows.spans, spanValues),
+    generations: encode(rows.generations, generationValues),
+    tools: encode(rows.tools, toolValues),
+    errors: encode(rows.errors, errorValues),
+  };
+}
+
+const empty = (): EncodedRows => ({ keys: [], body: new Uint8Array(0), ends: new Uint32Array(0) });
+
+export const emptyEncodedRows = (): EncodedSpanEventRows => ({ spans: empty(), generations: empty(), tools: empty(), errors: empty() });
+
+/** Line i of an encoded body (a view, newline included). */
+export function lineOf(rows: EncodedRows, i: number): Uint8Array {
+  return rows.body.subarray(i === 0 ? 0 : rows.ends[i - 1], rows.ends[i]);
+}
+
+/**
+ * The parts of the body whose lines pass `keep`, as few views as possible: the whole body when
+ * every line is kept (the common case: nothing to copy), else one view per run of kept lines.
+ */
+export function keptParts(rows: EncodedRows, keep: (i: number) => boolean): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let runStart = -1;
+  for (let i = 0; i <= rows.keys.length; i++) {
+    const kept = i < rows.keys.length && keep(i);
+    if (kept && runStart === -1) runStart = i;
+    if (!kept && runStart !== -1) {
+      parts.push(rows.body.subarray(runStart === 0 ? 0 : rows.ends[runStart - 1], rows.ends[i - 1]));
+      runStart = -1;
+    }
+  }
+  return parts;
+}
+
+const at = (column: (typeof SPAN_COLUMNS)[number]) => SPAN_COLUMNS.indexOf(column);
+const TENANT = at('tenant_id'), PROJECT = at('project_id'), TRACE = at('trace_id'), OTEL_TRACE = at('otel_trace_id'), SPAN = at('span_id');
+const PARENT = at('parent_span_id'), NAME = at('name'), KIND = at('kind'), START = at('start_time_ns'), END = at('end_time_ns');
+const DURATION = at('duration_ms'), STATUS = at('status_code'), STATUS_DESCRIPTION = at('status_description'), SERVICE = at('service_name');
+const SCOPE = at('scope_name'), SCOPE_VERSION = at('scope_version'), AGENT = at('agent_name'), ATTRIBUTES = at('attributes'), EVENTS = at('events');
+const RESOURCE = at('resource');
+
+/**
+ * The `spans` lines this process encoded (held by the settle cache, handed to the settle task as
+ * one buffer) as the rows a read-back of STORED_SPAN_COLUMNS gives, except that the JSON columns
+ * are already values: the same spanFromStoredRow serves both.
+ */
+export function storedRowsFromSpanLines(bytes: Uint8Array): StoredSpanRow[] {
+  return parsedLines(bytes, (v: never[]): StoredSpanRow => ({
+    tenant_id: v[TENANT], project_id: v[PROJECT], trace_id: v[TRACE], otel_trace_id: v[OTEL_TRACE], span_id: v[SPAN], parent_span_id: v[PARENT],
+    name: v[NAME], kind: v[KIND], start_time_ns: v[START], end_time_ns: v[END], duration_ms: v[DURATION], status_code: v[STATUS],
+    status_description: v[STATUS_DESCRIPTION], service_name: v[SERVICE], attributes: v[ATTRIBUTES], events: v[EVENTS], resource: v[RESOURCE],
+    scope_name: v[SCOPE], scope_version: v[SCOPE_VERSION], agent_name: v[AGENT],
+  }));
+}

@@ -1,0 +1,330 @@
+import type { Logger } from 'pino';
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { param, raw, sql } from '../../platform/clickhouse/sql/fragment.js';
+import { traceKeysGuard, type TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
+import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
+import { admitRequest, newFlushSpans, requestParts } from './flush-spans.js';
+import type { PackedToolRow } from './packed-tool-rows.js';
+import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
+import type { RegisteredTrace, Registration } from '../settle/stored-traces.js';
+import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
+import type { Origin } from '../../spans/origin.js';
+
+/**
+ * The ingest write path (DESIGN.md "Ingestion"):
+ *
+ * - Group commit: requests hand in their rows and wait; one flush at a time takes everything
+ *   pending (up to `batchRows` spans / `batchBytes`), so concurrent requests share large inserts.
+ *   A flush starts when a bound is reached, `flushMs` after the first pending request, or as soon
+ *   as the previous flush ends.
+ * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
+ *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
+ *   (503, the exporter retries) — nothing is acknowledged that was not written.
+ * - Settle queue: after ClickHouse acknowledged a flush, its traces are recorded in the settle
+ *   queue in PostgreSQL (one upsert per flush) before any request of it is answered. A crash or a
+ *   PostgreSQL failure between the two leaves spans in ClickHouse that no queue row names, but the
+ *   requests were not answered 200: the exporter's retry finds the spans stored, and a trace whose
+ *   spans were all duplicates is still recorded — so every acknowledged span's trace is queued.
+ *   Recording before the insert instead would let a settler claim and finish the trace before the
+ *   insert lands, losing those spans from the summary for good.
+ * - Idempotence: spans already stored (same tenant, project, trace, span) are skipped with their
+ *   events, so a re-sent batch writes nothing new. Which traces can have stored spans at all is
+ *   answered by the stored-trace registry in PostgreSQL (stored-traces.ts): the flush registers its
+ *   traces before any insert, and only traces the registry already held are checked in ClickHouse
+ *   (a crash after the registration leaves a row without spans: the retry checks, finds none).
+ *   The event tables are written before `spans`, so a span found in `spans` always has its events;
+ *   a crash in between leaves the batch unacknowledged and the retry completes it (the event
+ *   tables collapse repeats on merge).
+ * - Span limit: a trace stores at most `maxSpansPerTrace` spans. The count is the trace's spans
+ *   already in ClickHouse (the duplicate check reads them anyway; none for a trace the registry just
+ *   created) plus those kept earlier in the same flush; flushes run one at a time, so it is exact
+ *   across requests within a process. Spans past it are rejected per request (OTLP
+ *   partial_success), with their events; the rest is kept.
+ * - Back-pressure: each request holds a reservation on the memory budget (ingest-budget.ts),
+ *   charged as its body arrives and inflates and released when the request ends; over the bound
+ *   the endpoint answers 429 with Retry-After instead of queueing more in memory.
+ */
+
+export interface TraceNote {
+  tenantId: string;
+  projectId: string;
+  traceId: string;
+  otelTraceId: string;
+  hasRoot: boolean;
+  origin: Origin;
+  /** Where this trace's spans sit in the request's encoded `spans` rows: [start, end). */
+  spanRange: [number, number];
+  /**
+   * The earliest and latest start (epoch ms) of this trace's spans in the request: the stored-trace
+   * registry keeps the latest, and trusts a created row only when the earliest is inside its window.
+   * Absent: unknown, which the registry treats as outside any window (checked, kept by the lifetime rule).
+   */
+  spanStartMs?: [number, number];
+  /**
+   * Set by the writer from spanRange, for the settler to summarize from memory (on the compute
+   * pool): the ids and `spans` rows (JSON lines, views into the request's insert body) of the spans it stored.
+   */
+  spanIds?: string[];
+  spanLines?: Uint8Array[];
+  /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
+  toolRows: PackedToolRow[];
+  /**
+   * Set by the writer: how many spans of this trace were already in ClickHouse before this flush.
+   * More than the settler holds means the trace is partly elsewhere (an earlier settle, another
+   * process, before a restart) and must be read back from ClickHouse. A count, not the ids: the
+   * ids of a 100,000-span trace read back at every flush made ingesting it quadratic.
+   */
+  storedBeforeCount?: number;
+  /**
+   * Set by the writer when the stored-trace registry answered: the trace's registrations count after
+   * this flush's upsert. The settle cache holds a trace whole only while every registration was its own.
+   */
+  registeredSeq?: number;
+}
+
+export interface PreparedWrite {
+  /** Rows already serialized (encoded-rows.ts). */
+  rows: EncodedSpanEventRows;
+  traces: TraceNote[];
+  /** Approximate bytes of the rows (JSON size of the decoded request), for the batch bound. */
+  bytes: number;
+}
+
+export interface WriteResult {
+  written: number;
+  duplicates: number;
+  /** Spans refused because their trace reached the span limit. */
+  rejected: number;
+  /** '' when nothing was rejected. */
+  rejectMessage: string;
+}
+
+export interface IngestWriterOptions {
+  ch: ClickHouseStore;
+  logger: Logger;
+  maxInflightBytes: number;
+  flushMs: number;
+  batchRows: number;
+  batchBytes?: number;
+  /** Spans stored per trace at most (TRACE_MAX_SPANS); Infinity: no limit. */
+  maxSpansPerTrace?: number;
+  /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
+  record?: (traces: TraceNote[]) => Promise<void>;
+  /**
+   * Registers a flush's traces before its inserts (stored-traces.ts registerTraces); a failure fails
+   * the flush. Absent: every trace is checked in ClickHouse.
+   */
+  register?: (traces: RegisteredTrace[]) => Promise<Registration>;
+}
+
+export { OverloadedError };
+
+interface Pending {
+  write: PreparedWrite;
+  resolve: (result: WriteResult) => void;
+  reject: (error: unknown) => void;
+}
+
+
+export class IngestWriter {
+  private pending: Pending[] = [];
+  private pendingRows = 0;
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private stopped = false;
+  /** Consecutive failed flushes: while ClickHouse keeps failing, new requests get 503 at once for a while. */
+  private failures = 0;
+  private lastFailureAt = 0;
+  private readonly batchBytes: number;
+  readonly budget: IngestBudget;
+  /**
+   * Runs between the duplicate check and the inserts of every flush. Only the scale-out tests set
+   * it, to widen the window in which two processes both find a span new and both store it.
+   */
+  afterDuplicateCheck: (() => Promise<void>) | null = null;
+
+  constructor(private readonly options: IngestWriterOptions) {
+    this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
+    this.budget = new IngestBudget(options.maxInflightBytes);
+  }
+
+  get stats() {
+    return { inflightBytes: this.budget.inflightBytes, pendingRows: this.pendingRows, failures: this.failures };
+  }
+
+  /**
+   * Opens a request's reservation on the memory budget, charged as the request reads and inflates
+   * its body; throws 503 with Retry-After while stopping or while storage keeps failing.
+   */
+  admit(): Reservation {
+    if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
+    if (this.failures >= 3 && Date.now() - this.lastFailureAt < 5000) {
+      throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
+    }
+    return this.budget.open();
+  }
+
+  /** Queues rows for the next flush; resolves once they are durable. */
+  write(write: PreparedWrite): Promise<WriteResult> {
+    if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
+    if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
+    return new Promise<WriteResult>((resolve, reject) => {
+      this.pending.push({ write, resolve, reject });
+      this.pendingRows += write.rows.spans.keys.length;
+      this.pendingBytes += write.bytes;
+      if (this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes) this.kick();
+      else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.options.flushMs);
+    });
+  }
+
+  /** Flushes everything pending and refuses new writes (graceful shutdown). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.kick();
+    while (this.flushing) await this.flushing;
+  }
+
+  private kick(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (this.flushing) return;
+    this.flushing = this.flushLoop().finally(() => {
+      this.flushing = null;
+      // A write made after the loop's last look but before this ran (a continuation of a request it
+      // just answered) found a flush in progress and set no timer: it must not wait for the next write.
+      if (this.pending.length > 0) this.kick();
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.pending.length > 0) {
+      let rows = 0;
+      let bytes = 0;
+      let take = 0;
+      while (take < this.pending.length && (take === 0 || (rows < this.options.batchRows && bytes < this.batchBytes))) {
+        rows += this.pending[take].write.rows.spans.keys.length;
+        bytes += this.pending[take].write.bytes;
+        take++;
+      }
+      const batch = this.pending.splice(0, take);
+      this.pendingRows -= rows;
+      this.pendingBytes -= bytes;
+      await this.flushBatch(batch);
+    }
+  }
+
+  /**
+   * For the traces of the batch: how many spans each already has in `spans`, which of the batch's
+   * own span ids are among them, and whether a root is stored. One query, and its answer is bounded
+   * by the batch, not by the traces' size (all ids of every touched trace was quadratic for a trace
+   * sent in many parts). Traces the registry just created have nothing stored and are not read;
+   * `known` holds the others when a (complete) registry answered, else null.
+   */
+  private async storedState(
+    batch: Pending[],
+  ): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null; registrations: Map<string, number> | null }> {
+    const { ch } = this.options;
+    let keys: (TraceKeyLike & RegisteredTrace)[] = [];
+    for (const p of batch) keys.push(...p.write.traces);
+    const registration = this.options.register ? await this.options.register(keys) : null;
+    const registrations = registration?.complete ? registration.registrations : null;
+    let known: Set<string> | null = null;
+    if (registration?.complete) {
+      const created = registration.created;
+      known = new Set();
+      keys = keys.filter((k) => {
+        const key = traceKeyString(k);
+        if (created.has(key)) return false;
+        known!.add(key);
+        return true;
+      });
+    }
+    const present = new Set<string>();
+    const counts = new Map<string, number>();
+    const rooted = new Set<string>();
+    if (keys.length === 0) return { present, counts, rooted, known, registrations };
+    const spanIds = new Set<string>();
+    for (const p of batch) {
+      for (const key of p.write.rows.spans.keys) if (!known || known.has(traceKeyOfSpanKey(key))) spanIds.add(spanIdOfSpanKey(key));
+    }
+    type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
+    // Ingest lane: never behind the analytics gate. The trace-key guard over-selects when keys mix
+    // tenants; rows of traces outside the batch only add entries nobody looks up.
+    const rows = await ch.read<Row>(
+      sql`SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
+                 groupUniqArrayIf(span_id, span_id IN ${param('Array(String)', [...spanIds])}) AS present
+          FROM ${raw(ch.table('spans'))}
+          WHERE ${traceKeysGuard(keys)}
+          GROUP BY tenant_id, project_id, trace_id`,
+      { lane: 'ingest' },
+    );
+    for (const r of rows) {
+      const traceKey = traceKeyOf(r);
+      counts.set(traceKey, Number(r.stored));
+      // A late span's root may have come earlier (to any process): the trace then settles on the quiet period.
+      if (Number(r.has_root) === 1) rooted.add(traceKey);
+      for (const spanId of r.present) present.add(spanKeyIn(traceKey, spanId));
+    }
+    return { present, counts, rooted, known, registrations };
+  }
+
+  /** Inserts a body encoded on the compute pool (whole request bodies or slices of them; encoded-rows.ts) on the ingest lane. */
+  private async insert(table: InsertTable, parts: Uint8Array[]): Promise<void> {
+    await this.options.ch.insertBody(this.options.ch.table(table), parts, 'ingest', INSERT_COLUMNS[table]);
+  }
+
+  private async flushBatch(batch: Pending[]): Promise<void> {
+    try {
+      const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
+      if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
+      const flush = newFlushSpans(stored, storedCounts, this.options.maxSpansPerTrace ?? Infinity);
+      const results: WriteResult[] = [];
+      const touchedTraces: TraceNote[] = [];
+      const spans: Uint8Array[] = [];
+      const generations: Uint8Array[] = [];
+      const tools: Uint8Array[] = [];
+      const errors: Uint8Array[] = [];
+      for (const p of batch) {
+        const { result, skipped } = admitRequest(flush, p.write);
+        results.push(result);
+        const parts = requestParts(p.write, skipped);
+        spans.push(...parts.spans);
+        generations.push(...parts.generations);
+        tools.push(...parts.tools);
+        errors.push(...parts.errors);
+        // Every trace of the request, duplicates included: a retry after a crash between the insert
+        // and the queue upsert must still queue its trace.
+        for (const t of p.write.traces) {
+          const traceKey = traceKeyString(t);
+          // A trace the registry held before may have spans this process does not (another process's
+          // insert still on its way, a crash's leftovers): at least 1, so the settle cache never takes
+          // it as wholly its own unless it holds stored spans of it. 0 only for a trace created here.
+          const before = storedCounts.get(traceKey) ?? 0;
+          t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
+          t.registeredSeq = registrations?.get(traceKey);
+          if (rooted.has(traceKey)) t.hasRoot = true;
+          touchedTraces.push(t);
+        }
+      }
+      // Events first (concurrently), spans last: a span found in `spans` always has its events.
+      await Promise.all([
+        this.insert('event_generation_completed', generations),
+        this.insert('event_tool_called', tools),
+        this.insert('event_span_errored', errors),
+      ]);
+      await this.insert('spans', spans);
+      await this.options.record?.(touchedTraces);
+      this.failures = 0;
+      batch.forEach((p, i) => p.resolve(results[i]));
+    } catch (error) {
+      this.failures++;
+      this.lastFailureAt = Date.now();
+      this.options.logger.error({ err: error, requests: batch.length }, 'ingest flush failed');
+      const failure = new OverloadedError(503, 'Could not store the spans; retry shortly', 5);
+      for (const p of batch) p.reject(failure);
+    }
+  }
+}
