@@ -1,7 +1,7 @@
 /**
  * Where the CPU of the service under benchmark goes: the bench reads /proc for every thread of the
  * service process and for the embedded PostgreSQL processes it started, and the compute pool
- * reports its CPU per task (COMPUTE_STATS_FILE, src/compute/thread-cpu.ts).
+ * reports its CPU per task (COMPUTE_STATS_FILE, src/platform/compute/thread-cpu.ts).
  */
 import fs from 'node:fs';
 

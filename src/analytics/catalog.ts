@@ -57,7 +57,7 @@ export interface DimensionDef {
   /**
    * Set when the column stores the text as an id (the per-span tables' trace_id UUID and span_id
    * UInt64, migration 009): the compiler reads it back as its text and compares text values with
-   * it as ids (src/stores/clickhouse-sql/event-ids.ts). Unset: the column is the text.
+   * it as ids (src/platform/clickhouse/sql/event-ids.ts). Unset: the column is the text.
    */
   readonly stored?: StoredId;
 }

@@ -21,9 +21,9 @@ export interface Config {
     cluster: string | null;
     /** insert_quorum of every insert on a cluster ('auto' = a majority of the shard's replicas; '0' none). */
     insertQuorum: string;
-    /** How statement values are bound (src/stores/clickhouse-sql/compile.ts); null = by backend. */
+    /** How statement values are bound (src/platform/clickhouse/sql/compile.ts); null = by backend. */
     paramBinding: 'literal' | 'server' | null;
-    /** The analytics lane's bounds (src/stores/clickhouse-sql/analytics-gate.ts). */
+    /** The analytics lane's bounds (src/platform/clickhouse/sql/analytics-gate.ts). */
     analytics: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };
     /** The interactive lane's bounds: trace detail, trace lists, lookups by id (INTERACTIVE_MAX_*). */
     interactive: { maxConcurrency: number; maxPerTenant: number; maxQueue: number };

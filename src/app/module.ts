@@ -3,7 +3,7 @@ import type { AppDeps } from './app-deps.js';
 import type { Role } from './config.js';
 
 /**
- * A feature module: its routers and its background work. src/modules.ts lists them; the app mounts
+ * A feature module: its routers and its background work. src/app/modules.ts lists them; the app mounts
  * `api` routers under /api and `root` routers at /, and the service starts them in order and stops
  * them in reverse (so the ingest writer flushes before the stores close).
  */

@@ -122,7 +122,7 @@ export async function startService(
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  // Background work runs in the processes whose roles it needs (src/module.ts).
+  // Background work runs in the processes whose roles it needs (src/app/module.ts).
   const background = modules.filter((m) => {
     const role = m.roles?.background ?? 'worker';
     return role === 'any' || config.roles.has(role);

@@ -20,7 +20,7 @@ declare module '../app/app-deps.js' {
  * when set), the pricing hook ingestion calls per processed trace, the admin backfill route and
  * the `backfill-costs` admin command.
  *
- * With several processes the refresh is a leader job (src/stores/leader.ts): one process fetches,
+ * With several processes the refresh is a leader job (src/platform/postgres/leader.ts): one process fetches,
  * stores the catalog in PostgreSQL and announces it; every process loads it at start and on each
  * announcement, so all of them price traces with the same catalog.
  */

@@ -4,7 +4,7 @@ import type { PriceTrace } from '../spans/trace-pricing.js';
 import { computeStoredTraceCost } from './stored-cost.js';
 
 /**
- * The cost module's side of the pricing contract (src/trace-pricing.ts): the trace's counted
+ * The cost module's side of the pricing contract (src/spans/trace-pricing.ts): the trace's counted
  * usage per generation → the stored cost columns of its trace.processed row. It reads the book's
  * catalog at call time, so a missing catalog writes `unavailable` (backfilled later). Settling calls
  * it on the compute pool over the catalog of the round (compute-tasks.ts): a refresh applies to the

@@ -15,8 +15,8 @@ declare module '../app/app-deps.js' {
 /**
  * The ingest module: POST /v1/traces at the root, the writer and the settler as background work.
  * Processed traces are priced with the cost module's book (`deps.services.priceBook`, set in its
- * init, which runs before this one: src/modules.ts lists cost first), on the compute pool
- * (src/trace-pricing.ts TracePricing).
+ * init, which runs before this one: src/app/modules.ts lists cost first), on the compute pool
+ * (src/spans/trace-pricing.ts TracePricing).
  * List it after the modules that listen to trace hooks: modules stop in reverse, and ingestion's
  * stop flushes and settles, which calls those hooks.
  */

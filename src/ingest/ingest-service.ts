@@ -35,7 +35,7 @@ export interface IngestServiceDeps {
   sql: Sql;
   logger: Logger;
   hooks: TraceHooks;
-  /** The cost module's prices (src/trace-pricing.ts); without them processed traces say `unavailable`. */
+  /** The cost module's prices (src/spans/trace-pricing.ts); without them processed traces say `unavailable`. */
   pricing?: TracePricing;
 }
 
@@ -99,7 +99,7 @@ export class IngestService {
     if (this.deps.config.roles.has('worker')) await this.settler.stop();
   }
 
-  /** A project deleted anywhere (src/stores/shared-events.ts) is no longer taken from the cache. */
+  /** A project deleted anywhere (src/platform/postgres/shared-events.ts) is no longer taken from the cache. */
   forgetProject(tenantId: string, projectId: string): void {
     this.projectCache.delete(`${tenantId}\u0000${projectId}`);
   }

@@ -2,7 +2,7 @@
  * The pricing contract between ingestion and the cost module: when the settler processes a trace,
  * summarizeTrace hands its counted usage to a PriceTrace and writes the returned cost on the
  * trace.processed row (clickhouse/002_events.sql, estimated_cost_usd … cost_model_costs).
- * Ingestion owns the call, the cost module (src/analytics/cost/ingest-pricing.ts) the prices; this
+ * Ingestion owns the call, the cost module (src/cost/ingest-pricing.ts) the prices; this
  * file sits below both so neither imports the other.
  */
 
@@ -36,7 +36,7 @@ export interface TraceUsage extends UsageToPrice {
   generations: GenerationUsage[];
 }
 
-/** How a row's cost was decided; src/analytics/cost/stored-cost.ts says what each basis means. */
+/** How a row's cost was decided; src/cost/stored-cost.ts says what each basis means. */
 export type CostBasis = 'stored' | 'partial' | 'unpriced' | 'unavailable';
 
 export interface TraceCost {
@@ -57,7 +57,7 @@ export type PriceTrace = (usage: UsageToPrice) => TraceCost;
  * How the settler reaches the cost module's prices (its PriceBook is one): the catalog to price
  * with now, an immutable value of plain data (a new object when prices change; null: no catalog, costs `unavailable`).
  * Pricing runs on the compute pool with the cost module's PriceTrace over that catalog
- * (src/compute/compute-tasks.ts), not on the event loop, where it was ~10 ms per 1000 spans.
+ * (src/app/compute-tasks.ts), not on the event loop, where it was ~10 ms per 1000 spans.
  */
 export interface TracePricing {
   current(): object | null;

@@ -12,7 +12,7 @@ import { UNPRICED, type GenerationUsage, type PriceTrace, type TraceCost, type T
  * `event_trace_processed` row (SPEC.md "Events": trace.processed) and one `traces` row (SPEC.md
  * "Trace" resource). Pure: the settler reads the spans, calls summarizeTrace, writes the rows.
  *
- * Cost hook: `options.priceTrace`, when given (the cost module, src/analytics/cost/), receives the
+ * Cost hook: `options.priceTrace`, when given (the cost module, src/cost/), receives the
  * trace's counted usage per generation and returns the stored estimate; without it the cost
  * columns say 'unavailable' and stay null/empty.
  */

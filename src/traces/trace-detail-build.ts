@@ -5,7 +5,7 @@ import { SYSTEM_ORIGIN } from '../spans/origin.js';
 import { contextSpansJson, defaultSpansJson, orderSpans, type SpanViewOptions } from './trace-view.js';
 
 /**
- * The CPU-heavy part of GET /traces/{trace_id}, run on the compute pool (src/compute/): parse the
+ * The CPU-heavy part of GET /traces/{trace_id}, run on the compute pool (src/platform/compute/): parse the
  * stored rows, pick the trace, summarize it, order its spans and serialize one page of them. The
  * route adds what needs the stores (project name, thread count, issue state) around the page.
  *

@@ -1,6 +1,6 @@
 /**
  * The one printer of the analytics compiler: walks the AST of ast.ts and emits a fragment of the
- * ClickHouse SQL layer (src/stores/clickhouse-sql), every value a typed value the layer names and
+ * ClickHouse SQL layer (src/platform/clickhouse/sql), every value a typed value the layer names and
  * binds (the Kysely query-compiler shape). Two guarantees live here:
  *  - identifiers are checked against a strict pattern before they are quoted (they come from the
  *    catalog or the compiler; the check is the last line of defence, HogQL's escaper),

@@ -160,7 +160,7 @@ export function analyticsQueryRoutes(deps: AppDeps): Router {
   return router;
 }
 
-/** The feature module for src/modules.ts. MCP calls runAnalyticsQuery itself, like the route. */
+/** The feature module for src/app/modules.ts. MCP calls runAnalyticsQuery itself, like the route. */
 export const analyticsQueryModule: LookoutModule = {
   name: 'analytics-query',
   api: analyticsQueryRoutes,

@@ -5,7 +5,7 @@
  *
  * SPEC "Analytics query" and "Errors": the table's detail strings are returned verbatim; every
  * other failure (unknown keys at any level, types, limits) is a 400 whose detail names the field,
- * in the `path: problem` form the ajv layer uses (src/http/validation.ts).
+ * in the `path: problem` form the ajv layer uses (src/platform/http/validation.ts).
  */
 import { ValidationError } from '../../platform/http/errors.js';
 import {

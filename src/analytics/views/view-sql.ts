@@ -1,5 +1,5 @@
 /**
- * How the preset views talk to ClickHouse: through the SQL layer (src/stores/clickhouse-sql). Their
+ * How the preset views talk to ClickHouse: through the SQL layer (src/platform/clickhouse/sql). Their
  * SQL is fixed text written in this directory — no identifier comes from a caller — and every value
  * is a typed value of a fragment. Every statement carries the layer's tenant and project guard
  * (DESIGN.md "Tenancy and credentials": every query filters by tenant), runs on the analytics lane

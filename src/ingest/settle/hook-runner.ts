@@ -28,7 +28,7 @@ const DEFAULT_LIMITS: HookRunnerLimits = { concurrency: 4, maxQueued: 5000, grou
  * `maxQueued` traces or `maxQueuedBytes` of payload wait, `enqueue` waits too (the settler slows
  * down instead of memory growing); a group bigger than the byte bound still enters an empty queue.
  * `drain()` waits for everything queued — graceful shutdown calls it before the stores close.
- * Listeners must be idempotent (src/trace-hooks.ts); a failing one is logged and the others still run.
+ * Listeners must be idempotent (src/ingest/trace-hooks.ts); a failing one is logged and the others still run.
  */
 export class HookRunner {
   private readonly queue: { traces: ProcessedTrace[]; bytes: number; done: () => void }[] = [];

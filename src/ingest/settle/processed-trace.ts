@@ -11,7 +11,7 @@ import type { TraceSummary } from '../../spans/trace-summary.js';
  */
 const storable = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
 
-/** The hook payload (src/trace-hooks.ts) for the issues and monitors modules; its texts reach PostgreSQL. */
+/** The hook payload (src/ingest/trace-hooks.ts) for the issues and monitors modules; its texts reach PostgreSQL. */
 export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[]): ProcessedTrace {
   const { trace } = summary;
   const failures = spans

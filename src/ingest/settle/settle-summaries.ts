@@ -12,7 +12,7 @@ import type { PriceTrace } from '../../spans/trace-pricing.js';
 import type { SharedValueRef } from '../../platform/compute/shared-value.js';
 
 /**
- * The settler's CPU work, run on the compute pool (src/compute/): spans of settled traces →
+ * The settler's CPU work, run on the compute pool (src/platform/compute/): spans of settled traces →
  * summary rows (priced, and serialized as the JSONEachRow lines to insert), the tool.called rows
  * the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
  * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.

@@ -13,7 +13,7 @@ import { recordWindow, WINDOW_LEAD_MS } from './stored-traces-window.js';
 import type { TraceKey } from '../../spans/stored-spans.js';
 
 /**
- * The stored-trace registry's two leader jobs (src/stores/leader.ts; one process runs them):
+ * The stored-trace registry's two leader jobs (src/platform/postgres/leader.ts; one process runs them):
  *
  * - Backfill: an installation that stored spans before the registry existed copies every trace of
  *   `spans` into it once, then records `complete` in shared_state. Until then writers treat every

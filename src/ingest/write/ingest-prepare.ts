@@ -14,7 +14,7 @@ import { packToolRows } from './packed-tool-rows.js';
 import { nsToMs } from '../../platform/clickhouse/clickhouse-time.js';
 
 /**
- * The CPU-heavy part of one OTLP request, run on the compute pool (src/compute/): decode the
+ * The CPU-heavy part of one OTLP request, run on the compute pool (src/platform/compute/): decode the
  * body, validate spans for partial success, give each resource its project, normalize, and derive
  * the rows to store. Pure and synchronous; the service resolves projects in PostgreSQL and writes.
  *

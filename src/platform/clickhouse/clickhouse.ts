@@ -21,7 +21,7 @@ export const INSERT_SETTINGS = { throw_on_max_partitions_per_insert_block: 0 } a
 
 /**
  * An open ClickHouse. Modules speak to it only through read / command / insert (the SQL layer in
- * clickhouse-sql/); `client` is the driver underneath, for src/stores alone (a test keeps it so).
+ * clickhouse-sql/); `client` is the driver underneath, for src/platform alone (a test keeps it so).
  */
 export interface ClickHouseStore {
   /** The system lane's driver (migrations, tests); modules use read / command / insert. */

@@ -7,7 +7,7 @@ import { testCatalog } from '../../unit/cost/test-catalog.js';
 
 /**
  * Settled traces are priced on the compute pool with the cost module's current catalog, which the
- * settler shares with the workers once per version (src/compute/shared-value.ts): a custom catalog
+ * settler shares with the workers once per version (src/platform/compute/shared-value.ts): a custom catalog
  * set on the book prices the next trace exactly as it says, a changed catalog reaches the workers
  * for the next round, and no catalog writes `unavailable`. The service runs real worker threads.
  *

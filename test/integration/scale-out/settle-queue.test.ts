@@ -11,7 +11,7 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
 import { sleep } from './instances.js';
 
 /**
- * The settle queue's rules on a real PostgreSQL (src/ingest/settle-queue.ts): two settlers never
+ * The settle queue's rules on a real PostgreSQL (src/ingest/settle/settle-queue.ts): two settlers never
  * claim one trace, a claim finishes only when no newer span was recorded, an abandoned lease
  * frees the trace, versions grow with every claim.
  */

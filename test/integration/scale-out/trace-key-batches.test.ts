@@ -10,7 +10,7 @@ import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**
- * A flush's or a round's trace keys as PostgreSQL parameters (src/ingest/trace-key-params.ts): each
+ * A flush's or a round's trace keys as PostgreSQL parameters (src/spans/trace-key-params.ts): each
  * (tenant, project) pair sent once, each trace answered by its position. On a real PostgreSQL: keys of
  * several tenants and projects in one statement each get their own answer; two spellings of one key
  * (letter case) are one row and both are answered; a key that is not a UUID has no registry row and

@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
  *
  * A route file is one named `*-routes.ts`, `*-router.ts` or `router.ts`, or any file outside
  * src/http that registers a route with defineRoute. It must not:
- *   - import a store module (`*-store.ts`, or anything under src/stores/) for its values: type-only
+ *   - import a store module (`*-store.ts`, or anything under src/platform/) for its values: type-only
  *     imports are allowed, they describe the data a service hands over and call nothing;
  *   - open a transaction (`.begin(`, `withTransaction`);
  *   - write SQL (a postgres.js tagged template such as sql`…` or tx`…`).
- * src/http/ is the route helper itself: its project access check (projectForPrincipal) is the one
+ * src/platform/http/ is the route helper itself: its project access check (projectForPrincipal) is the one
  * store read every route makes before its handler, by design.
  */
 const srcRoot = path.resolve(import.meta.dirname, '..', '..', '..', 'src');

@@ -6,7 +6,7 @@ import type { Claim, RecordedRow } from '../../../src/ingest/settle/settle-queue
 
 /**
  * The memory path of settling is used only when this process provably holds every span of the
- * trace (src/ingest/settle-cache.ts); every other case must send the settler to ClickHouse.
+ * trace (src/ingest/settle/settle-cache.ts); every other case must send the settler to ClickHouse.
  */
 
 const key = { tenantId: 't', projectId: 'p', traceId: 'tr' };

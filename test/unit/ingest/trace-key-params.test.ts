@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { traceKeyParams } from '../../../src/spans/trace-key-params.js';
 
-/** A batch of keys as statement parameters (src/ingest/trace-key-params.ts): pairs once, key order, spellings folded. */
+/** A batch of keys as statement parameters (src/spans/trace-key-params.ts): pairs once, key order, spellings folded. */
 describe('traceKeyParams', () => {
   const t1 = '10000000-0000-4000-8000-000000000000';
   const t2 = '20000000-0000-4000-8000-000000000000';

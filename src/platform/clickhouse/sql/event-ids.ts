@@ -4,7 +4,7 @@
  * else — spans, traces, trace.processed, the API — keeps the text.
  *
  *  - trace_id `UUID`: ingestion writes the canonical text of a v5 UUID (lower-case, dashed;
- *    src/ingest/trace-id.ts), which is exactly what `toString` prints back.
+ *    src/spans/trace-id.ts), which is exactly what `toString` prints back.
  *  - span_id `UInt64`: ingestion accepts only 16 lower-case hex characters (span-validation.ts), the
  *    8 bytes a UInt64 holds; `lower(leftPad(hex(span_id), 16, '0'))` prints them back (hex() drops
  *    leading zero bytes and writes upper case).
