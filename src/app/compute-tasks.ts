@@ -1,44 +1,46 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createPriceTrace } from '../cost/ingest-pricing.js';
 import type { PriceCatalog } from '../cost/price-catalog.js';
-import { prepareIngest } from '../ingest/write/ingest-prepare.js';
-import { settleSummaries, type SettleSummariesInput } from '../ingest/settle/settle-summaries.js';
+import { prepareIngest, prepareIngestTask } from '../ingest/write/ingest-prepare.js';
+import { settleSummaries, settleSummariesTask, type SettleSummariesInput } from '../ingest/settle/settle-summaries.js';
 import type { PriceTrace } from '../spans/trace-pricing.js';
+import { ComputePool, type ComputePoolOptions } from '../platform/compute/compute-pool.js';
+import { ComputeTaskTable } from '../platform/compute/compute-task.js';
 import { fromSharedValue } from '../platform/compute/shared-value.js';
-import { buildTraceDetail } from '../traces/trace-detail-build.js';
-import { buildTracePage } from '../traces/trace-page-build.js';
+import { buildTraceDetail, traceDetailTask } from '../traces/trace-detail-build.js';
+import { buildTracePage, tracePageTask } from '../traces/trace-page-build.js';
 
 /** The cost module's pricing over a catalog, built once per catalog version on each thread. */
 const priceTraceOver = (catalog: unknown): PriceTrace => createPriceTrace({ current: () => catalog as PriceCatalog });
 
 /**
- * Settling on the pool, priced here with the catalog the settler shared (ingestion does not import
- * the cost module; this registry joins the two, as the cost module's init joins them in a process).
+ * Settling on the pool, priced with the catalog the settler shared: ingestion does not import the
+ * cost module, so this table joins the two on the worker, as the cost module's init joins them in
+ * the process.
  */
 function settleTask(input: SettleSummariesInput) {
   return settleSummaries(input, input.prices ? fromSharedValue(input.prices, priceTraceOver) : undefined);
 }
 
 /**
- * The tasks the compute pool runs, by name. Each is a pure function of plain data, so it runs the
- * same in a worker thread and inline (ComputePool with 0 threads).
+ * Every task the compute pool runs, each handle bound to its implementation. Each is a pure
+ * function of plain data, so it runs the same in a worker thread and inline.
  */
-const tasks = {
-  'prepare-ingest': prepareIngest,
-  'settle-summaries': settleTask,
-  'trace-detail': buildTraceDetail,
-  'trace-page': buildTracePage,
-};
+export const computeTasks = new ComputeTaskTable()
+  .bind(prepareIngestTask, prepareIngest)
+  .bind(settleSummariesTask, settleTask)
+  .bind(traceDetailTask, buildTraceDetail)
+  .bind(tracePageTask, buildTracePage);
 
-export type ComputeTaskName = keyof typeof tasks;
-export type ComputeTaskInput<N extends ComputeTaskName> = Parameters<(typeof tasks)[N]>[0];
-export type ComputeTaskOutput<N extends ComputeTaskName> = ReturnType<(typeof tasks)[N]>;
-export interface ComputeTaskMessage {
-  name: ComputeTaskName;
-  input: unknown;
+/** The worker module beside this file: compiled .js under dist/, or a tsx shim when running from source. */
+function computeWorkerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  const dir = path.dirname(here);
+  return here.endsWith('.ts') ? path.join(dir, 'compute-worker-tsx.mjs') : path.join(dir, 'compute-worker.js');
 }
 
-export function runComputeTask<N extends ComputeTaskName>(message: { name: N; input: ComputeTaskInput<N> }): ComputeTaskOutput<N> {
-  const task = tasks[message.name] as (input: ComputeTaskInput<N>) => ComputeTaskOutput<N>;
-  if (!task) throw new Error(`unknown compute task ${String(message.name)}`);
-  return task(message.input);
+/** The service's compute pool over this table. */
+export function createComputePool(options: Omit<ComputePoolOptions, 'tasks' | 'workerFile'>): ComputePool {
+  return new ComputePool({ ...options, tasks: computeTasks, workerFile: computeWorkerFile() });
 }

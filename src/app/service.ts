@@ -7,7 +7,7 @@ import { bootstrapTenant } from './bootstrap.js';
 import type { Config } from './config.js';
 import type { LookoutModule } from './module.js';
 import { modules as allModules } from './modules.js';
-import { ComputePool } from '../platform/compute/compute-pool.js';
+import { createComputePool } from './compute-tasks.js';
 import { OpenApiDocument } from '../platform/http/openapi.js';
 import { projectRoot } from './project-root.js';
 import { openClickHouse, type ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
@@ -77,7 +77,7 @@ export async function openStores(
     await pg.close();
     throw error;
   }
-  const compute = new ComputePool(config.computeThreads, config.computeStatsFile, config.computeHeapMb);
+  const compute = createComputePool({ threads: config.computeThreads, statsFile: config.computeStatsFile, heapMb: config.computeHeapMb });
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
   return {
     deps,

@@ -17,6 +17,7 @@ import { registerTraces } from './settle/stored-traces.js';
 import { registryWindowMs } from './settle/stored-traces-jobs.js';
 import { RegistryWindow } from './settle/stored-traces-window.js';
 import type { TracePricing } from '../spans/trace-pricing.js';
+import { prepareIngestTask } from './write/ingest-prepare.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
@@ -138,7 +139,7 @@ export class IngestService {
     // The body moves to the worker without a copy when it owns its memory.
     const payload = ownedBytes(body);
     const prepared = await this.deps.compute.run(
-      'prepare-ingest',
+      prepareIngestTask,
       {
         body: payload,
         encoding,

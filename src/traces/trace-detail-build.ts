@@ -3,6 +3,7 @@ import { spanFromStoredRow, storedRowsFromBytes } from '../spans/stored-spans.js
 import { summarizeTrace, type TraceRow } from '../spans/trace-summary.js';
 import { SYSTEM_ORIGIN } from '../spans/origin.js';
 import { contextSpansJson, defaultSpansJson, orderSpans, type SpanViewOptions } from './trace-view.js';
+import { computeTask } from '../platform/compute/compute-task.js';
 
 /**
  * The CPU-heavy part of GET /traces/{trace_id}, run on the compute pool (src/platform/compute/): parse the
@@ -87,6 +88,9 @@ function chooseTrace(bytes: Uint8Array): NormalizedSpan[] {
   }
   return spans;
 }
+
+/** buildTraceDetail on the compute pool. */
+export const traceDetailTask = computeTask<TraceDetailInput, TraceDetailResult>('trace-detail');
 
 export function buildTraceDetail(input: TraceDetailInput): TraceDetailResult {
   const spans = chooseTrace(input.rows);

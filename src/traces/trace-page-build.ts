@@ -3,6 +3,7 @@ import { buildSpanTree } from '../spans/span-tree.js';
 import { spanFromStoredRow, storedRowsFromBytes } from '../spans/stored-spans.js';
 import { compareSpanKeys, encodeSpanCursor, type SpanCursorKey } from './trace-detail-build.js';
 import { defaultSpansJson, type SpanViewOptions } from './trace-view.js';
+import { computeTask } from '../platform/compute/compute-task.js';
 
 /**
  * The compute-pool half of a trace-detail page served from the stored summary (trace-page.ts):
@@ -47,6 +48,9 @@ function depthsFromSkeleton(bytes: Uint8Array): Map<string, number> {
   for (const s of spans) depths.set(s.spanId, tree.depth(s));
   return depths;
 }
+
+/** buildTracePage on the compute pool. */
+export const tracePageTask = computeTask<TracePageInput, TracePageResult>('trace-page');
 
 export function buildTracePage(input: TracePageInput): TracePageResult {
   const depths = input.skeleton ? depthsFromSkeleton(input.skeleton) : null;

@@ -4,6 +4,7 @@ import { decodeSpanCursor, type TraceDetailResult } from './trace-detail-build.j
 import { readStoredTraceState, readTracePage } from './trace-page-store.js';
 import type { TraceScope } from './trace-store.js';
 import type { SpanViewOptions } from './trace-view.js';
+import { tracePageTask } from './trace-page-build.js';
 
 /**
  * A default-form trace-detail page that reads only its page (issue 13): the trace-level fields
@@ -49,6 +50,6 @@ export async function storedTraceDetailPage(
   if (read.atCursor) rows.set(read.atCursor, 0);
   rows.set(read.after, read.atCursor?.byteLength ?? 0);
   const transfer = [rows.buffer as ArrayBuffer, ...(read.skeleton ? [read.skeleton.buffer as ArrayBuffer] : [])];
-  const page = await compute.run('trace-page', { traceId, rows, skeleton: read.skeleton, cursor, limit: request.limit, view: request.view }, transfer);
+  const page = await compute.run(tracePageTask, { traceId, rows, skeleton: read.skeleton, cursor, limit: request.limit, view: request.view }, transfer);
   return { found: true, trace: state.summary, spansTotal: state.spans, spansJson: page.spansJson, nextCursor: page.nextCursor };
 }

@@ -7,6 +7,7 @@ import { storedTraceDetailPage } from './trace-page.js';
 import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
 import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
+import { traceDetailTask } from './trace-detail-build.js';
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
@@ -76,7 +77,7 @@ export class TraceService {
   /** Every stored span of the trace, parsed, summarized and paged on the compute pool (trace-detail-build.ts). */
   private async wholeTraceDetail(scope: TraceScope, traceId: string, input: Omit<TraceDetailInput, 'rows'>): Promise<TraceDetailResult> {
     const rows = await readTraceBytes(this.deps.ch, scope, traceId);
-    return this.deps.compute.run('trace-detail', { ...input, rows }, [rows.buffer as ArrayBuffer]);
+    return this.deps.compute.run(traceDetailTask, { ...input, rows }, [rows.buffer as ArrayBuffer]);
   }
 
   /** A page of processed traces, newest first; one row beyond the page says whether another follows. */

@@ -10,6 +10,7 @@ import { summarizeTrace, type TraceSummary } from '../../spans/trace-summary.js'
 import type { Origin } from '../../spans/origin.js';
 import type { PriceTrace } from '../../spans/trace-pricing.js';
 import type { SharedValueRef } from '../../platform/compute/shared-value.js';
+import { computeTask } from '../../platform/compute/compute-task.js';
 
 /**
  * The settler's CPU work, run on the compute pool (src/platform/compute/): spans of settled traces →
@@ -67,6 +68,12 @@ function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites:
 }
 
 /** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
+/**
+ * settleSummaries on the compute pool, priced on the worker with the catalog the input shares
+ * (the composition root binds it: ingestion does not import the cost module).
+ */
+export const settleSummariesTask = computeTask<SettleSummariesInput, SettledTrace[]>('settle-summaries');
+
 export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledTrace[] {
   const options = { processedAt: input.processedAt, priceTrace };
   // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is

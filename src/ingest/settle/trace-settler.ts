@@ -16,6 +16,7 @@ import { readTraceSpansBytes, traceKeyString } from '../../spans/stored-spans.js
 import { markFirstSettled } from './stored-traces.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
+import { settleSummariesTask } from './settle-summaries.js';
 
 /**
  * Trace settling (docs/settling.md): a trace is processed — one trace.processed row, one traces
@@ -235,7 +236,7 @@ export class TraceSettler {
         }
         return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
       });
-      tasks.push(compute.run('settle-summaries', { processedAt, traces, prices }, [packed.buffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices }, [packed.buffer]));
       group = [];
       groupSpans = 0;
     };
@@ -247,7 +248,7 @@ export class TraceSettler {
     send();
     if (readBack.length > 0) {
       const traces = readBack.map((r) => ({ ...r, firstProcessing: first.has(r.key) }));
-      tasks.push(compute.run('settle-summaries', { processedAt, traces, stored, prices }, [stored.buffer as ArrayBuffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, stored, prices }, [stored.buffer as ArrayBuffer]));
     }
     return (await Promise.all(tasks)).flat();
   }

@@ -12,6 +12,7 @@ import { validateExport } from '../../spans/span-validation.js';
 import { traceAgentName } from '../../spans/trace-summary.js';
 import { packToolRows } from './packed-tool-rows.js';
 import { nsToMs } from '../../platform/clickhouse/clickhouse-time.js';
+import { computeTask } from '../../platform/compute/compute-task.js';
 
 /**
  * The CPU-heavy part of one OTLP request, run on the compute pool (src/platform/compute/): decode the
@@ -69,6 +70,9 @@ function projectsOf(decoded: DecodedExport, fixed: string | null): string[] | nu
   }
   return projects;
 }
+
+/** prepareIngest on the compute pool. */
+export const prepareIngestTask = computeTask<PrepareIngestInput, PrepareIngestResult>('prepare-ingest');
 
 export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   let decoded: DecodedExport;

@@ -1,15 +1,11 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { defaultComputeThreads } from '../../app/config.js';
 import { HttpError } from '../http/errors.js';
-import { runComputeTask, type ComputeTaskInput, type ComputeTaskName, type ComputeTaskOutput } from '../../app/compute-tasks.js';
-import type { ComputeWorkerReply } from '../../app/compute-worker.js';
+import type { ComputeTask, ComputeTaskTable } from './compute-task.js';
+import type { ComputeWorkerReply } from './compute-worker-entry.js';
 
 /**
- * The worker pool for CPU-heavy work (DESIGN.md "Isolation and scale": the event loop only
- * routes). OTLP decoding, normalization, row derivation, trace summaries and big trace payloads
+ * The worker pool for CPU-heavy work: the event loop only routes. OTLP decoding, normalization, row derivation, trace summaries and big trace payloads
  * run here, so one large request or deep trace never stalls /healthz or another tenant's call.
  *
  * Piscina (a maintained pool over worker_threads): bounded threads with a task queue, transfer
@@ -21,19 +17,29 @@ import type { ComputeWorkerReply } from '../../app/compute-worker.js';
  * Copying deep span objects between threads costs more than summarizing them (measured: 100,000
  * normalized spans took 1.4 s to serialize), so none cross.
  *
- * `threads` 0 runs every task inline on the calling thread (for tools and tests that want no
- * threads); the default is one thread per core but one, at least one (COMPUTE_THREADS).
+ * The pool knows no task of its own: features declare task handles (compute-task.ts) and the
+ * composition root binds them to implementations and names the worker module. `threads` 0 runs
+ * every task inline on the calling thread (for tools and tests that want no threads).
  *
  * Each worker reports the thread CPU a task took (thread-cpu.ts); the pool sums it per task name
  * (`cpu`), and with COMPUTE_STATS_FILE writes the sums and its threads' ids there on close, so the
  * ingest benchmark can split the service's CPU into decoding, settling and the rest.
  */
 
-/** The worker entry in src/app/: compiled .js under dist/, or a tsx shim when running from source. */
-function workerFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  const dir = path.join(path.dirname(here), '..', '..', 'app');
-  return here.endsWith('.ts') ? path.join(dir, 'compute-worker-tsx.mjs') : path.join(dir, 'compute-worker.js');
+export interface ComputePoolOptions {
+  /** The implementations, for running inline (threads 0); the workers load theirs from `workerFile`. */
+  tasks: ComputeTaskTable;
+  /** A module whose default export is `computeWorker(tasks)` over the same table. */
+  workerFile: string;
+  /** Worker threads; 0 runs every task inline on the calling thread. */
+  threads: number;
+  /** Where to write the per-task CPU sums on close; null: CPU is not measured. */
+  statsFile?: string | null;
+  /**
+   * Caps each worker's old generation (0: V8's default). A capped worker that runs out dies
+   * alone; its task fails with ComputeOutOfMemoryError and the pool replaces it.
+   */
+  heapMb?: number;
 }
 
 /**
@@ -75,22 +81,25 @@ export class ComputeOutOfMemoryError extends HttpError {
 
 export class ComputePool {
   private readonly pool: Piscina | null;
+  private readonly tasks: ComputeTaskTable;
+  private readonly statsFile: string | null;
   private readonly cpuNs = new Map<string, number>();
   private readonly tids = new Set<number>();
+  readonly threads: number;
+  readonly heapMb: number;
 
-  /**
-   * `heapMb` caps each worker's old generation (0: V8's default). A capped worker that runs out
-   * dies alone; its task fails with ComputeOutOfMemoryError and the pool replaces it.
-   */
-  constructor(
-    readonly threads: number = defaultComputeThreads(),
-    private readonly statsFile: string | null = null,
-    readonly heapMb = 0,
-  ) {
+  constructor(options: ComputePoolOptions) {
+    const { threads, workerFile } = options;
+    const statsFile = options.statsFile ?? null;
+    const heapMb = options.heapMb ?? 0;
+    this.tasks = options.tasks;
+    this.threads = threads;
+    this.statsFile = statsFile;
+    this.heapMb = heapMb;
     this.pool =
       threads > 0
         ? new Piscina({
-            filename: workerFile(),
+            filename: workerFile,
             minThreads: threads,
             maxThreads: threads,
             // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
@@ -106,8 +115,9 @@ export class ComputePool {
   }
 
   /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
-  async run<N extends ComputeTaskName>(name: N, input: ComputeTaskInput<N>, transfer: ArrayBuffer[] = []): Promise<ComputeTaskOutput<N>> {
-    if (!this.pool) return runComputeTask({ name, input });
+  async run<Input, Output>(task: ComputeTask<Input, Output>, input: Input, transfer: ArrayBuffer[] = []): Promise<Output> {
+    const { name } = task;
+    if (!this.pool) return this.tasks.run(name, input) as Output;
     let reply: ComputeWorkerReply;
     try {
       reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
@@ -119,7 +129,7 @@ export class ComputePool {
       this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
       this.tids.add(reply.tid);
     }
-    return reply.out as ComputeTaskOutput<N>;
+    return reply.out as Output;
   }
 
   async close(): Promise<void> {

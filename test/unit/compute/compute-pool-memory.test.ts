@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ComputeOutOfMemoryError, ComputePool } from '../../../src/platform/compute/compute-pool.js';
+import { ComputeOutOfMemoryError } from '../../../src/platform/compute/compute-pool.js';
+import { createComputePool } from '../../../src/app/compute-tasks.js';
+import { prepareIngestTask } from '../../../src/ingest/write/ingest-prepare.js';
 import { ownedBytes } from '../../../src/platform/compute/owned-bytes.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 
@@ -9,7 +11,7 @@ import { chainRequests } from '../../helpers/span-chain.js';
  * run — the service does not crash.
  */
 
-const capped = new ComputePool(1, null, 48);
+const capped = createComputePool({ threads: 1, heapMb: 48 });
 
 afterAll(async () => {
   await capped.close();
@@ -25,15 +27,15 @@ const prepare = (length: number) => {
 describe('compute pool with a worker heap cap', () => {
   it('answers a task that outgrows the cap with ComputeOutOfMemoryError, then runs the next task on a new worker', async () => {
     const small = prepare(20);
-    expect(await capped.run('prepare-ingest', small.input, small.transfer)).toMatchObject({ kind: 'prepared', acceptedSpans: 20 });
+    expect(await capped.run(prepareIngestTask, small.input, small.transfer)).toMatchObject({ kind: 'prepared', acceptedSpans: 20 });
     const huge = prepare(200_000);
-    const failed = await capped.run('prepare-ingest', huge.input, huge.transfer).then(
+    const failed = await capped.run(prepareIngestTask, huge.input, huge.transfer).then(
       () => null,
       (error: unknown) => error,
     );
     expect(failed).toBeInstanceOf(ComputeOutOfMemoryError);
     expect(failed).toMatchObject({ status: 503, code: 'overloaded', headers: { 'Retry-After': '5' } });
     const again = prepare(20);
-    expect(await capped.run('prepare-ingest', again.input, again.transfer)).toMatchObject({ kind: 'prepared', acceptedSpans: 20 });
+    expect(await capped.run(prepareIngestTask, again.input, again.transfer)).toMatchObject({ kind: 'prepared', acceptedSpans: 20 });
   }, 120_000);
 });

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ComputePool } from '../../../src/platform/compute/compute-pool.js';
+import { createComputePool } from '../../../src/app/compute-tasks.js';
+import { prepareIngestTask } from '../../../src/ingest/write/ingest-prepare.js';
 import { ownedBytes } from '../../../src/platform/compute/owned-bytes.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 
@@ -11,8 +12,8 @@ import { chainRequests } from '../../helpers/span-chain.js';
  * running from source, as here) as inline, and moves request bodies without a copy.
  */
 
-const threaded = new ComputePool(1);
-const inline = new ComputePool(0);
+const threaded = createComputePool({ threads: 1 });
+const inline = createComputePool({ threads: 0 });
 
 afterAll(async () => {
   await threaded.close();
@@ -27,16 +28,16 @@ describe('compute pool', () => {
     const text = JSON.stringify(bodies[0]);
     const input = (bytes: Uint8Array) => ({ body: bytes, encoding: 'json' as const, tenantId: 't1', fixedProject: 'p1', origin });
     const moved = body(text);
-    const fromWorker = await threaded.run('prepare-ingest', input(moved), [moved.buffer as ArrayBuffer]);
+    const fromWorker = await threaded.run(prepareIngestTask, input(moved), [moved.buffer as ArrayBuffer]);
     // Transferred: the caller's copy is gone.
     expect(moved.byteLength).toBe(0);
-    const fromInline = await inline.run('prepare-ingest', input(body(text)));
+    const fromInline = await inline.run(prepareIngestTask, input(body(text)));
     expect(fromWorker).toEqual(fromInline);
     expect(fromWorker).toMatchObject({ kind: 'prepared', acceptedSpans: 50, rejectedSpans: 0, projects: ['p1'] });
   });
 
   it('reports an undecodable body as data, so the service can answer 400', async () => {
-    const result = await threaded.run('prepare-ingest', { body: body('{not json'), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    const result = await threaded.run(prepareIngestTask, { body: body('{not json'), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
     expect(result).toEqual({ kind: 'undecodable', message: expect.stringContaining('Invalid JSON') });
   });
 
@@ -49,9 +50,9 @@ describe('compute pool', () => {
 
   it('accounts thread CPU per task only when it writes a stats file (COMPUTE_STATS_FILE)', async () => {
     const statsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-compute-stats-')), 'stats.json');
-    const measured = new ComputePool(1, statsFile);
+    const measured = createComputePool({ threads: 1, statsFile });
     const { bodies } = chainRequests({ length: 200, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
-    await measured.run('prepare-ingest', { body: body(JSON.stringify(bodies[0])), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    await measured.run(prepareIngestTask, { body: body(JSON.stringify(bodies[0])), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
     await measured.close();
     const stats = JSON.parse(fs.readFileSync(statsFile, 'utf8')) as { msByTask: Record<string, number>; threadIds: number[] };
     expect(stats.msByTask['prepare-ingest']).toBeGreaterThan(0);
