@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { AppDeps } from '../app/app-deps.js';
 import type { AdminCommand } from '../cli/admin-command.js';
 import { ValidationError } from '../platform/http/errors.js';
-import { defineRoute, projectForPrincipal } from '../platform/http/route.js';
+import { defineRoute, projectForPrincipal } from '../app/route.js';
 import type { LookoutModule } from '../app/module.js';
 import { backfillCosts, type BackfillResult } from './backfill.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';

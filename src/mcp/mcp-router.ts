@@ -4,15 +4,15 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppDeps } from '../app/app-deps.js';
-import { authenticate, requireScope } from '../platform/http/auth.js';
+import { authenticate, requireScope } from '../tenancy/auth.js';
 import { HttpError } from '../platform/http/errors.js';
-import { actorOf, projectForPrincipal } from '../platform/http/route.js';
+import { actorOf, projectForPrincipal } from '../app/route.js';
 import { compileBodySchema, describeValidationError } from '../platform/http/validation.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
 import { ProjectService } from '../workspace/projects/project-service.js';
 import type { McpTool } from './mcp-tool.js';
 import { mcpTools } from './tools.js';
-import { VERSION } from '../app/version.js';
+import { VERSION } from '../platform/version.js';
 
 function toolError(detail: string, code: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: detail }], structuredContent: { detail, code } };

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app/app-deps.js';
-import { defineRoute } from '../platform/http/route.js';
+import { defineRoute } from '../app/route.js';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../platform/http/errors.js';
-import { bearerToken } from '../platform/http/auth.js';
+import { bearerToken } from './auth.js';
 import { errorResponse } from '../platform/http/openapi.js';
 import { assertStorableStrings } from '../platform/http/validation.js';
 import { SCOPES, type Scope } from './keys.js';

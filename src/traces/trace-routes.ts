@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
-import { defineRoute, projectForPrincipal } from '../platform/http/route.js';
+import { defineRoute, projectForPrincipal } from '../app/route.js';
 import { isOtelTraceId, isTraceUuid } from '../spans/trace-id.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
 import { DEFAULT_SPAN_PAGE } from './trace-page.js';

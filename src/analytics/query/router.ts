@@ -10,7 +10,7 @@
  */
 import { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import type { LookoutModule } from '../../app/module.js';
 import { ALL_AGGS, BUCKETS, catalogResponse, FILTER_OPS, LIMITS, NUMERIC_AGGS } from '../catalog.js';
 import { runAnalyticsQuery } from './run.js';

@@ -7,7 +7,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
 import { ValidationError } from '../../platform/http/errors.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import type { JsonSchema } from '../../platform/http/openapi.js';
 import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
 import { GRANULARITIES } from './time-buckets.js';

@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { authenticate, requireScope } from '../../platform/http/auth.js';
+import { authenticate, requireScope } from '../../tenancy/auth.js';
 import { HttpError } from '../../platform/http/errors.js';
 import type { IngestService } from '../ingest-service.js';
 import { PROJECT_HEADER } from '../ingest-service.js';

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document, assembled from the routes as they register (route.ts). It is the single
  * source of the request schemas that ajv validates, and is served at /api/openapi.json.
  */
-import { VERSION } from '../../app/version.js';
+import { VERSION } from '../version.js';
 
 export type JsonSchema = Record<string, unknown>;
 

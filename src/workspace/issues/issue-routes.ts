@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/uuid.js';
 import { issueSchemas } from './issue-schemas.js';

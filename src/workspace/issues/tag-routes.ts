@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute, projectForPrincipal } from '../../platform/http/route.js';
+import { defineRoute, projectForPrincipal } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { TagService } from './tag-service.js';
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import { metricService, type MetricInput } from './metric-service.js';
 
 const eventValue = { description: 'BINARY: boolean (or 1/0); VALUE: number; FLAG: true or a reason string', type: ['boolean', 'number', 'string'] };

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import { monitorService, type MonitorInput, type MonitorPatch } from './monitor-service.js';
 
 const monitorSchema = {

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import { ticketLinkSchemas } from './ticket-link-object.js';
 import { TicketService } from './ticket-service.js';
 

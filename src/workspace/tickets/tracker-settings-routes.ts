@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import { LOCAL_STATES, type LocalState } from './local-tracker.js';
 import { TrackerSettingsService, type TrackerSettingsInput } from './tracker-settings-service.js';
 import { TRACKER_PROVIDERS } from './tracker-types.js';

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
-import { defineRoute } from '../../platform/http/route.js';
+import { defineRoute } from '../../app/route.js';
 import { descriptionField, eventsField, formatField, urlField, webhookSchemas } from './webhook-schemas.js';
 import { WebhookService, type NewEndpointInput } from './webhook-service.js';
 import type { EndpointPatch } from './webhook-store.js';

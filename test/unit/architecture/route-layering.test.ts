@@ -10,12 +10,12 @@ import { describe, expect, it } from 'vitest';
  * id — lives in a service, so REST, MCP and background work share one path to the data.
  *
  * A route file is one named `*-routes.ts`, `*-router.ts` or `router.ts`, or any file outside
- * src/http that registers a route with defineRoute. It must not:
+ * src/app/route.ts that registers a route with defineRoute. It must not:
  *   - import a store module (`*-store.ts`, or anything under src/platform/) for its values: type-only
  *     imports are allowed, they describe the data a service hands over and call nothing;
  *   - open a transaction (`.begin(`, `withTransaction`);
  *   - write SQL (a postgres.js tagged template such as sql`…` or tx`…`).
- * src/platform/http/ is the route helper itself: its project access check (projectForPrincipal) is the one
+ * src/app/route.ts is the route helper itself: its project access check (projectForPrincipal) is the one
  * store read every route makes before its handler, by design.
  */
 const srcRoot = path.resolve(import.meta.dirname, '..', '..', '..', 'src');
@@ -33,7 +33,7 @@ function sourceFiles(dir: string): string[] {
 
 function isRouteFile(root: string, file: string, text: string): boolean {
   const relative = path.relative(root, file);
-  if (relative.startsWith(`platform${path.sep}http${path.sep}`)) return false;
+  if (relative === path.join('app', 'route.ts')) return false;
   const name = path.basename(file);
   return /(-routes|-router)\.ts$/.test(name) || name === 'router.ts' || /\bdefineRoute\s*[<(]/.test(text);
 }
@@ -96,7 +96,7 @@ describe('route files go through services', () => {
   it('finds each kind of offence in a fixture tree (what main had before the services)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'route-layering-'));
     try {
-      fs.mkdirSync(path.join(dir, 'platform', 'http'), { recursive: true });
+      fs.mkdirSync(path.join(dir, 'app'), { recursive: true });
       fs.writeFileSync(path.join(dir, 'tag-routes.ts'), [
         "import { attachTag } from './tag-store.js';",
         "import type { TagRow } from './other-store.js';",
@@ -108,7 +108,7 @@ describe('route files go through services', () => {
       // Clean: a service call, a type import, a file that is not a route file, the route helper.
       fs.writeFileSync(path.join(dir, 'issue-routes.ts'), "import type { Issue } from './issue-store.js';\nimport { issueService } from './issue-service.js';\n");
       fs.writeFileSync(path.join(dir, 'issue-service.ts'), "import { findIssue } from './issue-store.js';\nexport const s = (sql) => sql.begin(() => 1);\n");
-      fs.writeFileSync(path.join(dir, 'platform', 'http', 'route.ts'), "import { findProject } from '../../tenancy/project-store.js';\ndefineRoute(x);\n");
+      fs.writeFileSync(path.join(dir, 'app', 'route.ts'), "import { findProject } from '../tenancy/project-store.js';\ndefineRoute(x);\n");
       expect(offences(dir)).toEqual([
         'cost-module.ts: imports ../platform/postgres/shared-events.js',
         'tag-routes.ts: imports ./tag-store.js',

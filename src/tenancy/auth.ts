@@ -1,8 +1,8 @@
 import type { Request } from 'express';
-import type { SqlHandle } from '../postgres/postgres.js';
-import { authenticateKey, type Principal } from '../../tenancy/tenancy-store.js';
-import type { Scope } from '../../tenancy/keys.js';
-import { ForbiddenError, UnauthorizedError } from './errors.js';
+import type { SqlHandle } from '../platform/postgres/postgres.js';
+import { authenticateKey, type Principal } from './tenancy-store.js';
+import type { Scope } from './keys.js';
+import { ForbiddenError, UnauthorizedError } from '../platform/http/errors.js';
 
 /** What a route needs: `read` admits read and admin keys, `ingest` ingest and admin, `admin` only admin. */
 export type ScopeNeed = 'read' | 'admin' | 'ingest';

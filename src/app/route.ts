@@ -1,13 +1,13 @@
 import type { Request, Response, Router } from 'express';
 import type { ValidateFunction } from 'ajv';
-import type { AppDeps } from '../../app/app-deps.js';
-import type { Principal } from '../../tenancy/tenancy-store.js';
-import { findProject, type Project } from '../../tenancy/project-store.js';
-import { authenticate, requireScope, type ScopeNeed } from './auth.js';
-import { ForbiddenError, NotFoundError } from './errors.js';
-import { errorResponse, type JsonSchema } from './openapi.js';
-import { assertStorableStrings, assertValid, compileBodySchema, compileQuerySchema } from './validation.js';
-import type { Origin } from '../../spans/origin.js';
+import type { AppDeps } from './app-deps.js';
+import type { Principal } from '../tenancy/tenancy-store.js';
+import { findProject, type Project } from '../tenancy/project-store.js';
+import { authenticate, requireScope, type ScopeNeed } from '../tenancy/auth.js';
+import { ForbiddenError, NotFoundError } from '../platform/http/errors.js';
+import { errorResponse, type JsonSchema } from '../platform/http/openapi.js';
+import { assertStorableStrings, assertValid, compileBodySchema, compileQuerySchema } from '../platform/http/validation.js';
+import type { Origin } from '../spans/origin.js';
 
 export interface RouteContext<Body = any, Query = any> {
   principal: Principal;

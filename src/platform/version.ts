@@ -15,7 +15,7 @@ function readVersion(): string {
       if (pkg.name === 'lookout' && pkg.version) return pkg.version;
     }
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json of lookout not found above src/app/version.ts');
+    if (parent === dir) throw new Error('package.json of lookout not found above src/platform/version.ts');
     dir = parent;
   }
 }
