@@ -13,7 +13,7 @@ import { storedSpanId } from '../../platform/clickhouse/sql/event-ids.js';
  *
  * JSONCompactEachRow, not JSONEachRow: a line is the JSON array of the row's values in the order of
  * its table's INSERT_COLUMNS (the insert names them), so the field names are neither written here
- * nor matched by the engine per row. Measured on the ingest bench's batches (bench/ingest/row-formats.ts):
+ * nor matched by the engine per row. Measured on the ingest bench's batches:
  * `spans` bodies 38 % smaller, the engine's CPU for the four inserts ~−24 %, encoding and the
  * settler's decoding of held lines cheaper; TabSeparated parsed about as fast in the engine but
  * cost more to decode back into spans. The values are the same JSON values as before, parsed by
@@ -82,7 +82,7 @@ export type InsertTable = keyof typeof INSERT_COLUMNS;
 // accepts span ids of 16 lower-case hex characters (span-validation.ts), so the value always fits.
 
 // The values of a row in its columns' order, as array literals: ~35 % cheaper to stringify than
-// the row object, and cheaper than a loop over the column list (bench/ingest/row-formats.ts).
+// the row object, and cheaper than a loop over the column list.
 export const spanValues = (r: SpanRow): unknown[] => [
   r.tenant_id, r.project_id, r.trace_id, r.otel_trace_id, r.span_id, r.parent_span_id, r.name, r.kind, r.start_time_ns, r.end_time_ns,
   r.duration_ms, r.status_code, r.status_description, r.service_name, r.span_class, r.model, r.provider, r.input_tokens, r.output_tokens,

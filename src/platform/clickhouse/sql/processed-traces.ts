@@ -14,8 +14,7 @@
  * telling a row's key from the re-processed ones means reading and hashing every trace_id of the
  * project twice (the window's rows, and all rows to find the re-processed keys' versions, which
  * straddle partitions), and that costs more than FINAL's merge of the parts' sorted trace_id streams.
- * bench/query/variants.ts (`--only "without FINAL"`) times both on a seeded data directory; if a
- * server measures the split faster, its SQL is there and this file is the place to change.
+ * If a server measures the split faster, this file is the place to change.
  *
  * `where` (the tenant guard included) is applied after FINAL, as `FROM t FINAL WHERE <where>` does:
  * a condition on a column a re-processing changed sees the newest row only.
