@@ -25,8 +25,8 @@
  * overlap, where FINAL costs nothing — which hid that cost (--trace-inserts 1 seeds it that way).
  * Rows carry first_processing as the settler writes it (clickhouse/006): 1 on each run's first row;
  * --reprocessed-percent (default 2) of the runs are processed again one settle round later (a late
- * span), that row 0 in the next insert, as variants.ts's first_processing split read expects
- * (--pre-mark: every row 0, as data written before migration 006; bench/README.md, issue 17 round 4).
+ * span), that row 0 in the next insert
+ * (--pre-mark: every row 0, as data written before migration 006).
  *
  * The per-span tables (generation.completed, tool.called) are written as ingestion lays them out:
  * rows in time order, each block of the insert a part covering a stretch of the month (about 3 days
