@@ -1,5 +1,5 @@
 /**
- * Ingest benchmark (issue 15): what a user of POST /v1/traces lives with, on one machine, in one run —
+ * Ingest benchmark: what a user of POST /v1/traces lives with, on one machine, in one run —
  *
  * - the accepted rate (spans/s answered 200) with protobuf and with JSON (1000-span batches, 8
  *   concurrent senders), and the end-to-end rate: from the first request of a phase to the last

@@ -1,5 +1,5 @@
 /**
- * Isolation benchmark (issue 13 "Isolation under load"): in one run,
+ * Isolation benchmark: in one run,
  *
  * 1. medians of a small ingest (10 spans) and of a trace read, idle and with heavy analytics
  *    queries in flight;

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the analytics query DSL (issue 4): 10 million generation.completed, 1 million
+ * Benchmark of the analytics query DSL: 10 million generation.completed, 1 million
  * trace.processed and 1 million tool.called rows generated inside the embedded ClickHouse, then six
  * representative DSL queries timed through HTTP (the whole API: auth, project check, validation,
  * compile, run, shape, JSON) and, in the same run, their compiled SQL sent straight through
@@ -22,11 +22,11 @@
  * --stop-merges keeps the parts as the inserts wrote them while the first pass is timed. Without it
  * background merges run beside the first statements (at 10 M rows for several seconds), so the
  * as-inserted figures depend on how far they got, and before/after comparisons of a schema change
- * can invert (issue 17, migration 008).
+ * can invert (migration 008 did).
  *
  * Two passes: on the tables as inserted, then after OPTIMIZE ... FINAL (merged, as background merges
  * leave a settled table). Each pass also times the compiled SQL without FINAL, to show what reading
- * the newest row per key costs. Target (issue 4): API at most +20% over direct SQL; p95 < 300 ms.
+ * the newest row per key costs. Target: API at most +20% over direct SQL; p95 < 300 ms.
  */
 import fs from 'node:fs';
 import os from 'node:os';

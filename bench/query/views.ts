@@ -1,5 +1,5 @@
 /**
- * Benchmark of the preset analytics views (issue 6): 1 million trace.processed, 10 million
+ * Benchmark of the preset analytics views: 1 million trace.processed, 10 million
  * generation.completed and 3 million tool.called rows generated inside the embedded ClickHouse
  * over the last 30 days, then every view timed through HTTP (auth, project check, validation,
  * every statement of the view including the cost module's, JSON).
@@ -20,9 +20,9 @@
  *
  * trace.processed is written in --trace-inserts inserts (default 8), each holding every 8th run:
  * ingestion's settle rounds write runs whose ids are SHA-1 UUIDs, so every fresh part spans the
- * table's whole key (tenant, project, trace_id) and FINAL must merge across all of them. Until
- * 2026-11-24 (issue 17, round 3) the runs went in as one insert in id order — parts that do not
- * overlap, where FINAL costs nothing — which hid that cost (--trace-inserts 1 seeds it that way).
+ * table's whole key (tenant, project, trace_id) and FINAL must merge across all of them. Seeding
+ * the runs as one insert in id order gives parts that do not overlap, where FINAL costs nothing,
+ * and hides that cost (--trace-inserts 1 seeds it that way).
  * Rows carry first_processing as the settler writes it (clickhouse/006): 1 on each run's first row;
  * --reprocessed-percent (default 2) of the runs are processed again one settle round later (a late
  * span), that row 0 in the next insert
@@ -32,9 +32,9 @@
  * rows in time order, each block of the insert a part covering a stretch of the month (about 3 days
  * for generations), neighbours overlapping by the seconds a run's calls follow its start. Their key
  * is (tenant, project, timestamp, …), so FINAL over such parts reads the non-overlapping ranges
- * without merging (issue 17: run.ts's --seeding month is the worst case this does not produce).
+ * without merging (run.ts's --seeding month is the worst case this does not produce).
  *
- * Target (issue 6): p95 under 300 ms per view on this machine. Figures: bench/README.md.
+ * Target: p95 under 300 ms per view on this machine. Figures: bench/README.md.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,13 +1,13 @@
 /**
- * The analytics catalog: the one definition of what the query DSL may read (SPEC.md "Events",
- * "Analytics catalog", "Limits"; DESIGN.md "Analytics"). It is at the same time the allowlist of
+ * The analytics catalog: the one definition of what the query DSL may read (events,
+ * fields, limits). It is at the same time the allowlist of
  * the compiler — no identifier reaches SQL unless it is written in this file — and the body of
  * `GET /projects/{project_id}/analytics/catalog`. A test compares it with clickhouse/*.sql so the
  * two cannot drift.
  */
 import type { StoredId } from '../platform/clickhouse/sql/event-ids.js';
 
-/** Aggregations that need a numeric field whose `aggs` lists them (SPEC "Analytics query"). */
+/** Aggregations that need a numeric field whose `aggs` lists them . */
 export const NUMERIC_AGGS = ['sum', 'avg', 'min', 'max', 'p50', 'p95', 'p99'] as const;
 export type NumericAgg = (typeof NUMERIC_AGGS)[number];
 
@@ -24,7 +24,7 @@ export type FilterOp = (typeof FILTER_OPS)[number];
 export const BUCKETS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 
-/** DESIGN.md "Analytics": the defaults the catalog reports; max_window_days and max_in_values are SPEC's. */
+/** The limits the catalog reports and the validator enforces. */
 export interface Limits {
   max_group_by: number;
   max_measures: number;
@@ -68,7 +68,7 @@ export interface MeasureDef {
   readonly column: string;
   readonly aggs: readonly NumericAgg[];
   readonly storage: 'integer' | 'float';
-  /** True when the column is Nullable (SPEC: tps "null when unknown"); is_null is only meaningful here. */
+  /** True when the column is Nullable (tps is null when unknown); is_null is only meaningful here. */
   readonly nullable: boolean;
 }
 
@@ -89,7 +89,7 @@ export interface EventDef {
   /**
    * True when the table's sorting key contains `timestamp` and it is partitioned by a function of
    * it: two versions of one row then always share a partition, so FINAL may skip merging across
-   * partitions (`do_not_merge_across_partitions_select_final`, measured in bench/README.md).
+   * partitions (`do_not_merge_across_partitions_select_final`, which saves work).
    * event_trace_processed is keyed by trace only — a re-processed trace can move to another month —
    * so it must merge across partitions.
    */
@@ -107,7 +107,7 @@ function measure(field: string, storage: MeasureDef['storage'], options: { aggs?
   return { field, type: 'number', column: field, aggs: options.aggs ?? ALL_NUMERIC, storage, nullable: options.nullable ?? false };
 }
 
-/** SPEC "Events": every event also carries these string dimensions. */
+/** Every event also carries these string dimensions. */
 export const COMMON_DIMENSIONS: readonly DimensionDef[] = [dim('actor'), dim('surface'), dim('user_id'), dim('api_key_id')];
 
 export const ISSUE_EVENTS = [
@@ -124,7 +124,7 @@ export const ISSUE_EVENTS = [
 const EVENTS: readonly EventDef[] = [
   {
     // One row per processed trace, newest processing wins (read with FINAL). No queryable trace_id
-    // (SPEC); the cost bookkeeping columns are not measures — trace_cost reads them.
+    // (trace ids are not a query dimension); the cost bookkeeping columns are not measures — trace_cost reads them.
     name: 'trace.processed',
     table: 'event_trace_processed',
     discriminator: null,
@@ -135,17 +135,17 @@ const EVENTS: readonly EventDef[] = [
       measure('failing_tool_calls', 'integer'),
       measure('input_tokens', 'integer'),
       measure('output_tokens', 'integer'),
-      // SPEC: "total_tokens (sum only; input plus output)".
+      // Input plus output; only its sum is meaningful.
       measure('total_tokens', 'integer', { aggs: ['sum'] }),
-      // SPEC: the stored per-trace estimate; null when the trace could not be priced at write time.
+      // The stored per-trace estimate; null when the trace could not be priced at write time.
       measure('estimated_cost_usd', 'float', { nullable: true }),
     ],
     costMeasure: 'trace_cost',
     finalWithinPartitions: false,
   },
   {
-    // provider, cached_input_tokens and cache_write_input_tokens are cost bookkeeping, not SPEC
-    // fields: generation_cost / trace_cost read them (test/integration/analytics-query/engine.test.ts).
+    // provider, cached_input_tokens and cache_write_input_tokens are cost bookkeeping, not
+    // queryable fields: generation_cost / trace_cost read them (test/integration/analytics-query/engine.test.ts).
     name: 'generation.completed',
     table: 'event_generation_completed',
     discriminator: null,

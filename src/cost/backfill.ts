@@ -19,8 +19,7 @@ import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
  * row it replaces (ReplacingMergeTree keeps the newest). So the rewrite wins over the row it
  * read, but a re-processing of the trace that happened meanwhile (a later processed_at) still wins
  * over the rewrite. The rewritten basis is stored / partial / unpriced: nothing prices it again,
- * so it keeps the price as of the backfill run however the catalog changes later (SPEC.md "Cost
- * object"). The trace summary row's estimated_cost_usd is brought along the same way.
+ * so it keeps the price as of the backfill run however the catalog changes later. The trace summary row's estimated_cost_usd is brought along the same way.
  */
 export interface BackfillOptions {
   tenantId?: string;

@@ -107,10 +107,10 @@ export interface EngineResult {
   catalog: PriceCatalog | null;
 }
 
-/** Analytics reads stop after this long, like the query DSL (SPEC.md "Limits": 15 s). */
+/** Analytics reads stop after this long, like the query DSL (15 s). */
 export const DEFAULT_TIMEOUT_SECONDS = 15;
 
-/** Runs one cost read on the analytics lane: guarded by the tenant, read-only, time-limited (DESIGN.md "Analytics"). */
+/** Runs one cost read on the analytics lane: guarded by the tenant, read-only, time-limited. */
 export function queryRows(
   scope: { ch: ClickHouseStore; tenantId: string; projectId: string; timeoutSeconds: number },
   fragment: SqlFragment,

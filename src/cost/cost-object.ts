@@ -1,5 +1,5 @@
 /**
- * Cost for analytics views — the API the preset views build on (SPEC.md "Cost object" and the
+ * Cost for analytics views — the API the preset views build on (the cost object and the
  * cost parts of each view; docs/cost.md for every rule).
  *
  *   const result = await computeCostObject(ctx, { start, endExclusive, groupBy });
@@ -17,7 +17,7 @@
  *
  *   → { total: CostDetail, groups: { group, detail }[], cost_rollup_truncated }
  *
- * A CostDetail holds `cost` (the SPEC cost object), `traces`, `cost_trace_counts`,
+ * A CostDetail holds `cost` (the cost object), `traces`, `cost_trace_counts`,
  * `model_tokens_truncated`, `unpriced_models_truncated` and `attribution` {coverage, values,
  * attributed_traces} (query-time cost per model). The views shape it with:
  *
@@ -150,7 +150,7 @@ export async function computeCostObject(ctx: CostContext, options: CostWindowOpt
   };
 }
 
-/** The window view's `cost`: SPEC cost object plus its three companions. */
+/** The window view's `cost`: the cost object plus its three companions. */
 export function windowCost(detail: CostDetail): CostObject & { model_tokens_truncated: boolean; unpriced_models_truncated: boolean; cost_trace_counts: CostTraceCounts } {
   return {
     ...detail.cost,
@@ -183,7 +183,7 @@ export interface ModelScorecardCost {
   /**
    * A model_scorecard row's cost. `priced` says whether the catalog prices the model (under every
    * provider given); the figure is the model's stored (write-time) plus query-time cost, shown when
-   * coverage is 'all', i.e. when the rows add up to the overall figure (SPEC allows null there; a
+   * coverage is 'all', i.e. when the rows add up to the overall figure (null is allowed there; a
    * stored row always carries its per-model costs, so in practice it is 'all').
    */
   rowCost(model: string, providers?: readonly string[]): { priced: boolean; estimated_cost_usd: number | null };

@@ -10,7 +10,7 @@ import { PRICED_BASES, WRITTEN_BASES } from './stored-cost.js';
  * views' own guard) that carry their own values; this module adds its own values the same way, so
  * the SQL layer names them all and nothing here can collide or splice a caller string.
  *
- * Tables are read with FINAL: re-processed traces and re-sent spans count once (DESIGN.md "Analytics");
+ * Tables are read with FINAL: re-processed traces and re-sent spans count once;
  * trace.processed through the SQL layer's processedTraces, the one read of that table.
  *
  * On a cluster the tables are Distributed, which refuse an IN or JOIN whose subquery reads a
@@ -97,9 +97,8 @@ GROUP BY model`;
  * map summed as a map), and `stored_cost_models`, every model those rows name. A model whose dollars
  * sum to 0 must stay listed (at 0), as arrayJoin + GROUP BY keeps it: sumMap over key and value arrays
  * drops such a key; over a Map chdb 26.x keeps it, but the set does not depend on which form or server
- * version answers (~8 ms over 1 M runs). Summing the map as a map cut the pass by a third against
- * summing key and value arrays with a row count beside them (bench/README.md, issue 17, session 7:
- * 264 → 175 ms p50 over 1 M runs, merged).
+ * version answers (~8 ms over 1 M runs). The map is summed as a map because that is markedly
+ * cheaper than summing key and value arrays with a row count beside them.
  */
 export function storedModelCostsColumn(): Fragment {
   return raw(`sumMapIf(cost_model_costs, ${PRICED}) AS stored_model_costs,

@@ -3,7 +3,7 @@ import type { CostLimits, CostPartial } from './cost-engine.js';
 import { roundUsd } from './stored-cost.js';
 
 /**
- * Turns a CostPartial into SPEC.md's cost object and its companions. Every rule here is one row of
+ * Turns a CostPartial into the API's cost object and its companions. Every rule here is one row of
  * docs/cost.md's tables; keep them in step.
  */
 export type CostSource = 'stored' | 'mixed' | 'query_time';
@@ -15,7 +15,7 @@ export type LowerBoundReason =
   | 'model_rollup_truncated';
 export type AttributionCoverage = 'all' | 'unwritten_only' | 'none';
 
-/** SPEC.md "Cost object (shared by analytics views)", field for field. */
+/** The cost object shared by the analytics views (docs/cost.md), field for field. */
 export interface CostObject {
   estimated_cost_usd: number | null;
   priced_token_share: number;

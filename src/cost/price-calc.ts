@@ -3,7 +3,7 @@ import type { ResolvedModel } from './model-match.js';
 import { cachedPlan, plannable, planTotal, pricePlan, rememberPlan } from './price-plan.js';
 
 /**
- * Cost of observed tokens at catalog list prices (DESIGN.md "Cost": tokens × list price, never an
+ * Cost of observed tokens at catalog list prices (tokens × list price, never an
  * invoice). The arithmetic — units per million, cache-read and cache-write partitions of the input,
  * start-date and time-of-day price variants — is the package's own `calcPrice`; this module adds
  * the two things Lookout needs on top:

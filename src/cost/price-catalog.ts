@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import { waitForUpdate, type ModelInfo, type Provider } from '@pydantic/genai-prices';
 
 /**
- * A price catalog: the providers and models of @pydantic/genai-prices (DESIGN.md "Cost") plus the
- * time its prices were fetched, which SPEC.md reports as `pricing_fetched_at`.
+ * A price catalog: the providers and models of @pydantic/genai-prices plus the
+ * time its prices were fetched, which the API reports as `pricing_fetched_at`.
  *
  * A catalog is an immutable value passed explicitly to every pricing function, so tests inject
  * their own and a refresh swaps the whole value at once (see price-book.ts).

@@ -7,7 +7,7 @@ import { resolveCatalog, resolveLimits } from './cost-object.js';
 import { roundUsd } from './stored-cost.js';
 
 /**
- * The analytics query's cost measures (SPEC.md "Analytics query": trace_cost on trace.processed,
+ * The analytics query's cost measures (trace_cost on trace.processed,
  * generation_cost on generation.completed). The query compiler validates the request and prints
  * the primary table's guard + window + filters as `where`, and its groups as SQL; this module
  * prices what they select and answers one cost row per group.
@@ -18,7 +18,7 @@ import { roundUsd } from './stored-cost.js';
  * - Map keys are JSON.stringify(group values in order) with the values exactly as ClickHouse's
  *   JSONEachRow returns them for the same expressions under default settings ('[]' without groups).
  *   A group with no rows is absent from the map.
- * - Rows do not use the measure's alias (SPEC "Cost rows do not use the cost measure's alias").
+ * - Rows do not use the measure's alias.
  */
 export interface CostQueryContext {
   ch: ClickHouseStore;

@@ -7,7 +7,7 @@ import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 /**
  * The cost written on a `trace.processed` row (clickhouse/002_events.sql, columns
  * estimated_cost_usd … cost_model_costs) when ingestion processes a trace, and again when the
- * backfill job prices a row written without prices. SPEC.md "Cost object": a backfilled row keeps
+ * backfill job prices a row written without prices. A backfilled row keeps
  * the price as of the backfill run, because nothing re-prices a row once its basis says it was priced.
  *
  * estimated_cost_basis (docs/cost.md):

@@ -10,8 +10,7 @@ export function defaultWebDir(): string {
 }
 
 /**
- * Paths the dashboard never answers: they belong to the REST API, OTLP ingestion and MCP
- * (DESIGN.md "Runtime shape"), so a typo there gets their JSON 404, never an HTML page.
+ * Paths the dashboard never answers: they belong to the REST API, OTLP ingestion and MCP, so a typo there gets their JSON 404, never an HTML page.
  */
 const RESERVED_PREFIXES = ['/api', '/v1', '/mcp', '/healthz', '/readyz'];
 

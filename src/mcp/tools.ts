@@ -7,7 +7,7 @@ import { GRANULARITIES } from '../analytics/views/time-buckets.js';
 import { projectIdArgument, type McpTool } from './mcp-tool.js';
 
 /**
- * The MCP tools of SPEC.md "Project analytics" (names given there). Each is a thin adapter over the
+ * The MCP tools of project analytics (docs/mcp.md). Each is a thin adapter over the
  * service its REST route calls, so the structured result is the REST payload, byte for byte in
  * meaning, and a bad argument yields the REST detail text.
  */

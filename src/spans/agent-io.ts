@@ -2,7 +2,7 @@
  * Reading an agent's input and output as the conventions record them, for the trace's
  * `agent_input_display`, `interaction.input_kind` and the API's `agent_input`/`agent_output`.
  *
- * input_kind values (SPEC.md leaves them open; decided here):
+ * input_kind values:
  * - `none`:     no input recorded;
  * - `text`:     a plain prompt (a string, or the AI SDK's `{prompt: "..."}`);
  * - `messages`: a chat message list (gen_ai.input.messages, OpenInference/AI SDK messages);

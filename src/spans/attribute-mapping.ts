@@ -1,7 +1,7 @@
 import type { AttributeValue, Attributes } from './otlp-types.js';
 
 /**
- * THE attribute-mapping table (DESIGN.md "Ingestion"): which span or resource attribute yields
+ * THE attribute-mapping table: which span or resource attribute yields
  * each Lookout field. For every field the sources are tried top to bottom and the first one
  * present (non-empty) wins. Conventions covered:
  *

@@ -4,7 +4,7 @@ import type { Origin } from './origin.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
 
 /**
- * Per-span rows written at ingest (DESIGN.md "Ingestion"; SPEC.md "Events"): the raw `spans` row
+ * Per-span rows written at ingest: the raw `spans` row
  * and the `generation.completed`, `tool.called` and `span.errored` events. Column names and types
  * are those of clickhouse/001_spans.sql and 002_events.sql. UInt64 nanosecond times are written as
  * decimal strings (ClickHouse parses them exactly); DateTime64(3) as 'YYYY-MM-DD hh:mm:ss.sss' UTC.
@@ -135,13 +135,12 @@ export function spanRow(span: NormalizedSpan, tree: SpanTree): SpanRow {
 }
 
 // Event rows are written as object literals with every field named, not spread from a shared base
-// and the origin: ingest builds them for every span, and the spread version cost ~4x as much
-// (bench/README.md, OTLP ingestion).
+// and the origin: ingest builds them for every span, and spreading costs several times as much.
 
 /**
  * The tool.called row of a tool span. Its agent falls back to `traceAgentName` (the trace's agent,
  * see trace-summary) when no ancestor names one, so tool.called and trace.processed agree on
- * agent_name and can be joined on it (SPEC.md "Analytics query", useful pairs).
+ * agent_name and can be joined on it (a useful join pair of the analytics query).
  */
 export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: Origin, traceAgentName: string): ToolCalledRow {
   return {

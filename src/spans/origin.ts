@@ -1,6 +1,6 @@
 /**
- * Who did something and through which surface: stamped on every analytics event (SPEC.md
- * "Events": every event carries these; missing = ''). One type for span events written at ingest,
+ * Who did something and through which surface: stamped on every analytics event
+ * (every event carries these; missing = ''). One type for span events written at ingest,
  * issue lifecycle events from routes and MCP tools, and the work the service does on its own.
  * Plain strings, because an origin also comes back from storage (the settle queue keeps the sender's).
  */

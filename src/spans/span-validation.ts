@@ -14,7 +14,7 @@ import { nsToMs } from '../platform/clickhouse/clickhouse-time.js';
 
 /**
  * Days ClickHouse keeps a span and its events: the `TTL toDateTime(timestamp) + INTERVAL 90 DAY` of
- * every table in clickhouse/ (a unit test reads the DDL to keep the two equal). SPEC "Limits".
+ * every table in clickhouse/ (a unit test reads the DDL to keep the two equal).
  */
 export const RETENTION_DAYS = 90;
 /** INGEST_MAX_FUTURE_SKEW_MS's default: a span may start at most a day after the server clock. */

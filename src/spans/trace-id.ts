@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Lookout's trace `id` (DESIGN.md "Ingestion"): a UUID derived from (project_id, otel_trace_id)
+ * Lookout's trace `id`: a UUID derived from (project_id, otel_trace_id)
  * so every process computes the same id without coordination. Built like an RFC 9562 version-5
  * UUID: SHA-1 over a fixed namespace and the name `project_id/otel_trace_id`.
  */

@@ -8,9 +8,8 @@ import type { Origin } from './origin.js';
 import { UNPRICED, type GenerationUsage, type PriceTrace, type TraceCost, type TraceUsage } from './trace-pricing.js';
 
 /**
- * Trace summarization at settling (DESIGN.md "Ingestion"): all spans of one trace → one
- * `event_trace_processed` row (SPEC.md "Events": trace.processed) and one `traces` row (SPEC.md
- * "Trace" resource). Pure: the settler reads the spans, calls summarizeTrace, writes the rows.
+ * Trace summarization at settling: all spans of one trace → one `event_trace_processed` row
+ * (the trace.processed event) and one `traces` row (the stored trace summary). Pure: the settler reads the spans, calls summarizeTrace, writes the rows.
  *
  * Cost hook: `options.priceTrace`, when given (the cost module, src/cost/), receives the
  * trace's counted usage per generation and returns the stored estimate; without it the cost

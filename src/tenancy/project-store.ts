@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { isUuid } from '../platform/uuid.js';
 import type { SqlHandle } from '../platform/postgres/postgres.js';
 
-/** SPEC.md "Project": every field always present. */
+/** A project as the API answers it: every field always present. */
 export interface Project {
   id: string;
   name: string;

@@ -28,8 +28,8 @@ export type CreatedApiKey = Omit<ApiKeyRecord, 'last_used_at' | 'revoked_at'> & 
 
 /**
  * Users, API keys and tenants as the routes see them: route → this service → tenancy-store and
- * project-store. It owns the rules of a project-limited key (DESIGN.md "Tenancy": it mints, lists
- * and revokes only keys limited to its own project) and the checks of the ids a key names.
+ * project-store. It owns the rules of a project-limited key (it mints, lists and revokes
+ * only keys limited to its own project) and the checks of the ids a key names.
  */
 export class TenancyService {
   constructor(private readonly deps: AppDeps) {}
@@ -63,7 +63,7 @@ export class TenancyService {
     return shown;
   }
 
-  /** A key limited to one project must not learn about the tenant's other projects (DESIGN "Tenancy"). */
+  /** A key limited to one project must not learn about the tenant's other projects. */
   listApiKeys(principal: Principal): Promise<ApiKeyRecord[]> {
     return listApiKeys(this.deps.sql, principal.tenantId, principal.projectId);
   }

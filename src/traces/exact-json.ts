@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * JSON with exact big integers. The trace context bundle writes nanosecond times as JSON numbers
- * (SPEC.md "Trace": in the other trace-detail form start_time_ns and end_time_ns are numbers), and
+ * (in the context form start_time_ns and end_time_ns are numbers), and
  * a 19-digit epoch-nanosecond value is past 2^53: through a double it would be rounded. Such values
  * are wrapped in ExactInteger; stringify writes their digits verbatim.
  *

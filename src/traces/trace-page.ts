@@ -7,7 +7,7 @@ import type { SpanViewOptions } from './trace-view.js';
 import { tracePageTask } from './trace-page-build.js';
 
 /**
- * A default-form trace-detail page that reads only its page (issue 13): the trace-level fields
+ * A default-form trace-detail page that reads only its page: the trace-level fields
  * and stats come from the summary settling stored (`traces`, the same summarizeTrace), the spans
  * from one keyset page ordered by ClickHouse. Reading and summarizing every span of a 100,000-span
  * trace for each page took seconds.

@@ -9,8 +9,8 @@ import { traceService } from './trace-service.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
 /**
- * The traces API: SPEC.md "Traces" (GET /traces/{trace_id}, GET /traces/agent-names) and
- * DESIGN.md's GET /projects/{project_id}/traces. Trace detail is built from the stored spans with
+ * The traces API: GET /traces/{trace_id}, GET /traces/agent-names and
+ * GET /projects/{project_id}/traces. Trace detail is built from the stored spans with
  * the same summarizeTrace the settler stores, so it is complete as soon as the spans are durable;
  * the work runs on the compute pool and the default form pages a huge trace's spans
  * (span_limit/span_cursor) instead of answering megabytes.

@@ -1,6 +1,6 @@
 /**
  * OpenAPI schemas of the traces API (registered into the document by trace-routes.ts; the query
- * schemas are also what ajv validates). SPEC.md "Trace" and "Traces"; list shape per DESIGN.md.
+ * schemas are also what ajv validates). docs/traces.md describes the shapes.
  */
 
 export const traceDetailQuery = {
@@ -95,7 +95,7 @@ const stats = {
 
 export const traceSchema = {
   type: 'object',
-  description: 'Default form: the Trace table of SPEC.md. With expand=context: {id, project_id, project_name, otel_trace_id, service_name, created_at, trace, stats, spans, spans_total, spans_limit, spans_offset, issue_occurrences}.',
+  description: 'Default form: the trace with its spans. With expand=context: {id, project_id, project_name, otel_trace_id, service_name, created_at, trace, stats, spans, spans_total, spans_limit, spans_offset, issue_occurrences}.',
   required: ['id', 'project_id', 'project_name', 'spans', 'stats'],
   properties: {
     id: { type: 'string' },

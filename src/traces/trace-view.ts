@@ -11,7 +11,7 @@ import type { StoredTraceCostView } from './trace-store.js';
 import { isoFromDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 
 /**
- * The two trace-detail forms of SPEC.md "Trace", built from a trace's spans and their summary
+ * The two trace-detail forms (default and expand=context), built from a trace's spans and their summary
  * (the same summarizeTrace the settler stores, so detail and stored summary agree). The spans
  * part is built on the compute pool (trace-detail-build.ts) and spliced into the envelope here:
  *
@@ -22,7 +22,7 @@ import { isoFromDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
  *   `id`, nanosecond times as exact JSON numbers (ExactInteger), a page of spans_limit from
  *   spans_offset.
  *
- * Span `events` (shape not shown in SPEC): [{name, time_ns, timestamp, attributes}].
+ * Span `events` (a shape we chose): [{name, time_ns, timestamp, attributes}].
  */
 
 export interface SpanViewOptions {
@@ -118,7 +118,7 @@ export function traceStats(t: TraceRow) {
   };
 }
 
-/** A page of the default form's spans (SPEC.md "Trace": spans with `id`, nanosecond times as strings), as JSON text. */
+/** A page of the default form's spans (spans with `id`, nanosecond times as strings), as JSON text. */
 export function defaultSpansJson(spans: NormalizedSpan[], traceId: string, options: SpanViewOptions): string {
   return JSON.stringify(spans.map((s) => ({ id: lookoutSpanId(traceId, s.spanId), ...spanView(s, options, false) })));
 }

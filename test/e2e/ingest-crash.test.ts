@@ -10,10 +10,10 @@ import { tempDataDir } from '../helpers/temp-dir.js';
 import { postOtlp, protobufBody, waitFor } from '../integration/ingest/otlp-client.js';
 
 /**
- * Crash safety (DESIGN.md "Ingestion": a 200 means the spans are durable): senders load a service
+ * Crash safety (a 200 means the spans are durable): senders load a service
  * running as a child process, the process is SIGKILLed mid-load, and after a restart on the same
  * DATA_DIR every span that was answered 200 is there — and its trace gets processed from the settle
- * queue, attributed to its sender like a trace settled without a crash (issue 13 item 8).
+ * queue, attributed to its sender like a trace settled without a crash.
  */
 
 const dataDir = tempDataDir('lookout-crash-');

@@ -8,7 +8,7 @@ import { verifies } from '../integration/webhooks/harness.js';
 import { startReceiver, type Receiver } from '../integration/webhooks/receiver.js';
 
 /**
- * Issue #19: SIGKILL after the issue commit and before delivery, then restart — delivered once.
+ * SIGKILL after the issue commit and before delivery, then restart — delivered once.
  *
  * The kill has to land in that window every time, not by luck. The test holds a row lock on the
  * webhook endpoint from its own connection; the fan-out's insert of the delivery references that

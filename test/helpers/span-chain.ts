@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 
 /**
  * A trace whose spans form one parent chain (each span the child of the one before), the shape
- * that made depth walks quadratic (issue 13 "Deep and huge traces are linear"). Built as OTLP/JSON
+ * that made depth walks quadratic. Built as OTLP/JSON
  * request objects so unit tests can decode/normalize them and integration tests can send them.
  */
 export interface ChainOptions {

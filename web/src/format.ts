@@ -1,11 +1,11 @@
 /**
  * Display formatting only: every figure shown is the API's value, written for people. Nothing
- * here derives a new figure (issue 10: "nothing recomputed in the browser").
+ * here derives a new figure (nothing is recomputed in the browser, so the dashboard never disagrees with the API).
  */
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const decimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 
-/** Large integers may arrive as numeric strings (SPEC.md "Analytics query"). */
+/** Large integers may arrive as numeric strings (past 2^53). */
 function asNumber(value: unknown): number | null {
   if (value === null || value === undefined || value === '') return null;
   const n = typeof value === 'number' ? value : Number(value);

@@ -1,6 +1,5 @@
 /**
- * The API key lives only in this tab's sessionStorage (issue 10: "kept only in the browser's session
- * storage"): never in localStorage, a cookie or the URL, so it is gone when the tab closes.
+ * The API key lives only in this tab's sessionStorage: never in localStorage, a cookie or the URL, so it is gone when the tab closes.
  */
 const KEY = 'lookout.apiKey';
 

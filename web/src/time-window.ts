@@ -1,6 +1,6 @@
 /**
  * The window picker's state, kept in the page's query string (range, from, to, granularity), and
- * its translation into each analytics view's parameters (SPEC.md "Project analytics: preset views").
+ * its translation into each analytics view's parameters.
  */
 export type RangeName = '24h' | '7d' | '30d' | 'custom';
 export type Granularity = 'hour' | 'day' | 'week' | 'month';

@@ -64,7 +64,7 @@ export interface AggregateNode {
   /** quantileExact's level (0.5, 0.95, 0.99), or quantilesExact's levels: compiler constants. */
   readonly levels: readonly number[] | null;
   readonly arg: Expr | null;
-  /** A measure's own filter, printed through the -If combinator (SPEC: the measure alone sees it). */
+  /** A measure's own filter, printed through the -If combinator (the measure alone sees it). */
   readonly condition: Expr | null;
 }
 
@@ -160,7 +160,7 @@ export interface SelectNode {
   readonly settings: readonly SettingNode[];
 }
 
-/** The text form of minute and hour buckets (SPEC: "minute and hour as date-time text"). */
+/** The text form of minute and hour buckets (date-time text, second precision, UTC). */
 export const BUCKET_TEXT_FORMAT = '%Y-%m-%dT%H:%i:%SZ';
 
 // Constructors: small, frozen, so a built tree cannot be edited behind the printer's back.

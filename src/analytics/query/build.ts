@@ -1,6 +1,6 @@
 /**
  * Second pass of the compiler: a validated, catalog-resolved query → the SQL AST of ast.ts, plus
- * what the runner needs to shape rows (SPEC "Analytics query"):
+ * what the runner needs to shape rows:
  *  - window as `timestamp >= start AND timestamp < end_exclusive`, then the event's discriminator
  *    (issue.*), then the caller's filters; the printer adds the tenant/project guard in front;
  *  - measures: count / uniqExact / sum / avg / min / max / p50-p99 (quantileExact), a measure's own
@@ -72,7 +72,7 @@ export interface CompiledQuery {
 }
 
 export interface BuildOptions {
-  /** SPEC: 15 s by default (config.queryTimeoutSeconds). */
+  /** 15 s by default (config.queryTimeoutSeconds). */
   timeoutSeconds: number;
   /** Per-query memory ceiling in bytes. */
   maxMemoryBytes: number;
@@ -176,7 +176,7 @@ export function bucketExpr(bucket: Bucket): Expr {
     case 'day':
       return call('toDate', TIMESTAMP);
     case 'week':
-      // Mode 0: weeks start on Sunday (SPEC: "week as the date of the week's Sunday").
+      // Mode 0: weeks start on Sunday (a week bucket is the date of its Sunday).
       return call('toStartOfWeek', TIMESTAMP, literal(0));
     case 'month':
       return call('toStartOfMonth', TIMESTAMP);

@@ -1,6 +1,6 @@
 /**
- * SPEC "Project analytics": "MCP takes project_id in the body and uses endExclusive, groupBy,
- * orderBy for end_exclusive, group_by, order_by." This maps an MCP query_project_analytics argument
+ * MCP takes project_id in the body and spells end_exclusive, group_by and order_by as
+ * endExclusive, groupBy and orderBy. This maps an MCP query_project_analytics argument
  * object (without project_id) to the REST body, so both surfaces go through the same validator and
  * answer the same detail strings. Other keys pass through untouched (and unknown ones are rejected
  * by the validator as usual).

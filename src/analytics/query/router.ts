@@ -1,11 +1,10 @@
 /**
- * REST routes of the analytics catalog and query (SPEC "Analytics catalog", "Analytics query",
- * "Authentication": read or admin scope; an unknown project or one outside the key is a 404, which
+ * REST routes of the analytics catalog and query (read or admin scope; an unknown project or one outside the key is a 404, which
  * the route helper answers).
  *
  * The request schema registered here documents the body and lets the route helper reject gross
- * shape errors (unknown keys, wrong types). It deliberately leaves out every rule that SPEC's error
- * table words itself (alias pattern, in-list size, second alignment, window length): those are
+ * shape errors (unknown keys, wrong types). It deliberately leaves out every rule whose error detail is
+ * worded by the validator (alias pattern, in-list size, second alignment, window length): those are
  * validate.ts's, so REST and MCP answer with the same detail strings.
  */
 import { Router } from 'express';

@@ -3,7 +3,7 @@
  * caller's aliases. Integer results (counts, uniqExact, sums and extremes of integer fields) are
  * asked for as quoted 64-bit values so nothing is rounded on the way; a value that fits a JavaScript
  * number exactly (|v| <= 2^53 - 1) is returned as a number, a larger one as a numeric string
- * (SPEC: "Large integers ... may be numeric strings"; docs/analytics-query.md).
+ * (docs/analytics-query.md).
  */
 import type { OutputColumn } from './build.js';
 

@@ -82,7 +82,7 @@ async function costRows(deps: AnalyticsQueryDeps, context: PrintContext, compile
       kind: cost.agg,
       table: deps.ch.table(compiled.query.event.table),
       where: Printer.where(compiled.compiled.primary, context),
-      // Each group expression keeps its own values (issue 16: they used to be dropped here).
+      // Each group expression keeps its own values.
       groups: compiled.compiled.groups.map((g) => ({ alias: g.alias, sql: Printer.expression(g.expr, context) })),
     },
   );
@@ -120,7 +120,7 @@ export async function runAnalyticsQuery(deps: AnalyticsQueryDeps, tenantId: stri
   });
   return {
     rows,
-    // SPEC: true when the row count reaches limit (max_rows when no limit): more groups may exist.
+    // True when the row count reaches limit (max_rows when no limit): more groups may exist.
     truncated: rows.length >= plan.limit,
     window: windowEcho(query.window),
   };

@@ -3,7 +3,7 @@
  * of the compiler, as in HogQL's resolver). The result holds catalog definitions, never caller
  * names, so later passes cannot reach an identifier the catalog does not list.
  *
- * SPEC "Analytics query" and "Errors": the table's detail strings are returned verbatim; every
+ * The documented detail strings (docs/analytics-query.md) are returned verbatim; every
  * other failure (unknown keys at any level, types, limits) is a 400 whose detail names the field,
  * in the `path: problem` form the ajv layer uses (src/platform/http/validation.ts).
  */
@@ -44,7 +44,7 @@ export interface AggregateMeasure {
 
 export interface CostMeasureSpec {
   kind: 'cost';
-  /** Cost rows do not use the alias (SPEC); it is only checked when given. */
+  /** Cost rows do not use the alias ; it is only checked when given. */
   alias: string | null;
   agg: CostMeasure;
 }
@@ -75,10 +75,10 @@ export interface ValidQuery {
   join: ValidJoin | null;
 }
 
-/** SPEC: "a lowercase letter followed by up to 40 lowercase letters, digits or underscores". */
+/** An alias: "a lowercase letter followed by up to 40 lowercase letters, digits or underscores". */
 const ALIAS = /^[a-z][a-z0-9_]{0,40}$/;
 
-/** Row fields a cost measure writes (SPEC "Cost rows"); an alias may not shadow them. */
+/** Row fields a cost measure writes ; an alias may not shadow them. */
 export const COST_ROW_FIELDS: Record<CostMeasure, readonly string[]> = {
   generation_cost: ['estimated_cost_usd', 'priced'],
   trace_cost: [
@@ -225,7 +225,7 @@ function validateGroup(raw: unknown, event: EventDef, path: string): ValidGroup 
   if (hasBucket) {
     const bucket = requireString(group.bucket, `${path}.bucket`) as Bucket;
     if (!BUCKETS.includes(bucket)) fail(`${path}.bucket: must be one of ${BUCKETS.join(', ')}`);
-    // SPEC: the default alias is `bucket` for a bucket.
+    // The default alias is `bucket` for a bucket.
     return { kind: 'bucket', bucket, alias: group.as === undefined ? 'bucket' : checkAlias(group.as, `${path}.as`) };
   }
   const field = resolveField(event, group.field, `${path}.field`);
@@ -250,7 +250,7 @@ function validateJoin(raw: unknown, primary: EventDef, groups: ValidGroup[], ali
   const onPrimary = findField(primary, on) ?? fail(`Unknown field: ${on}`);
   const onJoined = findField(event, on) ?? fail(`Unknown field: ${on}`);
   if (onPrimary.type !== onJoined.type) fail(`join.on: ${on} has different types on ${primary.name} and ${event.name}`);
-  // SPEC: the primary query must group by `on` with the default alias.
+  // The primary query must group by `on` with the default alias.
   if (!groups.some((g) => g.kind === 'field' && g.field.field === on && g.alias === on)) {
     fail(`join.on: the query must group by ${on} with alias ${on}`);
   }
@@ -322,7 +322,7 @@ export function validateQuery(body: unknown, limits: Limits): ValidQuery {
     checkKeys(entry, ['measure', 'direction'], path);
     if (entry.measure === undefined) fail(`${path}.measure is required`);
     const alias = requireString(entry.measure, `${path}.measure`);
-    // SPEC: a group alias or a primary measure alias; joined (and cost) aliases are not row columns to sort on.
+    // Only a group alias or a primary measure alias; joined (and cost) aliases are not row columns to sort on.
     if (!orderableAliases.has(alias)) fail(`Unknown order field: ${alias}`);
     const direction = entry.direction === undefined ? 'asc' : requireString(entry.direction, `${path}.direction`);
     if (direction !== 'asc' && direction !== 'desc') fail(`${path}.direction: must be one of asc, desc`);

@@ -1,6 +1,6 @@
 /**
- * The query window (SPEC "Analytics query": start inclusive, end_exclusive exclusive, ISO 8601,
- * UTC, whole second; at most max_window_days). The SPEC detail strings are returned verbatim.
+ * The query window (start inclusive, end_exclusive exclusive, ISO 8601, UTC, whole second; at
+ * most max_window_days). The documented detail strings are returned verbatim.
  */
 import { ValidationError } from '../../platform/http/errors.js';
 
@@ -11,7 +11,7 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz
 /**
  * Parses one bound of the window. Text that is not an ISO 8601 date-time is a plain validation
  * error naming the field; a real date-time that carries a non-zero fraction, another offset than
- * UTC, or no offset at all gets SPEC's "second-aligned UTC" detail. A zero fraction (`.000Z`, what
+ * UTC, or no offset at all gets the "second-aligned UTC" detail. A zero fraction (`.000Z`, what
  * `Date.toISOString()` writes) is second-aligned and accepted.
  */
 export function parseWindowBound(raw: unknown, field: string): Date {

@@ -1,5 +1,5 @@
 /**
- * The agent scorecard (SPEC.md "Project analytics: preset views": agent_scorecard): one row per
+ * The agent scorecard: one row per
  * agent_name of the traces that started in [start, endExclusive), busiest first
  * (docs/analytics.md "agent_scorecard").
  */

@@ -1,5 +1,5 @@
 /**
- * The base view (SPEC.md "Project analytics: preset views": base): per-bucket series of traces,
+ * The base view: per-bucket series of traces,
  * run outcomes and span errors, tokens and cost over [start, endExclusive). Every series counts a
  * trace in the bucket of its start (trace.processed timestamp), so the series add up to one
  * another (docs/analytics.md "base").

@@ -1,5 +1,5 @@
 /**
- * The window view's coverage block (SPEC.md "Project analytics: preset views": window.coverage):
+ * The window view's coverage block (window.coverage):
  * per capability, whether the project sends it at all and how many window traces carry it. The
  * rule for each capability is one row of docs/analytics.md "Coverage"; keep them in step.
  */

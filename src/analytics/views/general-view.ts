@@ -1,6 +1,5 @@
 /**
- * The general view (SPEC.md "Project analytics: preset views": general; also the answer when
- * `view` is omitted, SPEC "Versioning" 3). It describes model calls — generation.completed rows —
+ * The general view (also the answer when `view` is omitted). It describes model calls — generation.completed rows —
  * over the `hours` before the anchor (docs/analytics.md "general").
  */
 import { computeCostObject, type CostObject } from '../../cost/cost-object.js';

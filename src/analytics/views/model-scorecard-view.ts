@@ -1,5 +1,5 @@
 /**
- * The model scorecard (SPEC.md "Project analytics: preset views": model_scorecard): the window's
+ * The model scorecard: the window's
  * cost object with its attribution coverage, and one row per model. Tokens and speed come from the
  * model calls (generation.completed) that started in the window; `traces` counts the window's
  * traces that called the model, from trace.processed `models` (docs/analytics.md "model_scorecard").
@@ -43,10 +43,10 @@ export async function modelScorecardView(deps: ViewDeps, tenantId: string, proje
   const { window } = params;
   // One pass over the window's trace.processed rows answers the runs per model and both of the
   // cost module's stored aggregates (its stored-cost row and the stored dollars per model): FINAL
-  // there merges every fresh part, since settle rounds write runs from the whole key range
-  // (bench/README.md, issue 17 round 3: three passes → one).
+  // there merges every fresh part, since settle rounds write runs from the whole key range, so
+  // each extra pass would pay that merge again.
   // Runs per model and the stored dollars are summed as maps: sumMap over a Map costs about half of
-  // sumMap over key and value arrays here (bench/README.md, issue 17, session 7).
+  // sumMap over key and value arrays here.
   const tracesQuery = selectRows<Record<string, unknown> & { runs_by_model: Record<string, number | string> }>(
     scope,
     sql`SELECT count() AS traces,

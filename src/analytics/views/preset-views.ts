@@ -6,7 +6,7 @@
  *
  *   await runPresetView(deps, tenantId, projectId, 'window', { start, endExclusive, granularity })
  *
- * Only the requested view is computed (SPEC.md "Project analytics: preset views").
+ * Only the requested view is computed.
  */
 import type { AppDeps } from '../../app/app-deps.js';
 import { agentScorecardView, type AgentScorecardPayload } from './agent-scorecard-view.js';
@@ -67,7 +67,7 @@ export function viewDeps(deps: AppDeps): ViewDeps {
   return { ch: deps.ch, sql: deps.sql, queryTimeoutSeconds: deps.config.queryTimeoutSeconds };
 }
 
-/** `view` as the REST route reads it: omitted → general (SPEC "Versioning" 3). */
+/** `view` as the REST route reads it: omitted → general. */
 export function requestedView(raw: RawViewParams): ViewName {
   return parseViewName(raw.view);
 }

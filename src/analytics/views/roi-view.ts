@@ -1,6 +1,5 @@
 /**
- * The ROI view (SPEC.md "Project analytics: preset views": roi; SPEC "States and transitions":
- * state connect | waiting | populated). It takes no window: counts are lifetime (every retained
+ * The ROI view (its state is connect | waiting | populated). It takes no window: counts are lifetime (every retained
  * trace, every issue of the project) and the series cover the retention period ending now
  * (docs/analytics.md "roi").
  */

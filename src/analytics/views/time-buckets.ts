@@ -1,6 +1,6 @@
 /**
- * Time buckets of the preset views (SPEC.md "Project analytics: preset views": granularity day,
- * week, month; DESIGN.md "Analytics": weeks start on Sunday, `toStartOfWeek(ts, 0)`).
+ * Time buckets of the preset views (granularity day,
+ * week, month; weeks start on Sunday, `toStartOfWeek(ts, 0)`).
  *
  * A bucket is named by the UTC date of its first day ('YYYY-MM-DD'): a day by itself, a week by its
  * Sunday, a month by its 1st. Series are complete: every bucket that overlaps the window appears,
@@ -87,7 +87,7 @@ export function bucketSql(granularity: Granularity, column = 'timestamp'): strin
 /**
  * A row's bucket as its position in bucketDates(window, granularity) (0 = the first bucket): the
  * key of -Resample aggregates (`countResample(0, n, 1)(index)`), which count per bucket into one
- * array per group instead of building a map per row (tool_aggregates, issue 17).
+ * array per group instead of building a map per row (tool_aggregates).
  */
 export function bucketIndexSql(window: ViewWindow, granularity: Granularity, column = 'timestamp'): Fragment {
   const first = param('Date', dateText(bucketStart(window.start, granularity)));

@@ -1,8 +1,8 @@
 /**
- * Tool aggregates (SPEC.md "Project analytics: preset views": tool_aggregates): per tool, the
+ * Tool aggregates: per tool, the
  * calls (tool.called rows) whose span started in [start, endExclusive), plus the volume series
- * and where the failures concentrate. SPEC leaves the element shapes of volume, failing_volume
- * and error_concentration open; docs/analytics.md "tool_aggregates" fixes them.
+ * and where the failures concentrate. docs/analytics.md "tool_aggregates" gives the element shapes
+ * of volume, failing_volume and error_concentration.
  */
 import { windowEcho } from '../query/window.js';
 import { bucketDates, bucketIndexSql, type Granularity } from './time-buckets.js';
@@ -72,8 +72,8 @@ export async function toolAggregatesView(deps: ViewDeps, tenantId: string, proje
   const tools = table(scope, 'event_tool_called');
   const dates = bucketDates(window, granularity);
   // One scan of the window's tool calls: the per-tool figures and, per tool, its calls and failing
-  // calls per bucket as two arrays indexed like `dates` (-Resample over the bucket's position; the
-  // sumMap it replaces built a map per row: 14–30 % of the statement, bench/README.md issue 17 round 3).
+  // calls per bucket as two arrays indexed like `dates` (-Resample over the bucket's position: no
+  // map is built per row).
   // Every tool is read, since the volume series count all of them; the rows keep the first MAX_TOOLS.
   const buckets = raw(String(dates.length));
   const allTools = await selectRows<ToolQueryRow & { calls_by_bucket: (number | string)[]; errors_by_bucket: (number | string)[] }>(

@@ -1,6 +1,5 @@
 /**
- * Parameters of the preset views (SPEC.md "Project analytics: preset views"; the rules SPEC leaves
- * open are decided in docs/analytics.md "Parameters"). REST query strings and MCP arguments both
+ * Parameters of the preset views (docs/analytics.md "Parameters"). REST query strings and MCP arguments both
  * arrive here as a plain object, so both get the same 400 details, each naming its parameter.
  */
 import { ValidationError } from '../../platform/http/errors.js';
@@ -12,7 +11,7 @@ export const VIEW_NAMES = ['general', 'base', 'window', 'model_scorecard', 'agen
 export type ViewName = (typeof VIEW_NAMES)[number];
 
 export const DEFAULT_HOURS = 24;
-/** The general view looks back at most as far as events are kept (SPEC "Limits": 90 days). */
+/** The general view looks back at most as far as events are kept (90 days). */
 export const MAX_HOURS = LIMITS.max_window_days * 24;
 export const MAX_WINDOW_DAYS = LIMITS.max_window_days;
 
@@ -117,8 +116,8 @@ export function parseWindowedParams(raw: RawViewParams): WindowedParams {
 }
 
 /**
- * general: the `hours` before an anchor. The anchor is now, or `endExclusive` when given — an
- * addition to SPEC so a caller (and a test) can look at a fixed past period.
+ * general: the `hours` before an anchor. The anchor is now, or `endExclusive` when given — so
+ * a caller (and a test) can look at a fixed past period.
  */
 export function parseGeneralParams(raw: RawViewParams, now: Date): GeneralParams {
   const hours = parseHours(raw.hours);

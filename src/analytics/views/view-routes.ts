@@ -1,5 +1,5 @@
 /**
- * REST routes of the preset views (SPEC.md "Project analytics: preset views", "Versioning" 2–3):
+ * REST routes of the preset views:
  * GET /projects/{project_id}/analytics?view=… and its deprecated per-view aliases, which run the
  * very same service with the view fixed by the path. Read or admin scope; an unknown project, one
  * of another tenant or one outside a project-limited key is a 404 (the route helper answers it).
@@ -14,7 +14,7 @@ import { GRANULARITIES } from './time-buckets.js';
 import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';
 import { registerViewSchemas } from './view-schemas.js';
 
-/** Deprecated per-view paths (SPEC "Versioning" 2), relative to /projects/{project_id}. */
+/** Deprecated per-view paths, kept for older clients, relative to /projects/{project_id}. */
 export const VIEW_ALIASES: Record<ViewName, string> = {
   general: 'general',
   base: 'base',

@@ -1,6 +1,6 @@
 /**
- * OpenAPI schemas of the preset view payloads (SPEC.md "Project analytics: preset views", "Cost
- * object"), registered once as components. They document the answers; the loose parts SPEC leaves
+ * OpenAPI schemas of the preset view payloads (and the "Cost
+ * object"), registered once as components. They document the answers; the loose parts the contract leaves
  * open are described as docs/analytics.md decides them.
  */
 import type { JsonSchema, OpenApiDocument } from '../../platform/http/openapi.js';

@@ -1,10 +1,10 @@
 /**
  * How the preset views talk to ClickHouse: through the SQL layer (src/platform/clickhouse/sql). Their
  * SQL is fixed text written in this directory — no identifier comes from a caller — and every value
- * is a typed value of a fragment. Every statement carries the layer's tenant and project guard
- * (DESIGN.md "Tenancy and credentials": every query filters by tenant), runs on the analytics lane
+ * is a typed value of a fragment. Every statement carries the layer's tenant and project guard (every
+ * query filters by tenant), runs on the analytics lane
  * (read-only, time-limited, gated) and reads event tables with FINAL so a re-sent span or a
- * re-processed trace counts once (DESIGN.md "Analytics"); trace.processed through the SQL layer's
+ * re-processed trace counts once; trace.processed through the SQL layer's
  * processedTraces, the one place that decides how that table is deduplicated.
  */
 import { ValidationError } from '../../platform/http/errors.js';
@@ -22,7 +22,7 @@ import type { ViewWindow } from './time-buckets.js';
 export interface ViewDeps {
   ch: ClickHouseStore;
   sql: Sql;
-  /** ClickHouse max_execution_time of each statement (SPEC "Limits": 15 s for analytics). */
+  /** ClickHouse max_execution_time of each statement (15 s for analytics by default). */
   queryTimeoutSeconds?: number;
   /** Price catalog for the cost module: omitted → the process's price book; null → no prices. */
   catalog?: PriceCatalog | null;

@@ -1,5 +1,5 @@
 /**
- * The window view (SPEC.md "Project analytics: preset views": window): run latency, outcome
+ * The window view: run latency, outcome
  * totals, coverage and cost of the traces that started in [start, endExclusive). Latency is the
  * root span's duration; outcomes follow docs/analytics.md "Run outcomes".
  */
@@ -52,7 +52,7 @@ export async function windowView(deps: ViewDeps, tenantId: string, projectId: st
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
   // The cost module's stored-cost aggregates ride on this scan (its totals row is the window's
-  // selection), so trace.processed is read once (bench/README.md "Preset analytics views").
+  // selection), so trace.processed is read once.
   const stored = storedCostColumns();
   const tracesQuery = selectWithTotals<WindowRow>(
     scope,

@@ -10,7 +10,7 @@ import { encodingOf, requireEncoding } from './otlp-request.js';
 import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
 
 /**
- * OTLP/HTTP at the root (DESIGN.md "Runtime shape"), so stock exporters work with
+ * OTLP/HTTP at the root, so stock exporters work with
  * OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT. Answers follow the OTLP/HTTP specification: the
  * response body is in the request's encoding — an ExportTraceServiceResponse on success, a
  * google.rpc.Status for a failed protobuf request — and `{detail, code}` JSON otherwise.

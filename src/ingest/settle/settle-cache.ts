@@ -26,8 +26,8 @@ import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
  * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
  * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
  * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
- * cached spans held ~500 MiB of the service's heap, outside the ingest budget (issue 13,
- * bench/isolation overload).
+ * cached spans held ~500 MiB of the service's heap, outside the ingest budget
+ * (bench/isolation overload).
  *
  * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
  * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.

@@ -13,10 +13,9 @@ import { storedSpanId } from '../../platform/clickhouse/sql/event-ids.js';
  *
  * JSONCompactEachRow, not JSONEachRow: a line is the JSON array of the row's values in the order of
  * its table's INSERT_COLUMNS (the insert names them), so the field names are neither written here
- * nor matched by the engine per row. Measured on the ingest bench's batches:
- * `spans` bodies 38 % smaller, the engine's CPU for the four inserts ~−24 %, encoding and the
- * settler's decoding of held lines cheaper; TabSeparated parsed about as fast in the engine but
- * cost more to decode back into spans. The values are the same JSON values as before, parsed by
+ * nor matched by the engine per row. Bodies are
+ * smaller and cheaper for the engine to parse, and the settler decodes held lines cheaply;
+ * TabSeparated would cost more to decode back into spans. The values are the same JSON values as before, parsed by
  * the same JSON readers, so what ClickHouse stores is unchanged (test/integration/ingest/insert-format.test.ts).
  *
  * Each line travels with the key of its span (tenant, project, trace, span), which is all the

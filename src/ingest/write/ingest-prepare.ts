@@ -24,7 +24,7 @@ import { computeTask } from '../../platform/compute/compute-task.js';
  * exist before anything is written, so a wrong project is still a 404 with nothing stored.
  */
 
-/** The resource attribute naming the project when neither the key nor the header does (DESIGN.md "Ingestion"). */
+/** The resource attribute naming the project when neither the key nor the header does. */
 export const PROJECT_RESOURCE_ATTRIBUTE = 'lookout.project_id';
 
 export interface PrepareIngestInput {

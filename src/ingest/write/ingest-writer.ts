@@ -11,7 +11,7 @@ import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget
 import type { Origin } from '../../spans/origin.js';
 
 /**
- * The ingest write path (DESIGN.md "Ingestion"):
+ * The ingest write path:
  *
  * - Group commit: requests hand in their rows and wait; one flush at a time takes everything
  *   pending (up to `batchRows` spans / `batchBytes`), so concurrent requests share large inserts.

@@ -84,7 +84,7 @@ export interface ClickHouseOptions {
  * its database explicitly instead.
  *
  * On chdb each lane gets its own connections to the one data directory — system one, ingest two
- * (writes and settling reads), analytics and interactive one per slot (issue 13): a chdb connection
+ * (writes and settling reads), analytics and interactive one per slot: a chdb connection
  * runs one statement at a time, connections run in parallel.
  */
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {

@@ -14,8 +14,8 @@ import type { ComputeWorkerReply } from './compute-worker-entry.js';
  *
  * Tasks take and return plain data only (structured clone), chosen to be cheap to copy: request
  * bodies as bytes, stored spans as the JSONEachRow text ClickHouse returns, payloads as JSON text.
- * Copying deep span objects between threads costs more than summarizing them (measured: 100,000
- * normalized spans took 1.4 s to serialize), so none cross.
+ * Copying deep span objects between threads costs more than summarizing them, so none
+ * cross.
  *
  * The pool knows no task of its own: features declare task handles (compute-task.ts) and the
  * composition root binds them to implementations and names the worker module. `threads` 0 runs
@@ -47,9 +47,8 @@ export interface ComputePoolOptions {
  * 96 MB is 32 MB semi-spaces; V8's default is 16 MB semi-spaces, 48 MB in all). A task allocates a
  * request's or a settling group's temporaries — megabytes per 1000 spans — and with small
  * semi-spaces much of it survives two scavenges mid-task and is promoted, to be marked and
- * compacted later. Measured (bench/README.md, issue 15): 192 MB took ~3 ms per 1000 spans off the
- * pool but raised the overload bench's peak RSS from ~925 to 1,011–1,055 MiB, past its 1 GiB bound;
- * 96 MB keeps it at 967–986 MiB.
+ * compacted later. A larger young generation saves a little CPU per task but lifts the peak RSS of
+ * the overload benchmark past its 1 GiB bound; 96 MB keeps it under.
  */
 const WORKER_YOUNG_GENERATION_MB = 96;
 

@@ -1,6 +1,6 @@
 /**
  * The error classes every layer throws. One middleware (error-handler.ts) turns them into
- * `{detail, code}` bodies; the codes are the stable ones of DESIGN.md "Errors".
+ * `{detail, code}` bodies; the codes are stable (docs/errors.md lists them).
  */
 export class HttpError extends Error {
   constructor(
@@ -43,7 +43,7 @@ export class ConflictError extends HttpError {
   }
 }
 
-/** A statement ran or waited past the query time limit (SPEC "Limits"). */
+/** A statement ran or waited past the query time limit. */
 export class QueryTimeoutError extends HttpError {
   constructor(seconds: number) {
     super(504, 'query_timeout', `The query ran past the ${seconds} s limit; narrow the window, filters or group_by`);

@@ -63,7 +63,7 @@ export function assertValid(validate: ValidateFunction, value: unknown, where: '
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Refuses strings the stores cannot keep, naming the field (DESIGN "Errors": detail names the field),
+ * Refuses strings the stores cannot keep, naming the field (the detail names the field),
  * so they are a 400 here instead of a PostgreSQL error (a 500) after part of the work ran.
  */
 export function assertStorableStrings(value: unknown, where: 'body' | 'query'): void {

@@ -1,5 +1,5 @@
 import type { LookoutModule } from '../../app/module.js';
 import { artifactRoutes } from './artifact-routes.js';
 
-/** Agent understanding versions (issue #8): append-only, numbered per (project, agent). */
+/** Agent understanding versions: append-only, numbered per (project, agent). */
 export const artifactsModule: LookoutModule = { name: 'artifacts', api: artifactRoutes };

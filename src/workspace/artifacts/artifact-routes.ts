@@ -19,7 +19,7 @@ const identitySchema = {
   },
 };
 
-/** DESIGN.md: {agent_name, understanding?, expectations?, based_on_version?}. */
+/** {agent_name, understanding?, expectations?, based_on_version?}. */
 const versionInput = {
   type: 'object',
   additionalProperties: false,

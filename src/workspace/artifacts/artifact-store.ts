@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { isUuid } from '../../platform/uuid.js';
 
-/** SPEC.md "Agent understanding version": the identity a write answers with. */
+/** An agent understanding version: the identity a write answers with. */
 export interface ArtifactVersionIdentity {
   artifact_version_id: string;
   version: number;
@@ -11,7 +11,7 @@ export interface ArtifactVersionIdentity {
   updated_at: string;
 }
 
-/** The read route adds the two files of the version (DESIGN.md: `understanding` and `expectations`). */
+/** The read route adds the two files of the version (`understanding` and `expectations`). */
 export interface ArtifactVersion extends ArtifactVersionIdentity {
   understanding: string;
   expectations: string;
@@ -101,7 +101,7 @@ export async function findVersion(sql: SqlHandle, tenantId: string, projectId: s
 }
 
 /**
- * Versions written per UTC day in [start, endExclusive): SPEC.md's ROI view counts them as
+ * Versions written per UTC day in [start, endExclusive): the ROI view counts them as
  * `artifact_iterations`. Days without versions are absent.
  */
 export async function artifactIterationsByDay(

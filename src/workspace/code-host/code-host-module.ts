@@ -1,5 +1,5 @@
 import type { LookoutModule } from '../../app/module.js';
 import { codeHostRoutes } from './code-host-routes.js';
 
-/** The per-project code-host connection, repository binding and feature switch (issue #8). */
+/** The per-project code-host connection, repository binding and feature switch. */
 export const codeHostModule: LookoutModule = { name: 'code-host', api: codeHostRoutes };

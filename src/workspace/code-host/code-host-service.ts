@@ -13,7 +13,7 @@ declare module '../../app/app-deps.js' {
 /**
  * The code-host operations behind the routes. Nothing here deletes history: disconnect, unbind and
  * disabling the feature change states and timestamps but keep the last-known account and repository
- * (SPEC.md: "Stored history is retained when the feature is disabled").
+ * (stored history is retained when the feature is disabled).
  */
 export class CodeHostService {
   private seal: TokenSeal | null = null;

@@ -1,7 +1,7 @@
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 
 /**
- * Connection states (SPEC.md shows `connected`; the rest are decided here, docs/code-host.md):
+ * Connection states (docs/code-host.md):
  * not_connected → connected | error (by the health check) → disconnected (DELETE), and back by PUT.
  * Binding states: none → active | error (repository check) → unbound (DELETE), and back by PUT.
  */
@@ -30,7 +30,7 @@ export interface CodeHostRow {
   unbound_at: Date | null;
 }
 
-/** SPEC.md "Code-host connection (per project)". */
+/** A project's code-host connection as the API answers it. */
 export interface CodeHostView {
   project_id: string;
   feature_enabled: boolean;

@@ -8,7 +8,7 @@ import type { IssueRow } from './issue-types.js';
 
 /**
  * Loads an issue for a route keyed by issue id: another tenant's issue, or one outside a
- * project-limited key, is a 404 exactly like an unknown id (DESIGN.md "Tenancy").
+ * project-limited key, is a 404 exactly like an unknown id, so ids of others leak nothing.
  */
 export async function issueForPrincipal(deps: AppDeps, principal: Principal, issueId: string): Promise<IssueRow> {
   const row = await findIssueRow(deps.sql, principal.tenantId, issueId);

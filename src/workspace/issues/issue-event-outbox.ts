@@ -5,7 +5,7 @@ import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Origin } from '../../spans/origin.js';
 
 /**
- * One of the eight issue lifecycle events of SPEC.md "Events"; they share ClickHouse table
+ * One of the eight issue lifecycle events; they share ClickHouse table
  * event_issue, so the analytics catalog's list is the one list of them.
  */
 export type IssueEventName = (typeof ISSUE_EVENTS)[number];
@@ -22,7 +22,7 @@ export interface IssueEventInput {
 
 /**
  * Writes one issue.* event into the outbox. Call it with the transaction that makes the change, so
- * the event exists exactly when the change does (DESIGN.md "Issues": no event lost or invented).
+ * the event exists exactly when the change does (no event lost or invented).
  */
 export async function recordIssueEvent(tx: SqlHandle, event: IssueEventInput): Promise<string> {
   const [eventId] = await recordIssueEvents(tx, [event]);

@@ -5,7 +5,7 @@ import { fingerprintOf, issueTitleFor } from './issue-fingerprint.js';
 import { attachToIssues, type FingerprintIssueInput } from './issue-open.js';
 import { isUuid } from '../../platform/uuid.js';
 
-/** issue_extraction.status / reason values (SPEC.md shows none; docs/issues.md lists these). */
+/** issue_extraction.status / reason values (docs/issues.md lists these). */
 export const EXTRACTION = {
   completed: 'completed',
   failed: 'failed',
@@ -58,7 +58,7 @@ function inputsOf(trace: ProcessedTrace): FingerprintIssueInput[] {
 const traceKey = (t: Pick<ProcessedTrace, 'tenantId' | 'projectId' | 'traceId'>) => `${t.tenantId}\u0000${t.projectId}\u0000${t.traceId}`.toLowerCase();
 
 /**
- * Issue extraction for a group of processed traces (DESIGN.md "Issue extraction"): every failure
+ * Issue extraction for a group of processed traces: every failure
  * attached to its fingerprint's issue and every trace's extraction record written, in a fixed
  * number of statements whatever the group holds. Traces without failures — nearly all at volume —
  * need one statement and no transaction; with failures, one transaction attaches them all

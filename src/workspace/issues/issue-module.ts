@@ -20,7 +20,7 @@ declare module '../../app/app-deps.js' {
 }
 
 /**
- * Issues found in traces (issue #7): routes for issues, tags, ticket tracker and pull requests;
+ * Issues found in traces: routes for issues, tags, ticket tracker and pull requests;
  * extraction hooked into trace processing; and the outbox relay that delivers issue.* events to
  * ClickHouse in the background.
  */

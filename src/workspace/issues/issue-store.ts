@@ -90,7 +90,7 @@ export interface IssueEdit {
   assigneeUserId?: string | null;
 }
 
-/** Edits title, description and assignee. These have no lifecycle event among SPEC.md's eight. */
+/** Edits title, description and assignee. These have no lifecycle event among the eight. */
 export async function editIssue(tx: SqlHandle, tenantId: string, issueId: string, edit: IssueEdit): Promise<IssueRow | null> {
   const [row] = await tx<IssueRow[]>`
     update issues set

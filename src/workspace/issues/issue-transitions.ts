@@ -14,7 +14,7 @@ export interface StartReviewResult {
 }
 
 /**
- * SPEC.md "States and transitions": open → in_progress with the assignee set to the acting user only
+ * Starting a review: open → in_progress with the assignee set to the acting user only
  * when unassigned, in ONE conditional UPDATE (`where status = 'open'`). Concurrent callers queue on
  * the row lock; after the first commits, the others re-check the condition against the new row,
  * match nothing, and fall through to "in_progress: returned unchanged". So exactly one caller
@@ -48,7 +48,7 @@ interface Move {
 }
 
 /**
- * The moves DESIGN.md leaves to us (docs/issues.md "States"): resolve and dismiss leave open or
+ * The other moves (docs/issues.md "States"): resolve and dismiss leave open or
  * in_progress; each is a no-op on its own terminal state and a 409 issue_terminal_conflict on the
  * other (reopen first); reopen brings a terminal issue back to open; flag/unflag work in any state.
  * Repeating a transition changes nothing and records nothing, so client retries are safe.

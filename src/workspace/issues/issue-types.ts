@@ -1,4 +1,4 @@
-/** DESIGN.md "Issues": the four states; resolved and dismissed are terminal. */
+/** The four issue states; resolved and dismissed are terminal. */
 export const ISSUE_STATUSES = ['open', 'in_progress', 'resolved', 'dismissed'] as const;
 export type IssueStatus = (typeof ISSUE_STATUSES)[number];
 
@@ -12,7 +12,7 @@ export interface IssueTag {
   color: string;
 }
 
-/** The issue record returned by the issue routes (fields per issue #7 and SPEC.md "Issue"). */
+/** The issue record returned by the issue routes (docs/issues.md lists the fields). */
 export interface Issue {
   id: string;
   project_id: string;

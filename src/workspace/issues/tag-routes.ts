@@ -8,7 +8,7 @@ import { TagService } from './tag-service.js';
 const color = { type: 'string', pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]{1,32})$' };
 
 /**
- * DESIGN.md "Tags". Registered before the `/issues/{issue_id}` routes so `/issues/tags` is never
+ * Tag routes. Registered before the `/issues/{issue_id}` routes so `/issues/tags` is never
  * read as an issue id.
  */
 export function tagRoutes(router: Router, deps: AppDeps): void {

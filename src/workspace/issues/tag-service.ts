@@ -6,7 +6,7 @@ import { tagsOfIssues } from './issue-store.js';
 import { attachTag, createTag, detachTag, findTag, listTags } from './tag-store.js';
 import type { IssueTag } from './issue-types.js';
 
-/** DESIGN.md "Tags" as the routes see them: route → this service → tag-store and issue-store. */
+/** Tags as the routes see them: route → this service → tag-store and issue-store. */
 export class TagService {
   constructor(private readonly deps: AppDeps) {}
 

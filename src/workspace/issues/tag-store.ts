@@ -4,7 +4,7 @@ import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { isUuid } from '../../platform/uuid.js';
 import type { IssueTag } from './issue-types.js';
 
-/** DESIGN.md "Tags": name order (and uniqueness) use the trimmed, lower-cased name. */
+/** Tag name order (and uniqueness) use the trimmed, lower-cased name. */
 export function normalizeTagName(name: string): string {
   return name.trim().toLowerCase();
 }

@@ -1,5 +1,5 @@
 import type { LookoutModule } from '../../app/module.js';
 import { metricRoutes } from './metric-routes.js';
 
-/** Metrics (issue #8): preset OBSERVED metrics per project and metrics that take events. */
+/** Metrics: preset OBSERVED metrics per project and metrics that take events. */
 export const metricsModule: LookoutModule = { name: 'metrics', api: metricRoutes };

@@ -24,7 +24,7 @@ declare module '../../app/app-deps.js' {
   }
 }
 
-/** SPEC.md "Metric": every field, always present. */
+/** A metric as the API answers it: every field, always present. */
 export interface Metric {
   id: string;
   name: string;

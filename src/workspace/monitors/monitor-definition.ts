@@ -2,7 +2,7 @@ import { ValidationError } from '../../platform/http/errors.js';
 import { GuidanceError, parseClauses, type MonitorDefinition } from './monitor-signal.js';
 
 /**
- * issue_criteria of a tool monitor (DESIGN.md: "how a call is recognized as an issue"):
+ * issue_criteria of a tool monitor (how a call is recognized as an issue):
  * - an object `{error?: boolean (default true), output_patterns?: string[]}`: a call matches when it
  *   failed (error true) or its output contains one of the patterns (case-insensitive);
  * - or a string of phrases (separated by new lines, `;` or `,`), read as output patterns, with error true.

@@ -6,7 +6,7 @@ import { monitorEvaluator } from './monitor-evaluator.js';
 import { monitorRoutes } from './monitor-routes.js';
 
 /**
- * Monitors (issue #8): CRUD routes and the evaluator, which listens to every processed trace
+ * Monitors: CRUD routes and the evaluator, which listens to every processed trace
  * through the trace hooks (registered in init, so ingestion never imports this module).
  */
 export const monitorsModule: LookoutModule = {

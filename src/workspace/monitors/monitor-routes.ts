@@ -19,7 +19,7 @@ const monitorSchema = {
 
 const guidance = { type: ['string', 'null'], maxLength: 5000 };
 
-/** DESIGN.md "Monitors": name required; kind signal (default) or tool; tool needs tool_name and issue_criteria. */
+/** name required; kind signal (default) or tool; tool needs tool_name and issue_criteria. */
 const monitorInput = {
   type: 'object',
   additionalProperties: false,

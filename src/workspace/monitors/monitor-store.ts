@@ -8,7 +8,7 @@ import type { MonitorDefinition } from './monitor-signal.js';
 export type MonitorKind = 'signal' | 'tool';
 export type ExplorationStatus = 'learning' | 'active' | 'paused';
 
-/** SPEC.md "Monitor": exactly these fields; guidance and criteria are never returned. */
+/** A monitor as the API answers it: exactly these fields; guidance and criteria are never returned. */
 export interface Monitor {
   id: string;
   project_id: string;

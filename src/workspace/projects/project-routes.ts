@@ -18,7 +18,7 @@ const projectSchema = {
   },
 };
 
-/** SPEC.md: {name string required, description string or null optional}; no other keys allowed. */
+/** {name string required, description string or null optional}; no other keys allowed. */
 const projectInput = {
   type: 'object',
   additionalProperties: false,

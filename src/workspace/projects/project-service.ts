@@ -20,7 +20,7 @@ export interface ProjectInput {
   description?: string | null;
 }
 
-/** SPEC.md "Instrumentation diagnostics". */
+/** What a project's instrumentation sends, as the diagnostics route answers it. */
 export interface Diagnostics {
   enabled: boolean;
   chat_connected: boolean;
@@ -65,7 +65,7 @@ export class ProjectService {
     await publishEvent(this.deps.sql, PROJECT_DELETED_TOPIC, { tenant_id: tenantId, project_id: projectId });
   }
 
-  /** The first MCP use of a project is recorded on it (SPEC Project.mcp_activated_at). */
+  /** The first MCP use of a project is recorded on it (its mcp_activated_at). */
   async recordMcpUse(tenantId: string, project: Project): Promise<void> {
     if (!project.mcp_activated_at) await markMcpActivated(this.deps.sql, tenantId, project.id);
   }

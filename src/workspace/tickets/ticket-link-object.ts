@@ -3,7 +3,7 @@ import { findIssueRow } from '../issues/issue-store.js';
 import { findLink, listActivity, listPullRequests, type PullRequest, type TicketActivity, type TicketLinkRow } from './ticket-link-store.js';
 import type { Ticket } from './tracker-types.js';
 
-/** SPEC.md "Ticket link (on an issue)". `link` is null while no ticket is linked (pull requests and activity still show). */
+/** An issue's ticket link. `link` is null while no ticket is linked (pull requests and activity still show). */
 export interface TicketLinkObject {
   project_id: string;
   issue_id: string;

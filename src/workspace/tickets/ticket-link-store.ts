@@ -3,7 +3,7 @@ import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Ticket, TicketDraft, TrackerProvider } from './tracker-types.js';
 import type { Origin } from '../../spans/origin.js';
 
-/** SPEC.md "Ticket link": activity[] entry. */
+/** One `activity[]` entry of a ticket link. */
 export interface TicketActivity {
   id: string;
   type: string;

@@ -77,7 +77,7 @@ export class TrackerSettingsService {
   /**
    * Local tickets are per tenant, but each was made for one issue (its preview names the issue). A
    * project-limited key reaches only tickets of its project's issues; any other is a 404 like an
-   * unknown identifier (DESIGN "Tenancy": outside a project-limited key → not_found).
+   * unknown identifier (outside a project-limited key → not_found).
    */
   private async ticketInKeyProject(principal: Principal, ticketId: string): Promise<boolean> {
     if (!principal.projectId) return true;

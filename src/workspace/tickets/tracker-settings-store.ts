@@ -13,7 +13,7 @@ export interface TrackerSettingsRow {
   updated_at: Date | null;
 }
 
-/** A tenant that never configured a tracker uses the local one (DESIGN.md "Ticket tracker": local is the default). */
+/** A tenant that never configured a tracker uses the local one (local is the default). */
 export const DEFAULT_LOCAL: TrackerSettingsRow = {
   provider: 'local',
   api_key_encrypted: null,

@@ -3,7 +3,7 @@ import { HttpError } from '../../platform/http/errors.js';
 export const TRACKER_PROVIDERS = ['local', 'linear'] as const;
 export type TrackerProvider = (typeof TRACKER_PROVIDERS)[number];
 
-/** SPEC.md "Ticket link": link.ticket. */
+/** The ticket of a ticket link (`link.ticket`). */
 export interface Ticket {
   id: string;
   identifier: string;

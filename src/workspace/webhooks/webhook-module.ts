@@ -12,7 +12,7 @@ declare module '../../app/app-deps.js' {
 }
 
 /**
- * Signed webhooks (issue #19): endpoint routes, and the deliverer that reads the issue-event outbox.
+ * Signed webhooks: endpoint routes, and the deliverer that reads the issue-event outbox.
  * The deliverer is started and stopped with the outbox relay (workspace/issues/issue-module.ts), so
  * it runs wherever the relay runs — the worker role — and never on a request path.
  */

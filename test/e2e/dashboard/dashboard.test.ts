@@ -216,7 +216,7 @@ describe('dashboard in a browser', () => {
     const models = await rest(`/projects/${projectId}/analytics?view=model_scorecard&start=${window.start}&end=${end}`);
     const modelCells = await tableCells(page, 'model-scorecard');
     expect(Object.keys(modelCells).sort()).toEqual(models.rows.map((r: { model: string }) => r.model).sort());
-    // Every priced model has its cost, and the rows add up to the total (issue 17 item 4).
+    // Every priced model has its cost, and the rows add up to the total.
     expect(models.cost_attribution_coverage).toBe('all');
     for (const row of models.rows) {
       expect(modelCells[row.model].tokens).toBe(formatCount(row.tokens));

@@ -9,7 +9,7 @@ import { startReceiver, type Receiver } from '../../integration/webhooks/receive
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 
 /**
- * The project settings page in Chromium (issue #19 "Dashboard"): it lists the project's webhook
+ * The project settings page in Chromium: it lists the project's webhook
  * endpoints as the REST API does, each with its last deliveries, and "Send test" sends a real
  * webhook.test to a receiver on 127.0.0.1 and shows the outcome.
  */

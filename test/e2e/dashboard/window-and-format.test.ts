@@ -15,7 +15,7 @@ describe('window picker → view parameters', () => {
     expect(w).toEqual({ range: '7d', granularity: 'week', start: '2026-03-03T12:35:00Z', endExclusive: '2026-03-10T12:35:00Z', hours: 168 });
     expect(generalParams(w)).toEqual({ view: 'general', hours: '168', endExclusive: '2026-03-10T12:35:00Z', granularity: 'week' });
     expect(windowParams('agent_scorecard', w)).toEqual({ view: 'agent_scorecard', start: '2026-03-03T12:35:00Z', endExclusive: '2026-03-10T12:35:00Z', granularity: 'week' });
-    // model_scorecard's end is inclusive (SPEC.md): the last second of the window.
+    // model_scorecard's end is inclusive: the last second of the window.
     expect(modelScorecardParams(w)).toEqual({ view: 'model_scorecard', start: '2026-03-03T12:35:00Z', end: '2026-03-10T12:34:59Z' });
   });
 

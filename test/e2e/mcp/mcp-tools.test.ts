@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 describe('MCP analytics tools', () => {
-  it('lists every SPEC tool, read-only, with JSON-schema inputs that take project_id', async () => {
+  it('lists every documented tool, read-only, with JSON-schema inputs that take project_id', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       'describe_project_analytics',

@@ -1,6 +1,6 @@
 /**
  * The analytics catalog and query over HTTP on the real service (embedded stores): auth and
- * project access, SPEC's error table verbatim, an injection suite that must never answer 500 nor
+ * project access, the documented error details verbatim, an injection suite that must never answer 500 nor
  * change data, tenant isolation, and the OpenAPI entries.
  */
 import './mount.js';
@@ -106,7 +106,7 @@ describe('query route', () => {
   });
 });
 
-describe("SPEC's error table over HTTP: 400 with the exact detail", () => {
+describe("the documented error table over HTTP: 400 with the exact detail", () => {
   const b = { from: 'generation.completed', ...window, measures: [{ as: 'n', agg: 'count' }] };
   const join = (from: string, on = 'trace_id') => ({ from, on, measures: [{ as: 'j', agg: 'count' }] });
   const cases: [string, Record<string, unknown>][] = [

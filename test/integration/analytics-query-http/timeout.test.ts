@@ -1,5 +1,5 @@
 /**
- * SPEC "Analytics query": a query running past the time limit fails with a timeout. The limit is
+ * A query running past the time limit fails with a timeout. The limit is
  * configuration (QUERY_TIMEOUT_SECONDS, default 15); this service runs with 1 ms so a real query
  * over two million rows trips it: 504 {detail, code: "query_timeout"}.
  */

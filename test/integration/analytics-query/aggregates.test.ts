@@ -160,7 +160,7 @@ describe('buckets', () => {
     ['month', monthText],
   ] as const;
   for (const [bucket, text] of buckets) {
-    test(`${bucket}: every bucket with rows, in order, in SPEC's text form`, async () => {
+    test(`${bucket}: every bucket with rows, in order, in the documented text form`, async () => {
       const result = await run({ from: 'generation.completed', measures: [{ as: 'calls', agg: 'count' }], group_by: [{ bucket }] });
       const expected = [...groupRows(seeded.live.generations, (r) => text(r.ts))].map(([key, rows]) => ({ bucket: key, calls: rows.length }));
       expect(result.rows).toEqual(expected);

@@ -56,11 +56,11 @@ describe('catalog and DDL', () => {
     // The other direction: a column the catalog does not expose is a decision written down here, so
     // a new DDL column cannot silently stay out of (or slip into) the DSL.
     const notExposed: Record<string, string[]> = {
-      // trace_id: SPEC "no queryable trace_id"; cost bookkeeping is read by trace_cost, not the DSL.
-      // generations, generations_with_provider, tool_calls: the window view's coverage counts (005), not SPEC fields.
+      // trace_id: not a query dimension; cost bookkeeping is read by trace_cost, not the DSL.
+      // generations, generations_with_provider, tool_calls: the window view's coverage counts (005), not queryable fields.
       // first_processing: the settler's first-settle mark (006), read only to skip FINAL.
       event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at', 'generations', 'generations_with_provider', 'tool_calls', 'first_processing'],
-      // SPEC lists neither provider nor cached tokens among generation.completed's fields.
+      // Neither provider nor cached tokens are queryable fields of generation.completed.
       // cache_write_input_tokens: cost bookkeeping (004_cache_write_tokens.sql), read by generation_cost / trace_cost only.
       event_generation_completed: ['provider', 'cached_input_tokens', 'cache_write_input_tokens', 'inserted_at'],
       event_tool_called: ['inserted_at'],

@@ -1,5 +1,5 @@
 /**
- * Joins (each pair SPEC names), order_by, limit and truncated, and the cost measures' row shape,
+ * Joins (each documented pair), order_by, limit and truncated, and the cost measures' row shape,
  * on the embedded ClickHouse against references computed from the seeded rows.
  */
 import { describe, expect, test } from 'vitest';
@@ -155,7 +155,7 @@ describe('cost measures', () => {
     }
   });
 
-  test('trace_cost adds the trace cost row (SPEC field list) to each row', async () => {
+  test('trace_cost adds the trace cost row (documented field list) to each row', async () => {
     const result = await run({ from: 'trace.processed', measures: [{ agg: 'trace_cost' }, { as: 'traces', agg: 'count' }], group_by: [{ bucket: 'day' }] });
     expect(result.rows.length).toBeGreaterThan(0);
     for (const row of result.rows) {

@@ -1,5 +1,5 @@
 /**
- * model_scorecard reads trace.processed once (issue 17): the runs per model and both of the cost
+ * model_scorecard reads trace.processed once: the runs per model and both of the cost
  * module's stored aggregates come out of one FINAL pass. Its answer must be what the module's own
  * statements answer (computeModelScorecardCost without `stored`), for re-processed runs (newest
  * row only), runs outside the window, and a priced model whose stored dollars sum to 0 — which

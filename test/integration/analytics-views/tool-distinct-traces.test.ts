@@ -1,6 +1,6 @@
 /**
  * tool_aggregates counts distinct traces per tool exactly: tool.called stores trace_id as a UUID
- * (clickhouse/009) and the view counts the 16-byte values (issue 17). Ids that share one half
+ * (clickhouse/009) and the view counts the 16-byte values. Ids that share one half
  * of their 128 bits, the nil UUID and a repeated id each count as what they are: one trace per
  * distinct id, as uniqExact over the ids' text counted before.
  */

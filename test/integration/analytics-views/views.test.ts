@@ -105,7 +105,7 @@ describe('windows without granularity', () => {
     const exclusive = await view(`view=model_scorecard&start=${iso(W.start)}&endExclusive=${iso(W.endExclusive)}`);
     expect(inclusive).toEqual(exclusive);
     expect(inclusive).toEqual(approx({ window: { start: iso(W.start), end_exclusive: iso(W.endExclusive) }, ...expectedModelScorecard(base, W, h.pricingFetchedAt) }));
-    // The rows add up to the window's figure (issue 17 item 4).
+    // The rows add up to the window's figure.
     const rowSum = inclusive.rows.reduce((s: number, r: { estimated_cost_usd: number | null }) => s + (r.estimated_cost_usd ?? 0), 0);
     expect(rowSum).toBeCloseTo(inclusive.estimated_cost_usd, 9);
   });

@@ -1,5 +1,5 @@
 /**
- * The embedded engine's value binding (issue 13): every typed literal, run through chdb, answers
+ * The embedded engine's value binding: every typed literal, run through chdb, answers
  * exactly what the same value bound as a server-side `{p:Type}` parameter answers — same value,
  * same type — for hostile strings and every type Lookout binds.
  */

@@ -40,7 +40,7 @@ async function seedMixedProject(scope: Scope) {
 }
 
 describe('trace_cost rows', () => {
-  it('answers one SPEC trace_cost row per group, keyed by the group values', async () => {
+  it('answers one trace_cost row per group, keyed by the group values', async () => {
     const scope = newScope();
     await seedMixedProject(scope);
     const request: CostQueryRequest = { kind: 'trace_cost', table: store.table('event_trace_processed'), where: where(scope), groups: [{ alias: 'agent_name', sql: raw('agent_name') }] };

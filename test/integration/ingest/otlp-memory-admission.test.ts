@@ -5,7 +5,7 @@ import type { IngestService } from '../../../src/ingest/ingest-service.js';
 import { startTestService } from '../../helpers/service.js';
 
 /**
- * Issue 13 item 5 through the real endpoint: admission charges what a gzip body inflates to (and
+ * Memory admission through the real endpoint: admission charges what a gzip body inflates to (and
  * decodes into) before it has inflated in full. Its own file: chdb binds one data directory per
  * process, and this test needs a service with its own budget. The RSS targets under load are
  * benchmark figures (bench/isolation/isolation-bench.ts); here the bound only has to hold by a wide margin.
@@ -13,7 +13,7 @@ import { startTestService } from '../../helpers/service.js';
 
 const MiB = 1024 * 1024;
 
-describe('memory is bounded (issue 13 item 5)', () => {
+describe('memory is bounded', () => {
   /** 20 KB of gzip that inflates to 20 MiB of valid OTLP/JSON (an export with no spans and a long ignored field). */
   const bomb = gzipSync(Buffer.concat([Buffer.from('{"resourceSpans":[],"pad":"'), Buffer.alloc(20 * MiB, 0x20), Buffer.from('"}')]));
 

@@ -1,6 +1,6 @@
 /**
- * The stored-trace registry's backfill over a `spans` table large enough to span several granules
- * (issue 15 review): a late page reads only the granules from its cursor on (the primary key is
+ * The stored-trace registry's backfill over a `spans` table large enough to span several granules:
+ * a late page reads only the granules from its cursor on (the primary key is
  * pruned), the cursor survives a failed run in shared_state, and the next run resumes from it and
  * completes the registry. Real stores: embedded PostgreSQL and chdb.
  */

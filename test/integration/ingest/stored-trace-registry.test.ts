@@ -1,5 +1,5 @@
 /**
- * The stored-trace registry (issue 15): a flush registers its traces in PostgreSQL before its
+ * The stored-trace registry: a flush registers its traces in PostgreSQL before its
  * ClickHouse inserts and runs the duplicate check in ClickHouse only for traces the registry held
  * already. Against the real stores: new traces cost no ClickHouse read; re-sent spans never double
  * (new and known traces); a flush that failed between the registration and the spans insert is

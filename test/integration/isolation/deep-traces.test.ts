@@ -6,7 +6,7 @@ import { chainRequests } from '../../helpers/span-chain.js';
 import { waitFor } from '../ingest/otlp-client.js';
 
 /**
- * Issue 13 "Deep and huge traces are linear": a trace whose spans form one parent chain is
+ * A trace whose spans form one parent chain is
  * ingested, settled and read (paged) while /healthz keeps answering. Before, the walk to the root
  * per span made a 20,000-span chain block the service for ~10 s and a 40,000-span one for 43 s.
  * The bound on the longest /healthz wait is looser than the 500 ms target (measured by

@@ -5,7 +5,7 @@ import { BOOTSTRAP_KEY, removeDir, spawnService, type SpawnedService } from '../
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**
- * Issue 13 "The event loop stays free": while concurrent senders post 1000-span protobuf batches,
+ * While concurrent senders post 1000-span protobuf batches,
  * /healthz keeps answering, because decoding, row building and serialization run on the compute
  * pool. The speed target (p95 < 100 ms, max < 500 ms under 32 senders) is measured by
  * bench/isolation on a quiet machine; this test's bounds are generous for a loaded 2-core CI, and

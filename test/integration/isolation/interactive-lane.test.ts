@@ -1,5 +1,5 @@
 /**
- * Issue 13 "Workload lanes", the interactive lane: trace reads (detail, list) have their own gate
+ * The interactive lane: trace reads (detail, list) have their own gate
  * and chdb connections, so with long analytics statements *of the same tenant* filling that
  * tenant's analytics share (and queueing behind it), a trace read still answers within a small
  * factor of its idle time. Before the lane, it queued in the per-tenant analytics gate behind them

@@ -3,7 +3,7 @@ import { removeDir, startTestService, type TestService } from '../../helpers/ser
 import { chainRequests } from '../../helpers/span-chain.js';
 
 /**
- * Issue 13 "Deep and huge traces are linear": TRACE_MAX_SPANS bounds the spans stored per trace.
+ * TRACE_MAX_SPANS bounds the spans stored per trace.
  * Spans past it are rejected through OTLP partial_success with a message naming the trace and the
  * limit; the count holds across requests, and re-sent spans are duplicates, not new spans.
  */
@@ -72,7 +72,7 @@ describe('per-trace span limit', () => {
     expect(third.body.next_span_cursor).toBeNull();
     const ids = [...first.body.spans, ...second.body.spans, ...third.body.spans].map((s: { otel_span_id: string }) => s.otel_span_id);
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => (i + 1).toString(16).padStart(16, '0')));
-    // A trace within one page keeps the SPEC shape: no paging fields.
+    // A trace within one page keeps the plain shape: no paging fields.
     const whole = await svc.call('GET', `/traces/${traceId}`);
     expect(whole.body.spans).toHaveLength(30);
     expect(whole.body).not.toHaveProperty('spans_total');

@@ -1,5 +1,5 @@
 /**
- * Issue 13 "Workload lanes", against the real service on the embedded engine: heavy analytics in
+ * Against the real service on the embedded engine: heavy analytics in
  * flight does not hold up small ingests or trace reads (chdb no longer queues them behind it: values
  * are bound as literals); analytics waits in its own bounded lane, where waiting counts inside
  * QUERY_TIMEOUT_SECONDS (504) and a full queue answers 429 with Retry-After. Bounds are generous:

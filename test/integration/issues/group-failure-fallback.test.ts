@@ -7,7 +7,7 @@ import { extractIssueGroup, extractionGroupListener } from '../../../src/workspa
 import { monitorEvaluator } from '../../../src/workspace/monitors/monitor-evaluator.js';
 
 /**
- * A settle group is one transaction per hook (issue 15); when it fails, its traces are handled one
+ * A settle group is one transaction per hook; when it fails, its traces are handled one
  * by one, so one trace PostgreSQL cannot store fails alone. Here that trace's failure message holds
  * a NUL character, which PostgreSQL text refuses (settling writes a real trace's NULs as U+FFFD —
  * issue-extraction-otlp.test.ts; this hand-made payload stands for any trace the store refuses): the

@@ -8,7 +8,7 @@ import { extractIssueGroup, extractIssues } from '../../../src/workspace/issues/
 import { fingerprintOf } from '../../../src/workspace/issues/issue-fingerprint.js';
 
 /**
- * Issue extraction of a settle group at once (extractIssueGroup, issue 15): the same issues,
+ * Issue extraction of a settle group at once (extractIssueGroup): the same issues,
  * counts, recurrences, records and outbox events as extracting its traces one after another, in a
  * fixed number of statements, idempotent, and safe with other processes extracting at once.
  */

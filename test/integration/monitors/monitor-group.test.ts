@@ -7,7 +7,7 @@ import { MonitorEvaluator, monitorEvaluator, type Evaluation } from '../../../sr
 import { activeWindowRows } from '../../../src/workspace/monitors/monitor-store.js';
 
 /**
- * A monitor evaluates a settle group in one transaction (issue 15): what it makes of each trace —
+ * A monitor evaluates a settle group in one transaction: what it makes of each trace —
  * learning, the end of learning, watching, triggering its issue — and what it stores are what
  * evaluating the traces one by one gives, with re-processed traces in the group.
  */

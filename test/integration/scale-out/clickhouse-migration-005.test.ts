@@ -1,5 +1,5 @@
 /**
- * Issue 17 item 3: an installation on the previous schema (clickhouse/001–004, plain String
+ * An installation on the previous schema (clickhouse/001–004, plain String
  * dimensions, no run coverage counts) migrates in place. The data set of analytics-views is sent
  * through OTLP ingestion into a current installation; its rows are copied, every version of every
  * row, into a second database built from the previous migrations only; that database is migrated.

@@ -53,7 +53,7 @@ describe('ClickHouse cluster DDL', () => {
       const [, table, change] = /^ALTER TABLE `lookout`.`(\w+)_local` ON CLUSTER `lookout_cluster`\n([\s\S]*)$/.exec(alters[i]) ?? [];
       expect(alters[i + 1]).toBe(`ALTER TABLE \`lookout\`.\`${table}\` ON CLUSTER \`lookout_cluster\`\n${change}`);
     }
-    // A backfill (issue 17) goes through the Distributed table, in the foreground, joining GLOBAL.
+    // A backfill goes through the Distributed table, in the foreground, joining GLOBAL.
     const inserts = statements.filter((s) => s.startsWith('INSERT'));
     // 005's backfill, then for each of 009's and 010's three tables: the catch-up of a run stopped
     // after its swap, the copy, and the catch-up.

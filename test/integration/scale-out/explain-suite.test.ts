@@ -15,7 +15,7 @@ import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { openClusterChdb, type CheckedStatement } from './cluster-chdb.js';
 
-// Issue 14 item 5: every statement Lookout sends must be valid on the Distributed tables of a
+// Every statement Lookout sends must be valid on the Distributed tables of a
 // cluster. A real Lookout (ingest writer, settler, traces API, preset views, analytics compiler,
 // cost module, metrics, outbox relay) runs on chdb configured with a two-shard `remote_servers`
 // cluster and the cluster layout of our migrations (Distributed tables over *_local tables); every

@@ -11,7 +11,7 @@ import { removeDir } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 // Operators who migrate as a separate step run `npm run admin -- migrate` and start the service with
-// LOOKOUT_MIGRATE=off (issue 14 item 2). Its own file: chdb binds one data directory per process.
+// LOOKOUT_MIGRATE=off. Its own file: chdb binds one data directory per process.
 const run = promisify(execFile);
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeDir));

@@ -11,7 +11,7 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
 // Several Lookout instances in one test process share one PostgreSQL (each with its own pool, by
 // URL) and one chdb store (the engine binds one data directory per process), as N processes share a
 // PostgreSQL server and a ClickHouse cluster: started together on empty stores, they must
-// apply every migration file of both stores exactly once between them (issue 14 item 2).
+// apply every migration file of both stores exactly once between them.
 const dirs: string[] = [];
 let pg: PostgresStore;
 let ch: ClickHouseStore;

@@ -12,7 +12,7 @@ import { waitFor } from '../ingest/otlp-client.js';
 import { openSharedStores, type SharedStores } from './instances.js';
 
 /**
- * What several instances share besides settling (issue 14 items 3-4): LOOKOUT_ROLES decides what
+ * What several instances share besides settling: LOOKOUT_ROLES decides what
  * each serves and runs; the price refresh runs on one leader and its catalog reaches every
  * instance; a project deleted through one instance is dropped from every instance's cache.
  */

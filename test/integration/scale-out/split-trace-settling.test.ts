@@ -12,7 +12,7 @@ import { openSharedStores, sleep, type SharedStores } from './instances.js';
 import { agentRun } from '../../helpers/agent-run.js';
 
 /**
- * Settling across instances (issue 14 item 1): the spans of one trace reach two instances, and the
+ * Settling across instances: the spans of one trace reach two instances, and the
  * trace still ends with one complete summary and one run of the hooks; a settler that dies holding
  * claims leaves them to another instance once PostgreSQL lets its lease run out.
  */

@@ -10,7 +10,7 @@ import { openSharedStores, type SharedStores } from './instances.js';
 import { agentRun } from '../../helpers/agent-run.js';
 
 /**
- * The stored-trace registry across instances and restarts (issue 15): the registry lives in the
+ * The stored-trace registry across instances and restarts: the registry lives in the
  * shared PostgreSQL, so a trace one instance created is known to every other and to a restarted
  * one — their flushes check it in ClickHouse, and re-sent spans are not stored twice. The trace
  * settles with every span, and only its first settle carries first_processing = 1.

@@ -9,8 +9,8 @@ import { projectMarkers, seedTenant, startCodeHostStandIn, unknownFixture, type 
 /**
  * Tenant and project isolation, scopes and authentication, driven by the route table: every
  * operation of /api/openapi.json is called with tenant A's ids by tenant B, by a key limited to
- * another project of A, by read and ingest keys and with no key. SPEC "Authentication",
- * DESIGN "Tenancy and credentials": another tenant's resource is a 404 exactly like an unknown id.
+ * another project of A, by read and ingest keys and with no key.
+ * Another tenant's resource is a 404 exactly like an unknown id.
  */
 const CODE_HOST_TOKEN = 'sec-code-host-token-isolation';
 

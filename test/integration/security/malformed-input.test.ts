@@ -8,7 +8,7 @@ import { operationsOf, requestFor, type Operation } from './route-table.js';
 import { unknownFixture } from './tenant-fixture.js';
 
 /**
- * Malformed encodings on every route (issue 13 item 6): percent-encoding that does not decode, in
+ * Malformed encodings on every route: percent-encoding that does not decode, in
  * every path parameter of every operation and on the root routes, is a 400 `validation_error`, never
  * the 500 Express's URIError gave; and OTLP bodies mutated at every node of the export tree (nulls,
  * wrong types, hostile nesting) or byte by byte are answered 200 with partial success or 400 —

@@ -11,7 +11,7 @@ import type { Fixture } from './tenant-fixture.js';
  *     'path': by a path id → another tenant (or a key limited to another project) gets 404 not_found;
  *     'ref':  by an id in the body or query → the answer is the one an unknown id gets (no existence oracle);
  *     'none': it names nothing of a project → the caller only ever sees its own data.
- * - readKeyMayCall: a non-GET that read keys may use (SPEC: the analytics query needs read or admin).
+ * - readKeyMayCall: a non-GET that read keys may use (the analytics query needs read or admin).
  * - operator: takes the operator credential instead of a tenant key.
  * - late: changes the fixture so much (delete, revoke, unlink) that the owner's own call runs last.
  */

@@ -7,7 +7,7 @@ import { operationsOf, requestFor, TRACE_CONTEXT_QUERY } from './route-table.js'
 import { seedTenant, startCodeHostStandIn, type Fixture } from './tenant-fixture.js';
 
 /**
- * Secrets (DESIGN "Tenancy and credentials"): API keys are stored only as SHA-256 hashes and shown
+ * Secrets: API keys are stored only as SHA-256 hashes and shown
  * once; the Linear key and the code-host token are stored sealed and never returned; no response
  * carries key_hash or a stored secret; the request log redacts Authorization.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13: a trace-detail page of a big settled trace reads only its page (the stored summary
+ * A trace-detail page of a big settled trace reads only its page (the stored summary
  * and one keyset page of spans ordered by ClickHouse, trace-page.ts). Pinned against the
  * whole-trace path (trace-detail-build.ts) over the same stored spans: the same spans in the same
  * order with the same fields, the same trace-level fields, interchangeable cursors — including

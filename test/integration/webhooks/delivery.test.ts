@@ -6,7 +6,7 @@ import { createEndpoint, deliveries, eventually, json, sleep, verifies } from '.
 import { startReceiver, type Receiver } from './receiver.js';
 
 /**
- * Issue #19 "Tests": a real receiver on 127.0.0.1 gets signed webhooks from the outbox — a failing
+ * A real receiver on 127.0.0.1 gets signed webhooks from the outbox — a failing
  * trace opens an issue (issue.created), resolving and a recurrence give issue.resolved and
  * issue.reopened; a 500 then a 200 delivers the same event twice with one Lookout-Event-Id and both
  * attempts in the log; Retry-After is honoured; the Slack format; the test route; secret rotation.

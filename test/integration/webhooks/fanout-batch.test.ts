@@ -10,7 +10,7 @@ import { startTestService, type TestService } from '../../helpers/service.js';
 import { createEndpoint } from './harness.js';
 
 /**
- * The outbox's readers by batches (issue 15): a fan-out of many events to several endpoints takes
+ * The outbox's readers by batches: a fan-out of many events to several endpoints takes
  * a fixed number of statements and queues exactly the subscribed attempts with the bodies the
  * events describe; a look that finds nothing waiting takes one statement, for the fan-out and for
  * the analytics relay alike.

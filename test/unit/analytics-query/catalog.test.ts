@@ -1,5 +1,5 @@
 /**
- * The catalog is SPEC.md "Events" to the letter, and clickhouse/002_events.sql has every column it
+ * The catalog is the documented event list to the letter, and clickhouse/002_events.sql has every column it
  * names with a fitting type (the live-engine check is test/integration/analytics-query/engine.test.ts).
  */
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ const fields = (name: string) => {
 };
 const COMMON = ['actor', 'surface', 'user_id', 'api_key_id'];
 
-describe('catalog per SPEC "Events"', () => {
+describe('catalog per the documented events', () => {
   test('trace.processed', () => {
     expect(fields('trace.processed')).toEqual({
       dimensions: ['agent_name', 'root_status_code', ...COMMON],

@@ -61,7 +61,7 @@ describe('printer', () => {
     expect(compile(Printer.where(node, context), 'server')).toEqual({ sql: '`tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `n` > {p2:Float64}', params: { p0: "t'1", p1: 'p1', p2: '1' } });
   });
 
-  test('expression() keeps the values of a group expression, and they never collide once combined (issue 16)', () => {
+  test('expression() keeps the values of a group expression, and they never collide once combined', () => {
     const group = Printer.expression(compare('=', column('tool'), value('String', 'search')), context);
     const where = Printer.where(select({ items: [], from: table('t'), where: compare('=', column('n'), value('Float64', '2')), groupBy: [], orderBy: [], limit: null, settings: [] }), context);
     const combined = compile(sql`SELECT ${group} AS g FROM t WHERE ${where}`, 'server');

@@ -1,5 +1,5 @@
 /**
- * The validator: every row of SPEC.md's analytics error table with its exact detail, and the other
+ * The validator: every row of the analytics error table (docs/analytics-query.md) with its exact detail, and the other
  * rules of the body table (unknown keys at every level, types, limits) with a detail naming the field.
  */
 import { describe, expect, test } from 'vitest';
@@ -23,7 +23,7 @@ function detailOf(body: unknown): string {
 
 const ok = (body: Record<string, unknown>) => validateQuery({ ...base, ...body }, LIMITS);
 
-describe("SPEC's error table, verbatim", () => {
+describe("the documented error table, verbatim", () => {
   test('Unknown field: <name> — field not on that event', () => {
     expect(detailOf({ ...base, measures: [{ as: 'x', agg: 'sum', field: 'agent_name_typo' }] })).toBe('Unknown field: agent_name_typo');
     // trace.processed has no queryable trace_id; generation.completed has no agent_name.
@@ -53,7 +53,7 @@ describe("SPEC's error table, verbatim", () => {
 
   test('generation_cost requires grouping by model', () => {
     expect(detailOf({ ...base, measures: [{ agg: 'generation_cost' }] })).toBe('generation_cost requires grouping by model');
-    // SPEC: a group on field model *with alias model*.
+    // A group on field model *with alias model*.
     expect(detailOf({ ...base, measures: [{ agg: 'generation_cost' }], group_by: [{ field: 'model', as: 'm' }] })).toBe('generation_cost requires grouping by model');
   });
 
@@ -178,7 +178,7 @@ describe('accepted shapes', () => {
     expect(q.orderBy).toEqual([{ alias: 'n', direction: 'asc' }]);
   });
 
-  test('every event of SPEC is queryable with count', () => {
+  test('every documented event is queryable with count', () => {
     for (const from of ['trace.processed', 'generation.completed', 'tool.called', 'span.errored', 'issue.created', 'issue.resolved', 'issue.dismissed', 'issue.reopened', 'issue.review_started', 'issue.flagged', 'issue.unflagged', 'issue.chat_sent']) {
       expect(ok({ from }).event.name).toBe(from);
     }

@@ -1,5 +1,5 @@
 /**
- * Issue 16 "One SQL layer for ClickHouse": outside src/platform/clickhouse, no module calls the ClickHouse driver
+ * Outside src/platform/clickhouse, no module calls the ClickHouse driver
  * (`ch.client`) or writes its own tenant condition into ClickHouse SQL; statements go through the
  * layer's read / command / insert and take the guard from src/platform/clickhouse/sql/tenant-guard.ts.
  * (PostgreSQL statements, `sql\`… tenant_id = ${tenantId}\``, are another store and stay allowed.)

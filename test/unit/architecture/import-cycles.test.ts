@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * No import circles in src/ (issue 16 item 3). A circle works only while nobody reads an import at
+ * No import circles in src/. A circle works only while nobody reads an import at
  * load time, and it hides which layer a file belongs to. Type-only imports count too: a type that
  * two files need belongs in a file below both.
  */

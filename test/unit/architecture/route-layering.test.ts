@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Every route is route → service → store (issue 16 item 3). A route file validates the request and
+ * Every route is route → service → store. A route file validates the request and
  * shapes the answer; what spans stores — transactions, the rows a change writes, access checks by
  * id — lives in a service, so REST, MCP and background work share one path to the data.
  *

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The module registry stays typed (issue 16 item 3): every key of deps.services is declared beside
+ * The module registry stays typed: every key of deps.services is declared beside
  * its service, so no file needs to cast what it reads, and AppDeps does not fall back to a record.
  */
 const srcRoot = path.resolve(import.meta.dirname, '..', '..', '..', 'src');

@@ -1,5 +1,5 @@
 /**
- * The analytics lane's admission (issue 13 "Workload lanes"): global and per-tenant concurrency,
+ * The analytics lane's admission: global and per-tenant concurrency,
  * a bounded FIFO queue (429 beyond it), and waiting that counts inside the time limit (504).
  */
 import { describe, expect, it } from 'vitest';

@@ -6,7 +6,7 @@ import { catalogFromProviders, loadBundledCatalog, type PriceCatalog } from '../
 import { cachedPlan } from '../../../src/cost/price-plan.js';
 
 /**
- * Issue 15: priceUsage prices flat-priced models by a plan of the package's arithmetic instead of
+ * priceUsage prices flat-priced models by a plan of the package's arithmetic instead of
  * calling calcPrice per generation. The dollars must be the package's to the last bit, for every
  * model of the bundled catalog, every tier, and every usage shape the service writes.
  */

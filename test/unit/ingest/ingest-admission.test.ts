@@ -6,7 +6,7 @@ import { DECODED_BYTES_PER_BODY_BYTE, IngestBudget } from '../../../src/ingest/w
 import { readOtlpBody } from '../../../src/ingest/otlp/otlp-body.js';
 
 /**
- * Memory admission (issue 13 item 5): a request is charged for its body, what it inflates to and
+ * Memory admission: a request is charged for its body, what it inflates to and
  * what that decodes into, as it reads — so a gzip bomb is refused before it has inflated in full —
  * and every reservation is given back whatever happens.
  */

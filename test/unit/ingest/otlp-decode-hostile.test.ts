@@ -8,8 +8,8 @@ import { validateExport } from '../../../src/spans/span-validation.js';
 /**
  * Hostile and malformed OTLP: a bad span is rejected alone (its decodeProblem, then partial
  * success), a body that is not an export at all is an OtlpDecodeError (400), and no input throws
- * anything else — issue 13 item 6 ("OTLP JSON with attributes: [null] → 500 (TypeError); an
- * arrayValue nested 10,000 deep → 500 (stack overflow)").
+ * anything else: OTLP JSON with `attributes: [null]` once answered 500 (TypeError) and an
+ * arrayValue nested 10,000 deep overflowed the stack.
  */
 
 const TRACE = '5b8efff798038103d269b633813fc60c';

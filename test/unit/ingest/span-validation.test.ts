@@ -93,7 +93,7 @@ describe('span validation', () => {
   });
 });
 
-describe('the window the stores keep (issue 13 item 7: nothing acknowledged is silently dropped)', () => {
+describe('the window the stores keep (nothing acknowledged is silently dropped)', () => {
   const now = Date.parse('2026-11-24T12:00:00Z');
   const ns = (iso: string) => (BigInt(Date.parse(iso)) * 1_000_000n).toString();
   const startingAt = (iso: string, spanId = 'eee19b7ec3c1b174') => span({ spanId, startNs: ns(iso), endNs: ns(iso) });

@@ -67,7 +67,7 @@ describe('trace summary: GenAI agent run', () => {
     });
   });
 
-  it('counts the run\'s model calls, those naming a provider, and its tool calls (window coverage, issue 17)', () => {
+  it('counts the run\'s model calls, those naming a provider, and its tool calls (window coverage)', () => {
     const { processed } = summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000' });
     // The agent span repeats its calls' usage but is not a model call; both chats name a provider;
     // lookup_order and reply_to_user are the tools.

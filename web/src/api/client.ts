@@ -1,6 +1,6 @@
 import { clearApiKey, getApiKey } from '../session.js';
 
-/** A failed API call, carrying the service's `{detail, code}` error body (SPEC.md "Errors"). */
+/** A failed API call, carrying the service's `{detail, code}` error body. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,

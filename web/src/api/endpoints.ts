@@ -18,7 +18,7 @@ import type {
   WindowView,
 } from './types.js';
 
-/** Every REST call the dashboard makes, in one place (paths per SPEC.md and DESIGN.md). */
+/** Every REST call the dashboard makes, in one place. */
 
 const enc = encodeURIComponent;
 
@@ -46,7 +46,7 @@ export function getGeneralView(projectId: string, window: WindowSelection): Prom
   return api.get(analytics(projectId), generalParams(window));
 }
 
-/** window, agent_scorecard and tool_aggregates take start + endExclusive (SPEC.md). */
+/** window, agent_scorecard and tool_aggregates take start + endExclusive. */
 export function windowParams(view: 'window' | 'agent_scorecard' | 'tool_aggregates', window: WindowSelection): Record<string, string> {
   return { view, start: window.start, endExclusive: window.endExclusive, granularity: viewGranularity(window) };
 }
@@ -63,7 +63,7 @@ export function getToolAggregates(projectId: string, window: WindowSelection): P
   return api.get(analytics(projectId), windowParams('tool_aggregates', window));
 }
 
-/** model_scorecard takes start and an optional inclusive end (SPEC.md): the last second of the window. */
+/** model_scorecard takes start and an optional inclusive end: the last second of the window. */
 export function modelScorecardParams(window: WindowSelection): Record<string, string> {
   const end = new Date(new Date(window.endExclusive).getTime() - 1000).toISOString().replace('.000Z', 'Z');
   return { view: 'model_scorecard', start: window.start, end };
@@ -91,7 +91,7 @@ export function listAgentNames(projectId: string): Promise<{ agent_names: string
   return api.get('/traces/agent-names', { project_id: projectId });
 }
 
-/** One page of the context bundle (SPEC.md "Traces": spans_limit 1..500, spans_offset >= 0). */
+/** One page of the context bundle (spans_limit 1..500, spans_offset >= 0). */
 export function getTraceContext(
   traceId: string,
   projectId: string,
@@ -141,7 +141,7 @@ export function getTicketLink(issueId: string): Promise<TicketLink> {
   return api.get(`/issues/${enc(issueId)}/tracker-ticket`);
 }
 
-/** DESIGN.md "Ticket tracker": preview a ticket for the issue, then confirm it with the preview token. */
+/** Ticket tracker: preview a ticket for the issue, then confirm it with the preview token. */
 export function previewTicket(issueId: string): Promise<{ preview_token: string; expires_at?: string; [key: string]: unknown }> {
   return api.post(`/issues/${enc(issueId)}/tracker-ticket/preview`, {});
 }

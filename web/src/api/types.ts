@@ -1,6 +1,6 @@
 /**
- * Response shapes the dashboard reads, as SPEC.md gives them (and DESIGN.md where SPEC says "not
- * shown"). Fields SPEC leaves open are optional here, and pages show them only when present.
+ * Response shapes the dashboard reads, as the API answers them. Fields the API may leave out are
+ * optional here, and pages show them only when present.
  */
 
 export interface Project {
@@ -25,7 +25,7 @@ export type CostLowerBoundReason =
   | 'live_priced_breakdown_truncated'
   | 'model_rollup_truncated';
 
-/** SPEC.md "Cost object (shared by analytics views)". */
+/** The cost object shared by the analytics views. */
 export interface CostObject {
   estimated_cost_usd: number | null;
   priced_token_share: number;
@@ -47,7 +47,7 @@ export interface Percentiles {
 }
 
 export interface GeneralView {
-  /** The window the answer covers (the analytics module adds it; SPEC lists the series only). */
+  /** The window the answer covers (the analytics module adds it beside the series). */
   window?: { start: string; end_exclusive: string };
   requests: DatedValue[];
   errors: DatedValue[];
@@ -66,7 +66,7 @@ export interface GeneralView {
   };
 }
 
-/** SPEC.md "window" view: run latency (root spans) and failure totals. */
+/** The window view: run latency (root spans) and failure totals. */
 export interface WindowView {
   latency: { granularity: string; points: { date: string; p50: number | null; p95: number | null }[] };
   totals: {
@@ -201,7 +201,7 @@ export interface TraceStats {
   models_used?: string[];
 }
 
-/** SPEC.md "Trace (default detail payload)". */
+/** A trace in the default detail form. */
 export interface TraceDetail {
   id: string;
   otel_trace_id: string;
@@ -228,7 +228,7 @@ export interface TraceDetail {
   cost_unpriced_models: string[];
 }
 
-/** A row of GET /api/projects/{pid}/traces (DESIGN.md "Workspace routes"); fields beyond id are shown when present. */
+/** A row of GET /api/projects/{pid}/traces; fields beyond id are shown when present. */
 export interface TraceListItem {
   id: string;
   otel_trace_id?: string;
@@ -277,7 +277,7 @@ export interface TraceIssueOccurrence {
   occurred_at: string;
 }
 
-/** The context bundle: GET /api/traces/{id}?expand=context (SPEC.md "Traces"). */
+/** The context bundle: GET /api/traces/{id}?expand=context. */
 export interface TraceContextBundle {
   id: string;
   project_id: string;

@@ -1,5 +1,5 @@
 /**
- * How to send a first trace: OTLP/HTTP to this service's origin (DESIGN.md "Ingestion": POST
+ * How to send a first trace: OTLP/HTTP to this service's origin (POST
  * /v1/traces at the root, so OTEL_EXPORTER_OTLP_ENDPOINT is the bare origin), with an ingest key and
  * the project named in the x-lookout-project header. OTEL_EXPORTER_OTLP_HEADERS values are
  * URL-encoded, hence Bearer%20.

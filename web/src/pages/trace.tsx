@@ -11,7 +11,7 @@ import { Waterfall } from '../components/waterfall.js';
 import { formatCount, formatDateTime, formatMs, formatNumber } from '../format.js';
 import { useResource } from '../use-resource.js';
 
-/** Spans per page of the context bundle (SPEC.md allows 1..500). */
+/** Spans per page of the context bundle (the API allows 1..500). */
 export const SPAN_PAGE = 100;
 
 function show(value: unknown): string {

@@ -25,7 +25,7 @@ function fromLocalInput(value: string): string | null {
   return Number.isNaN(date.getTime()) ? null : date.toISOString().replace('.000Z', 'Z');
 }
 
-/** GET /api/projects/{pid}/traces: newest first, filters agent_name, has_error, thread_id, start/end, cursor (DESIGN.md). */
+/** GET /api/projects/{pid}/traces: newest first, filters agent_name, has_error, thread_id, start/end, cursor. */
 export function TracesPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
   const filters: TraceFilters = {
     agent_name: query.get('agent_name') ?? undefined,

@@ -1,5 +1,5 @@
 /**
- * A gated lane's admission (issue 13 "Workload lanes"). Two lanes have one each: `analytics` (the
+ * A gated lane's admission. Two lanes have one each: `analytics` (the
  * query DSL, preset views, MCP, dashboard) and `interactive` (cheap bounded reads: trace detail,
  * trace lists, lookups by id), so a trace read never queues behind heavy analytics of its own
  * tenant. Statements run at most `maxConcurrency` at a time process-wide and `maxPerTenant` per

@@ -3,7 +3,7 @@
  * appearance (`p0`, `p1`, …; a value object used twice keeps one name) and binds it one of two ways:
  *  - `server`: `{pN:Type}` placeholders with the values sent beside the text (a ClickHouse server
  *    parses them itself);
- *  - `literal`: each value rendered by typedLiteral in place, for the embedded engine (issue 13).
+ *  - `literal`: each value rendered by typedLiteral in place, for the embedded engine (typed-literal.ts says why).
  * Settings always go in the statement's own SETTINGS clause: per statement on both backends.
  */
 import type { Fragment, Param, Part } from './fragment.js';

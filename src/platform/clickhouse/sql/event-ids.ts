@@ -1,6 +1,6 @@
 /**
  * How the per-span event tables (generation.completed, tool.called, span.errored) store their ids
- * since ClickHouse migration 009, and how their text is read and compared (issue 17). Everything
+ * since ClickHouse migration 009, and how their text is read and compared. Everything
  * else — spans, traces, trace.processed, the API — keeps the text.
  *
  *  - trace_id `UUID`: ingestion writes the canonical text of a v5 UUID (lower-case, dashed;

@@ -10,7 +10,7 @@
  * with first_processing = 1 (clickhouse/006), so keys whose only row is that one could be read plain
  * and only the keys with a 0 row through FINAL. That read was built, tested equal to FINAL (re-processed
  * runs, runs moved across the window edge or a month's partition, rows from before the mark) and
- * measured (bench/README.md, issue 17, 2026-11-24 round 4): on chdb 26.7 it is slower than FINAL —
+ * measured: on chdb 26.7 it is slower than FINAL —
  * telling a row's key from the re-processed ones means reading and hashing every trace_id of the
  * project twice (the window's rows, and all rows to find the re-processed keys' versions, which
  * straddle partitions), and that costs more than FINAL's merge of the parts' sorted trace_id streams.

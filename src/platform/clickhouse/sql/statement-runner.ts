@@ -1,5 +1,5 @@
 /**
- * The single place where Lookout's ClickHouse statements execute (issue 16 "One SQL layer"). Every
+ * The single place where Lookout's ClickHouse statements execute. Every
  * statement arrives as a fragment (fragment.ts) in a workload lane and leaves compiled with its
  * values bound for the backend (compile.ts) and its settings in its own SETTINGS clause:
  *

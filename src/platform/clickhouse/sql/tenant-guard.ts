@@ -1,5 +1,5 @@
 /**
- * The tenant guard, written once (DESIGN "Tenancy and credentials": every query filters by
+ * The tenant guard, written once (every query filters by
  * tenant). Modules never write a `tenant_id` condition: they take one from here, and they name the
  * tables they read with `scopedTable`. The runner refuses a scoped read whose statement names more
  * tables than it carries guards of the caller's tenant (statement-runner.ts), the way HogQL's

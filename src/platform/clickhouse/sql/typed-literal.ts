@@ -1,7 +1,7 @@
 import { dateTime64 } from '../clickhouse-time.js';
 
 /**
- * The one audited place where a value becomes SQL text (issue 13: chdb's Node binding runs every
+ * The one audited place where a value becomes SQL text (chdb's Node binding runs every
  * statement that has query parameters through one process-wide chain, so on the embedded engine
  * Lookout binds values as literals and its statements run concurrently; a ClickHouse server keeps
  * server-side `{name:Type}` parameters).
