@@ -15,26 +15,25 @@
 -- converting the value once, never the column per row (docs/analytics-query.md).
 --
 -- A sorting-key type cannot change in place (ALTER refuses it: the sort order changes), so each table
--- is rebuilt: a copy <table>_v009 with the new types (everything else as before), every row version
--- copied into it with its version column (ReplacingMergeTree then picks the same newest row), the two
--- swapped by EXCHANGE TABLES (atomic), then rows an older process wrote during the copy are copied
--- after it (the same key and version are not copied twice), and the old data dropped. The catch-up
--- looks at rows from two minutes before the newest row the copy took (the newest row of the new table
--- not newer than the old table's newest: rows written to the new table after the swap are newer than
--- anything in the old one), and compares 8-byte hashes of (key, version), not whole rows, so its set
--- stays small whatever the ingest rate.
+-- is rebuilt by the table-rebuild recipe (scripts/clickhouse-rebuilds/table-rebuild.ts writes the
+-- statements below): a copy <table>_v009 with the new types (everything else as before), every row
+-- version copied into it with its version column (ReplacingMergeTree then picks the same newest row),
+-- the two swapped by EXCHANGE TABLES (atomic), then rows an older process wrote during the copy are
+-- copied after it (the same key and version are not copied twice), and the old data dropped. The
+-- catch-up looks at rows from an hour before the old table's newest row — nothing writes to the old
+-- table after the swap, so that anchor cannot move — and compares 8-byte hashes of (key, version),
+-- not whole rows, so its set stays small whatever the ingest rate.
 --
 -- Every statement may run again from the top after an interruption anywhere: a table stopped
--- between its EXCHANGE and its catch-up is caught up first (its old data is still under the _v009
--- name, with text ids), then the copy starts by dropping the _v009 table, and the conversion reads either type (toTypeName is a constant, so
--- only one branch of the `if` is evaluated: a table already converted is copied as it is). A table
--- interrupted between its EXCHANGE and its DROP is found converted and copied again. The file is
--- recorded only after its last statement, so a finished run is never repeated.
+-- between its EXCHANGE and its catch-up has its old data (text ids) under the _v009 name, and its
+-- rows the live table lacks are carried over first; then the copy starts by dropping the _v009
+-- table. The conversion reads either type (toTypeName is a constant, so only one branch of the `if`
+-- is evaluated: a table already converted is copied as it is), so a table interrupted between its
+-- EXCHANGE and its DROP is found converted and copied again. The file is recorded only after its
+-- last statement, so a finished run is never repeated.
 
 -- event_generation_completed
--- A run stopped after this table's EXCHANGE and before its catch-up left the old table, with the rows
--- older processes wrote during the copy, under the _v009 name (text ids): carry them over before
--- that name is dropped. Otherwise the name holds nothing or a half-made copy (UUID ids): no rows.
+-- Rows a stopped earlier run left under the _v009 name that the live table lacks (see above).
 CREATE TABLE IF NOT EXISTS {db}.event_generation_completed_v009 {on_cluster}
 (
     tenant_id LowCardinality(String),
@@ -63,15 +62,12 @@ ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
 TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 INSERT INTO {db}.event_generation_completed (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error,
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM {db}.event_generation_completed_v009
-WHERE toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v009))
+WHERE (SELECT count() FROM {db}.event_generation_completed_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v009))
+        WHERE (SELECT count() FROM {db}.event_generation_completed_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v009)
     );
 
 DROP TABLE IF EXISTS {db}.event_generation_completed_v009 {on_cluster} SYNC;
@@ -104,32 +100,24 @@ ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
 TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 INSERT INTO {db}.event_generation_completed_v009 (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error,
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM {db}.event_generation_completed;
 
 EXCHANGE TABLES {db}.event_generation_completed AND {db}.event_generation_completed_v009 {on_cluster};
 
 INSERT INTO {db}.event_generation_completed (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error,
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM {db}.event_generation_completed_v009
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v009))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_generation_completed_v009))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_generation_completed_v009)
     );
 
 DROP TABLE IF EXISTS {db}.event_generation_completed_v009 {on_cluster} SYNC;
 
 -- event_tool_called
--- A run stopped after this table's EXCHANGE and before its catch-up left the old table, with the rows
--- older processes wrote during the copy, under the _v009 name (text ids): carry them over before
--- that name is dropped. Otherwise the name holds nothing or a half-made copy (UUID ids): no rows.
+-- Rows a stopped earlier run left under the _v009 name that the live table lacks (see above).
 CREATE TABLE IF NOT EXISTS {db}.event_tool_called_v009 {on_cluster}
 (
     tenant_id LowCardinality(String),
@@ -154,14 +142,12 @@ ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
 TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 INSERT INTO {db}.event_tool_called (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, output_tokens, error, inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
 FROM {db}.event_tool_called_v009
-WHERE toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v009))
+WHERE (SELECT count() FROM {db}.event_tool_called_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v009))
+        WHERE (SELECT count() FROM {db}.event_tool_called_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v009)
     );
 
 DROP TABLE IF EXISTS {db}.event_tool_called_v009 {on_cluster} SYNC;
@@ -190,30 +176,24 @@ ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
 TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 INSERT INTO {db}.event_tool_called_v009 (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, output_tokens, error, inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
 FROM {db}.event_tool_called;
 
 EXCHANGE TABLES {db}.event_tool_called AND {db}.event_tool_called_v009 {on_cluster};
 
 INSERT INTO {db}.event_tool_called (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, output_tokens, error, inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
 FROM {db}.event_tool_called_v009
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v009))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_tool_called_v009))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_tool_called_v009)
     );
 
 DROP TABLE IF EXISTS {db}.event_tool_called_v009 {on_cluster} SYNC;
 
 -- event_span_errored
--- A run stopped after this table's EXCHANGE and before its catch-up left the old table, with the rows
--- older processes wrote during the copy, under the _v009 name (text ids): carry them over before
--- that name is dropped. Otherwise the name holds nothing or a half-made copy (UUID ids): no rows.
+-- Rows a stopped earlier run left under the _v009 name that the live table lacks (see above).
 CREATE TABLE IF NOT EXISTS {db}.event_span_errored_v009 {on_cluster}
 (
     tenant_id LowCardinality(String),
@@ -234,14 +214,12 @@ ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
 TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 INSERT INTO {db}.event_span_errored (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
 FROM {db}.event_span_errored_v009
-WHERE toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v009))
+WHERE (SELECT count() FROM {db}.event_span_errored_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v009))
+        WHERE (SELECT count() FROM {db}.event_span_errored_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v009)
     );
 
 DROP TABLE IF EXISTS {db}.event_span_errored_v009 {on_cluster} SYNC;
@@ -266,22 +244,18 @@ ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
 TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 INSERT INTO {db}.event_span_errored_v009 (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
 FROM {db}.event_span_errored;
 
 EXCHANGE TABLES {db}.event_span_errored AND {db}.event_span_errored_v009 {on_cluster};
 
 INSERT INTO {db}.event_span_errored (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
 FROM {db}.event_span_errored_v009
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v009))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM {db}.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM {db}.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM {db}.event_span_errored_v009))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM {db}.event_span_errored_v009)
     );
 
 DROP TABLE IF EXISTS {db}.event_span_errored_v009 {on_cluster} SYNC;

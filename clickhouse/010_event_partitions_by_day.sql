@@ -21,17 +21,16 @@
 --
 -- An insert block past `max_partitions_per_insert_block` (100) partitions is refused by default; one
 -- flush holds spans from 90 days back to INGEST_MAX_FUTURE_SKEW_MS ahead of the server clock, so every
--- insert carries throw_on_max_partitions_per_insert_block = 0 (a warning instead; src/stores/clickhouse.ts).
+-- insert carries throw_on_max_partitions_per_insert_block = 0 (a warning instead; src/platform/clickhouse/clickhouse.ts).
 --
--- A partition key cannot change in place, so each table is rebuilt as migration 009 rebuilt them: a
--- copy <table>_v010 (everything as before but the partition key and the codecs), every row version
+-- A partition key cannot change in place, so each table is rebuilt by the table-rebuild recipe
+-- (scripts/clickhouse-rebuilds/table-rebuild.ts writes the statements below), as 009 was: a copy <table>_v010 (everything as before but the partition key and the codecs), every row version
 -- copied into it with its version column, the two swapped by EXCHANGE TABLES (atomic), then rows an
 -- older process wrote during the copy copied after it, and the old data dropped. The catch-up compares
 -- 8-byte hashes of key and version over the rows from an hour before the old table's newest row.
 -- Nothing writes to the old table after the swap, so that anchor does not move: not with rows written
 -- to the new table after it (whose time, on a cluster, comes from another node's clock) nor with a
--- catch-up interrupted half-way (009 anchored on the new table's newest row from before the swap,
--- which both can move). It covers every row written during a copy of up to an hour (0.74 s per
+-- catch-up interrupted half-way. It covers every row written during a copy of up to an hour (0.74 s per
 -- million rows here) and keeps the compared set to the last hour's rows.
 --
 -- Every statement may run again from the top after an interruption anywhere: each table first

@@ -441,15 +441,12 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v
 
 INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error,
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM `lookout`.event_generation_completed_v009
-WHERE toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v009))
+WHERE (SELECT count() FROM `lookout`.event_generation_completed_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v009))
+        WHERE (SELECT count() FROM `lookout`.event_generation_completed_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v009` ON CLUSTER `lookout_cluster` SYNC;
@@ -488,10 +485,7 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v
 
 INSERT INTO `lookout`.`event_generation_completed_v009` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error,
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM `lookout`.event_generation_completed;
 
 EXCHANGE TABLES `lookout`.`event_generation_completed_local` AND `lookout`.`event_generation_completed_v009_local` ON CLUSTER `lookout_cluster`;
@@ -504,15 +498,12 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v
 
 INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error,
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
 FROM `lookout`.event_generation_completed_v009
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v009))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_generation_completed WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_generation_completed_v009))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v009` ON CLUSTER `lookout_cluster` SYNC;
@@ -547,14 +538,12 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v009_local
 
 INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, output_tokens, error, inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
 FROM `lookout`.event_tool_called_v009
-WHERE toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v009))
+WHERE (SELECT count() FROM `lookout`.event_tool_called_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v009))
+        WHERE (SELECT count() FROM `lookout`.event_tool_called_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_tool_called_v009` ON CLUSTER `lookout_cluster` SYNC;
@@ -589,9 +578,7 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v009_local
 
 INSERT INTO `lookout`.`event_tool_called_v009` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, output_tokens, error, inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
 FROM `lookout`.event_tool_called;
 
 EXCHANGE TABLES `lookout`.`event_tool_called_local` AND `lookout`.`event_tool_called_v009_local` ON CLUSTER `lookout_cluster`;
@@ -604,14 +591,12 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v009_local
 
 INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    duration_ms, output_tokens, error, inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
 FROM `lookout`.event_tool_called_v009
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v009))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_tool_called WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_tool_called_v009))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_tool_called_v009` ON CLUSTER `lookout_cluster` SYNC;
@@ -642,14 +627,12 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v009_loca
 
 INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
 FROM `lookout`.event_span_errored_v009
-WHERE toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v009))
+WHERE (SELECT count() FROM `lookout`.event_span_errored_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v009))
+        WHERE (SELECT count() FROM `lookout`.event_span_errored_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009` ON CLUSTER `lookout_cluster` SYNC;
@@ -680,9 +663,7 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v009_loca
 
 INSERT INTO `lookout`.`event_span_errored_v009` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
 FROM `lookout`.event_span_errored;
 
 EXCHANGE TABLES `lookout`.`event_span_errored_local` AND `lookout`.`event_span_errored_v009_local` ON CLUSTER `lookout_cluster`;
@@ -695,14 +676,12 @@ ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v009_loca
 
 INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
 SETTINGS distributed_foreground_insert = 1
-SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id),
-    if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))),
-    inserted_at
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
 FROM `lookout`.event_span_errored_v009
-WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v009))
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
     AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
         SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
-        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 2 MINUTE FROM `lookout`.event_span_errored WHERE inserted_at <= (SELECT max(inserted_at) FROM `lookout`.event_span_errored_v009))
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
     );
 
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009` ON CLUSTER `lookout_cluster` SYNC;

@@ -1,0 +1,91 @@
+import type { RebuiltTable, TableRebuild } from './table-rebuild.js';
+
+/**
+ * The table rebuilds of ClickHouse migrations 009 and 010: each table's definition as that
+ * migration leaves it. The statements are written into the migration files by
+ * `npm run generate:rebuilds`; the files are what runs.
+ */
+
+const KEY = ['tenant_id', 'project_id', 'timestamp', 'trace_id', 'span_id', 'inserted_at'];
+const ORDER = 'ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)';
+const TTL = 'TTL toDateTime(timestamp) + INTERVAL 90 DAY';
+const ENGINE = 'ENGINE = {replicated}ReplacingMergeTree(inserted_at)';
+
+/** The per-span event tables' columns; `codecs` adds 010's Delta and T64 codecs. */
+function eventColumns(table: 'generation' | 'tool' | 'error', codecs: boolean): string[] {
+  const delta = codecs ? ' CODEC(Delta, LZ4)' : '';
+  const t64 = codecs ? ' CODEC(T64, LZ4)' : '';
+  const head = [
+    'tenant_id LowCardinality(String)',
+    'project_id LowCardinality(String)',
+    `timestamp DateTime64(3, 'UTC')${delta}`,
+    'actor LowCardinality(String)',
+    'surface LowCardinality(String)',
+    'user_id LowCardinality(String)',
+    'api_key_id LowCardinality(String)',
+  ];
+  const ids = ['trace_id UUID CODEC(LZ4)', 'span_id UInt64 CODEC(LZ4)'];
+  const version = "inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)";
+  switch (table) {
+    case 'generation':
+      return [
+        ...head,
+        'model LowCardinality(String)',
+        'provider LowCardinality(String)',
+        ...ids,
+        'duration_ms Float64',
+        `input_tokens UInt64${t64}`,
+        `output_tokens UInt64${t64}`,
+        `cached_input_tokens UInt64${t64}`,
+        `cache_write_input_tokens UInt64 DEFAULT 0${t64}`,
+        'tps Nullable(Float64)',
+        'error UInt8',
+        version,
+      ];
+    case 'tool':
+      return [...head, 'tool LowCardinality(String)', 'agent_name LowCardinality(String)', ...ids, 'duration_ms Float64', `output_tokens UInt64${t64}`, 'error UInt8', version];
+    case 'error':
+      return [...head, 'span_name LowCardinality(String)', ...ids, version];
+  }
+}
+
+const EVENT_TABLES = [
+  ['event_generation_completed', 'generation'],
+  ['event_tool_called', 'tool'],
+  ['event_span_errored', 'error'],
+] as const;
+
+/** 009: trace_id as UUID and span_id as UInt64 (from text, or as they are when already converted). */
+const toIds = {
+  trace_id: 'toUUID(trace_id)',
+  span_id: "if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id))))",
+};
+
+export const rebuild009: TableRebuild = {
+  suffix: 'v009',
+  // Only the old data (text ids) needs carrying over; a half-made copy under the name has UUID ids.
+  carryOverOnly: "toTypeName(span_id) = 'String'",
+  tables: EVENT_TABLES.map(([table, kind]): RebuiltTable => ({
+    table,
+    columns: eventColumns(kind, false),
+    clauses: [ENGINE, 'PARTITION BY toYYYYMM(timestamp)', ORDER, TTL],
+    key: KEY,
+    convert: toIds,
+  })),
+};
+
+export const rebuild010: TableRebuild = {
+  suffix: 'v010',
+  tables: EVENT_TABLES.map(([table, kind]): RebuiltTable => ({
+    table,
+    columns: eventColumns(kind, true),
+    clauses: [ENGINE, 'PARTITION BY toDate(timestamp)', ORDER, TTL, 'SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1'],
+    key: KEY,
+  })),
+};
+
+/** Migration file → its rebuild. */
+export const REBUILD_MIGRATIONS: Record<string, TableRebuild> = {
+  '009_event_ids_uuid_uint64.sql': rebuild009,
+  '010_event_partitions_by_day.sql': rebuild010,
+};
