@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // chdb loads one embedded ClickHouse engine per process, and two engines in one
 // process crash: every test file therefore runs in its own forked process.
@@ -14,6 +14,48 @@ const INJECTION_SUITES = [
   'test/integration/analytics-query/stored-ids.test.ts',
 ];
 
+// The suites that run once more against a real ClickHouse server (the `server` project: one server
+// process for the run, test/server-global-setup.ts; each file's data in databases of its own). They
+// are the ones whose statements reach ClickHouse through paths that differ on a server: server-side
+// `{name:Type}` parameters over HTTP (size limits, types), per-request settings (lanes, insert
+// settings, readonly, the time limit), HTTP errors and timeouts, and DDL on a real server's engine.
+// Suites that only test PostgreSQL state, HTTP validation or the compute pool stay on the embedded
+// engine alone: a second run would exercise nothing new and cost CI minutes.
+const SERVER_SUITES = [
+  // The harness itself, and what only a server has (workloads, query_log, readonly, 504).
+  'test/integration/clickhouse-server/*.test.ts',
+  // Ingest and settling: inserts with the server's settings, settle rounds' parameters.
+  'test/integration/ingest/otlp-endpoint.test.ts',
+  'test/integration/ingest/settling-and-backpressure.test.ts',
+  'test/integration/ingest/stored-json-columns.test.ts',
+  'test/integration/ingest/spans-across-many-days.test.ts',
+  'test/integration/ingest/stored-trace-backfill.test.ts',
+  // Traces: list, detail and page reads (keyset cursors bound as parameters).
+  'test/integration/traces/traces-api.test.ts',
+  'test/integration/traces/trace-pages.test.ts',
+  // The query DSL: every operator, aggregate and join, over HTTP and with its timeout.
+  'test/integration/analytics-query/aggregates.test.ts',
+  'test/integration/analytics-query/joins-and-limits.test.ts',
+  'test/integration/analytics-query-http/routes.test.ts',
+  // Preset views, over HTTP and in the store.
+  'test/integration/analytics-views/views.test.ts',
+  'test/integration/analytics-views/http.test.ts',
+  // Cost: windows, the settled-cost read and the backfill.
+  'test/integration/cost/cost-window.test.ts',
+  'test/integration/cost/cost-query-backfill.test.ts',
+  'test/integration/cost-http/backfill-route.test.ts',
+  'test/integration/metrics/metrics.test.ts',
+  // Migrations that rebuild tables (ids as ids, partitions by day) on a server's engine.
+  'test/integration/scale-out/clickhouse-migration-009.test.ts',
+  'test/integration/scale-out/clickhouse-migration-010.test.ts',
+  // Issue events written and read back.
+  'test/integration/issues/issue-extraction.test.ts',
+  'test/integration/issues/issue-lifecycle.test.ts',
+  // Isolation lanes: per-lane clients, concurrency and settings.
+  'test/integration/isolation/workload-lanes.test.ts',
+  'test/integration/isolation/interactive-lane.test.ts',
+];
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -24,8 +66,12 @@ export default defineConfig({
     // One temporary root per run, removed at its end (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/integration/clickhouse-server/*.test.ts'] } },
       { extends: true, test: { name: 'server-params', include: INJECTION_SUITES, env: { CLICKHOUSE_PARAM_BINDING: 'server' } } },
+      {
+        extends: true,
+        test: { name: 'server', include: SERVER_SUITES, globalSetup: ['test/server-global-setup.ts'], setupFiles: ['test/server-setup.ts'] },
+      },
     ],
   },
 });

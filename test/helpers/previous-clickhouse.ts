@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { migrationDirs } from '../../src/app/service.js';
-import { openClickHouse, type ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
+import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse, readMigrations, renderClickHouseMigration } from '../../src/platform/migrations.js';
 import { storedIdText } from '../../src/platform/clickhouse/sql/event-ids.js';
+import { openTestClickHouse } from './test-clickhouse.js';
 import { tempDataDir } from './temp-dir.js';
 
 /** A column as system.columns describes it. */
@@ -96,7 +97,7 @@ export async function previousInstallation(
 ): Promise<PreviousInstallation> {
   const dir = tempDataDir('lookout-migrations-');
   for (const file of readMigrations(migrationDirs.clickhouse).filter((f) => f.name < migration)) fs.writeFileSync(path.join(dir, file.name), file.text);
-  const store = await openClickHouse({ url: null, user: '', password: '', database, cluster: null, dataDir });
+  const store = await openTestClickHouse({ database, dataDir });
   await migrateClickHouse(store, dir);
   const before: Record<string, Column[]> = {};
   for (const table of tables) {

@@ -8,6 +8,7 @@ import { projectRoot } from '../../src/app/project-root.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../src/platform/postgres/postgres.js';
 import type { PostgresStatementStats } from '../../src/platform/postgres/postgres-statement-stats.js';
+import { serverEnv } from './test-clickhouse.js';
 import { tempDataDir } from './temp-dir.js';
 
 export const SYSTEM_KEY = 'lk_system_test_key';
@@ -48,7 +49,8 @@ export async function startTestService(
     LOG_LEVEL: 'silent',
     TRACE_SETTLE_MS: '200',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-    ...(process.env.CLICKHOUSE_URL ? { CLICKHOUSE_URL: process.env.CLICKHOUSE_URL } : {}),
+    // The `server` project: the run's ClickHouse server, with databases of this data directory's own.
+    ...serverEnv(dataDir),
     // The vitest project "server-params" runs the injection suites with server-side parameters on chdb too.
     ...(process.env.CLICKHOUSE_PARAM_BINDING ? { CLICKHOUSE_PARAM_BINDING: process.env.CLICKHOUSE_PARAM_BINDING } : {}),
     // COMPUTE_HEAP_MB=N runs a suite with capped compute workers (what a deployment with the cap serves).
@@ -137,6 +139,7 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
       LOOKOUT_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
       LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
       LOG_LEVEL: 'info',
+      ...serverEnv(dataDir),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,6 +18,9 @@ import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
 
+/** Traces one settle round claims at most (the default of `chunkSize`): the largest round a deployment runs. */
+export const SETTLE_ROUND_TRACES = 5000;
+
 /**
  * Trace settling (docs/settling.md): a trace is processed — one trace.processed row, one traces
  * row, its tool.called rows corrected with the whole trace known — once its root span is stored
@@ -135,7 +138,7 @@ export class TraceSettler {
 
   /** Claims rounds until nothing more is claimable. */
   private async claimAndProcess(select: Pick<ClaimOptions, 'keys'>): Promise<void> {
-    const limit = this.options.chunkSize ?? 5000;
+    const limit = this.options.chunkSize ?? SETTLE_ROUND_TRACES;
     if (select.keys) {
       for (let i = 0; i < select.keys.length; i += limit) {
         const token = randomUUID();

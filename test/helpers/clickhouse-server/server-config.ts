@@ -18,7 +18,8 @@ export function usersXml(user: string, password: string): string {
   return [
     '<clickhouse>',
     `  <users>${account('default', '')}${user === 'default' ? '' : account(user, password)}</users>`,
-    '  <profiles><default/></profiles>',
+    // The query log keeps whole statements (a test reads how long a statement was; the default cuts at 100,000 bytes).
+    '  <profiles><default><log_queries_cut_to_length>16777216</log_queries_cut_to_length></default></profiles>',
     '  <quotas><default/></quotas>',
     '</clickhouse>',
     '',

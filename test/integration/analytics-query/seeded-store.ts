@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { runAnalyticsQuery, type AnalyticsQueryResponse } from '../../../src/analytics/query/run.js';
-import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse } from '../../../src/platform/migrations.js';
+import { openTestClickHouse } from '../../helpers/test-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { buildDataset, END, PROJECT, seedDataset, START, TENANT, type Dataset } from './dataset.js';
 import { isoSecond } from './seed.js';
@@ -17,7 +18,7 @@ export interface SeededQueryStore {
 }
 
 /**
- * One embedded ClickHouse per test file, migrated and seeded with the shared dataset in beforeAll,
+ * One ClickHouse per test file (embedded, or databases of its own on the run's server), migrated and seeded with the shared dataset in beforeAll,
  * closed and removed in afterAll.
  */
 export function useSeededQueryStore(): SeededQueryStore {
@@ -32,7 +33,7 @@ export function useSeededQueryStore(): SeededQueryStore {
   };
   beforeAll(async () => {
     dataDir = tempDataDir('lookout-aq-');
-    store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
+    store = await openTestClickHouse({ database: 'lookout', dataDir });
     await migrateClickHouse(store, 'clickhouse');
     const data = buildDataset();
     seeded.live = data.live;

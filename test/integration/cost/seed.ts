@@ -1,18 +1,19 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { migrateClickHouse } from '../../../src/platform/migrations.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
+import { openTestClickHouse } from '../../helpers/test-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**
- * Embedded ClickHouse for cost integration tests, and rows written straight into the event tables
+ * ClickHouse (embedded, or the run's server) for cost integration tests, and rows written straight into the event tables
  * the way ingestion writes them. Each test takes a fresh tenant and project.
  */
 export async function openTestStore(): Promise<{ store: ClickHouseStore; close(): Promise<void> }> {
   const dataDir = tempDataDir('lookout-cost-');
-  const store = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir });
+  const store = await openTestClickHouse({ database: 'lookout', dataDir });
   await migrateClickHouse(store, path.resolve('clickhouse'));
   return {
     store,

@@ -101,13 +101,19 @@ export interface RunnerOptions {
 const DEFAULT_MAX_QUERY_SIZE = 262_144;
 
 /**
- * A statement longer than the parser's default limit (literal binding inlines its values, e.g. the
- * ingest writer's span ids of a 20,000-span batch) raises the limit for its own request: the limit
+ * A statement longer than the parser's default limit (inlined values, compile.ts: e.g. the ingest
+ * writer's span ids of a 20,000-span batch) raises the limit for its own request: the limit
  * applies before parsing, so the statement's SETTINGS clause cannot carry it.
  */
 function querySize(text: string): { clickhouse_settings?: Record<string, number> } {
   const bytes = Buffer.byteLength(text);
   return bytes < DEFAULT_MAX_QUERY_SIZE - 1024 ? {} : { clickhouse_settings: { max_query_size: 2 * bytes } };
+}
+
+/** Two requests' settings in one (a command carries its lane's controls and perhaps a raised max_query_size). */
+function withSettings(...parts: { clickhouse_settings?: Record<string, number | string> }[]): { clickhouse_settings?: Record<string, number | string> } {
+  const merged = Object.assign({}, ...parts.map((p) => p.clickhouse_settings ?? {}));
+  return Object.keys(merged).length > 0 ? { clickhouse_settings: merged } : {};
 }
 
 /** Server `priority`: lower runs first; 0 would mean "no priority". Ingest, then system and interactive reads, then analytics. */
@@ -200,7 +206,7 @@ export class StatementRunner {
   async command(statement: Fragment, lane: WriteLane): Promise<void> {
     const compiled = compile(statement, this.options.binding);
     await this.onLane(lane, (client) =>
-      this.measured(lane, statement, () => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...this.requestSettings(lane) })),
+      this.measured(lane, statement, () => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...withSettings(this.requestSettings(lane), querySize(compiled.sql)) })),
     );
   }
 
