@@ -37,6 +37,7 @@ const SERVER_SUITES = [
   'test/integration/analytics-query/aggregates.test.ts',
   'test/integration/analytics-query/joins-and-limits.test.ts',
   'test/integration/analytics-query-http/routes.test.ts',
+  'test/integration/analytics-query-http/timeout.test.ts',
   // Preset views, over HTTP and in the store.
   'test/integration/analytics-views/views.test.ts',
   'test/integration/analytics-views/http.test.ts',
