@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { serverEnv } from '../../helpers/test-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { testProviders } from '../../unit/cost/test-catalog.js';
 import { at, seedGenerations, seedTraces, type Scope } from '../cost/seed.js';
@@ -75,9 +76,10 @@ describe('npm run admin -- backfill-costs', () => {
     dirs.push(dataDir);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src', 'cli', 'admin.ts'), 'backfill-costs'], {
       cwd: projectRoot,
-      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', PRICES_REFRESH_URL: '' },
+      env: { ...process.env, ...serverEnv(dataDir), DATA_DIR: dataDir, LOG_LEVEL: 'silent', PRICES_REFRESH_URL: '' },
       timeout: 120_000,
     });
     expect(JSON.parse(stdout)).toEqual({ scanned: 0, rewritten: 0, priced_at: null, without_generations: 0 });
-  });
+    // A CLI process starts its own stores and migrates them: past the default test timeout on a loaded runner.
+  }, 150_000);
 });
