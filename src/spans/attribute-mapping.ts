@@ -243,6 +243,29 @@ export const USER_MESSAGE_TOOLS: readonly string[] = [
   'ask_user',
   'final_answer',
 ];
+/**
+ * Markers of an agent-invocation span: `gen_ai.operation.name` invoke_agent or create_agent,
+ * OpenInference span kind AGENT, the AI SDK's generateText/streamText loop (the span its
+ * functionId and metadata name), or `lookout.span_class=agent`. Some instrumentations copy a
+ * placeholder agent name onto every span (the official OpenAI Agents instrumentation writes
+ * `gen_ai.agent.name="OpenAI Agent"` everywhere and the real name only on `invoke_agent <name>`);
+ * the name on a marked span wins over those.
+ */
+export const AGENT_INVOCATION_MARKERS: readonly { key: string; values: readonly string[] }[] = [
+  { key: 'lookout.span_class', values: ['agent'] },
+  { key: 'gen_ai.operation.name', values: ['invoke_agent', 'create_agent'] },
+  { key: 'openinference.span.kind', values: ['AGENT'] },
+  { key: 'ai.operationId', values: ['ai.generateText', 'ai.streamText'] },
+];
+
+export function isAgentInvocation(attrs: Attributes): boolean {
+  for (const marker of AGENT_INVOCATION_MARKERS) {
+    const value = attrs[marker.key];
+    if (typeof value === 'string' && marker.values.includes(value)) return true;
+  }
+  return false;
+}
+
 export const USER_FACING_ATTRIBUTE = 'lookout.tool.user_facing';
 export const USER_MESSAGE_ARGUMENT_KEYS: readonly string[] = ['message', 'text', 'content', 'body', 'reply', 'response', 'answer'];
 
@@ -268,6 +291,11 @@ export interface MappedAttributes {
   agentOutput: string | null;
   spanClass: SpanClass;
   userFacingTool: boolean;
+  /**
+   * The span is an agent invocation by an explicit marker (AGENT_INVOCATION_MARKERS): the agent it
+   * names is the run's agent before any name other spans carry (trace-summary traceAgentName).
+   */
+  agentInvocation: boolean;
 }
 
 function present(value: AttributeValue | undefined): value is Exclude<AttributeValue, null> {
@@ -364,5 +392,6 @@ export function mapAttributes(attrs: Attributes, resourceAttrs: Attributes): Map
     agentOutput: asTextOrNull(lookup('agentOutput', attrs, resourceAttrs)),
     spanClass,
     userFacingTool: spanClass === 'tool' && isUserMessageTool(toolName, attrs),
+    agentInvocation: isAgentInvocation(attrs),
   };
 }
