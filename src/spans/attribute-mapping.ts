@@ -367,6 +367,15 @@ export function classifySpan(attrs: Attributes, mapped: Pick<MappedAttributes, '
   return 'other';
 }
 
+/**
+ * OpenInference's OpenAI Agents processor names an agent only by its AGENT span's `graph.node.id`
+ * (and span name), with no `agent.name`. Taken on AGENT spans only: elsewhere (LangGraph's CHAIN
+ * spans) a graph node is a step, not an agent.
+ */
+function openInferenceAgentNode(attrs: Attributes): string {
+  return attrs['openinference.span.kind'] === 'AGENT' ? asText(attrs['graph.node.id']) : '';
+}
+
 /** Applies the table to one span. Pure; the only place attribute names are interpreted. */
 export function mapAttributes(attrs: Attributes, resourceAttrs: Attributes): MappedAttributes {
   const model = asText(lookup('model', attrs, resourceAttrs));
@@ -382,7 +391,7 @@ export function mapAttributes(attrs: Attributes, resourceAttrs: Attributes): Map
     outputTokens: firstCount('outputTokens', attrs, resourceAttrs),
     cachedInputTokens: firstCount('cachedInputTokens', attrs, resourceAttrs),
     cacheWriteInputTokens: firstCount('cacheWriteInputTokens', attrs, resourceAttrs),
-    agentName: asText(lookup('agentName', attrs, resourceAttrs)),
+    agentName: asText(lookup('agentName', attrs, resourceAttrs)) || openInferenceAgentNode(attrs),
     toolName,
     toolArguments: spanClass === 'tool' ? asTextOrNull(lookup('toolArguments', attrs, resourceAttrs)) : null,
     toolResult: spanClass === 'tool' ? asTextOrNull(lookup('toolResult', attrs, resourceAttrs)) : null,
