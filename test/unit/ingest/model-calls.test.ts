@@ -173,6 +173,14 @@ describe('the agent name of a run', () => {
     );
     expect(traceAgentName(buildSpanTree(normalizeSdkSpans(exporter.getFinishedSpans())))).toBe('triage');
     exporter.reset();
+    // OpenInference's OpenAI Agents processor names the agent only by graph.node.id on its AGENT span.
+    span('Agent workflow', { 'openinference.span.kind': 'AGENT' }, 0, 100, () =>
+      span('weather-agent', { 'openinference.span.kind': 'AGENT', 'graph.node.id': 'weather-agent' }, 1, 99, () =>
+        span('chain', { 'openinference.span.kind': 'CHAIN', 'graph.node.id': 'a-step' }, 2, 3),
+      ),
+    );
+    expect(traceAgentName(buildSpanTree(normalizeSdkSpans(exporter.getFinishedSpans())))).toBe('weather-agent');
+    exporter.reset();
     span('root', {}, 0, 100, () => span('chat', { 'gen_ai.operation.name': 'chat', 'gen_ai.agent.name': 'only-name' }, 1, 2));
     expect(traceAgentName(buildSpanTree(normalizeSdkSpans(exporter.getFinishedSpans())))).toBe('only-name');
   });
