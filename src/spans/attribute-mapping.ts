@@ -243,6 +243,29 @@ export const USER_MESSAGE_TOOLS: readonly string[] = [
   'ask_user',
   'final_answer',
 ];
+/**
+ * Markers of an agent-invocation span: `gen_ai.operation.name` invoke_agent or create_agent,
+ * OpenInference span kind AGENT, the AI SDK's generateText/streamText loop (the span its
+ * functionId and metadata name), or `lookout.span_class=agent`. Some instrumentations copy a
+ * placeholder agent name onto every span (the official OpenAI Agents instrumentation writes
+ * `gen_ai.agent.name="OpenAI Agent"` everywhere and the real name only on `invoke_agent <name>`);
+ * the name on a marked span wins over those.
+ */
+export const AGENT_INVOCATION_MARKERS: readonly { key: string; values: readonly string[] }[] = [
+  { key: 'lookout.span_class', values: ['agent'] },
+  { key: 'gen_ai.operation.name', values: ['invoke_agent', 'create_agent'] },
+  { key: 'openinference.span.kind', values: ['AGENT'] },
+  { key: 'ai.operationId', values: ['ai.generateText', 'ai.streamText'] },
+];
+
+export function isAgentInvocation(attrs: Attributes): boolean {
+  for (const marker of AGENT_INVOCATION_MARKERS) {
+    const value = attrs[marker.key];
+    if (typeof value === 'string' && marker.values.includes(value)) return true;
+  }
+  return false;
+}
+
 export const USER_FACING_ATTRIBUTE = 'lookout.tool.user_facing';
 export const USER_MESSAGE_ARGUMENT_KEYS: readonly string[] = ['message', 'text', 'content', 'body', 'reply', 'response', 'answer'];
 
@@ -268,6 +291,11 @@ export interface MappedAttributes {
   agentOutput: string | null;
   spanClass: SpanClass;
   userFacingTool: boolean;
+  /**
+   * The span is an agent invocation by an explicit marker (AGENT_INVOCATION_MARKERS): the agent it
+   * names is the run's agent before any name other spans carry (trace-summary traceAgentName).
+   */
+  agentInvocation: boolean;
 }
 
 function present(value: AttributeValue | undefined): value is Exclude<AttributeValue, null> {
@@ -339,6 +367,15 @@ export function classifySpan(attrs: Attributes, mapped: Pick<MappedAttributes, '
   return 'other';
 }
 
+/**
+ * OpenInference's OpenAI Agents processor names an agent only by its AGENT span's `graph.node.id`
+ * (and span name), with no `agent.name`. Taken on AGENT spans only: elsewhere (LangGraph's CHAIN
+ * spans) a graph node is a step, not an agent.
+ */
+function openInferenceAgentNode(attrs: Attributes): string {
+  return attrs['openinference.span.kind'] === 'AGENT' ? asText(attrs['graph.node.id']) : '';
+}
+
 /** Applies the table to one span. Pure; the only place attribute names are interpreted. */
 export function mapAttributes(attrs: Attributes, resourceAttrs: Attributes): MappedAttributes {
   const model = asText(lookup('model', attrs, resourceAttrs));
@@ -354,7 +391,7 @@ export function mapAttributes(attrs: Attributes, resourceAttrs: Attributes): Map
     outputTokens: firstCount('outputTokens', attrs, resourceAttrs),
     cachedInputTokens: firstCount('cachedInputTokens', attrs, resourceAttrs),
     cacheWriteInputTokens: firstCount('cacheWriteInputTokens', attrs, resourceAttrs),
-    agentName: asText(lookup('agentName', attrs, resourceAttrs)),
+    agentName: asText(lookup('agentName', attrs, resourceAttrs)) || openInferenceAgentNode(attrs),
     toolName,
     toolArguments: spanClass === 'tool' ? asTextOrNull(lookup('toolArguments', attrs, resourceAttrs)) : null,
     toolResult: spanClass === 'tool' ? asTextOrNull(lookup('toolResult', attrs, resourceAttrs)) : null,
@@ -364,5 +401,6 @@ export function mapAttributes(attrs: Attributes, resourceAttrs: Attributes): Map
     agentOutput: asTextOrNull(lookup('agentOutput', attrs, resourceAttrs)),
     spanClass,
     userFacingTool: spanClass === 'tool' && isUserMessageTool(toolName, attrs),
+    agentInvocation: isAgentInvocation(attrs),
   };
 }

@@ -2,6 +2,7 @@ import type { NormalizedSpan } from './normalized-span.js';
 import type { SpanTree } from './span-tree.js';
 import type { Origin } from './origin.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
+import { resolveModelCalls, type CallUsage } from './model-calls.js';
 
 /**
  * Per-span rows written at ingest: the raw `spans` row
@@ -162,8 +163,37 @@ export function toolCalledRow(span: NormalizedSpan, tree: SpanTree, origin: Orig
 }
 
 /**
+ * The generation.completed row of one model call: keyed by the span holding the call (its outermost
+ * span, model-calls.ts), with the usage completed across the call's spans.
+ */
+export function generationRow(holder: NormalizedSpan, call: CallUsage, origin: Origin): GenerationCompletedRow {
+  return {
+    tenant_id: holder.tenantId,
+    project_id: holder.projectId,
+    timestamp: holder.timestamp,
+    actor: origin.actor,
+    surface: origin.surface,
+    user_id: origin.user_id,
+    api_key_id: origin.api_key_id,
+    trace_id: holder.traceId,
+    span_id: holder.spanId,
+    model: call.model,
+    provider: call.provider,
+    duration_ms: call.durationMs,
+    input_tokens: call.inputTokens ?? 0,
+    output_tokens: call.outputTokens ?? 0,
+    cached_input_tokens: call.cachedInputTokens ?? 0,
+    cache_write_input_tokens: call.cacheWriteInputTokens ?? 0,
+    tps: tokensPerSecond(call.outputTokens, call.durationMs),
+    error: call.error ? 1 : 0,
+  };
+}
+
+/**
  * All rows for the spans of one request. `tree` covers those spans (possibly a partial trace);
- * `fallbackAgentName(span)` is the trace-level agent used when the tree names none.
+ * `fallbackAgentName(span)` is the trace-level agent used when the tree names none. A model call
+ * gets its generation.completed row here when the request decides it (model-calls.ts); a call
+ * whose outermost span's ancestry is open in this request gets it at settling.
  */
 export function deriveSpanEventRows(
   spans: NormalizedSpan[],
@@ -172,31 +202,14 @@ export function deriveSpanEventRows(
   fallbackAgentName: (span: NormalizedSpan) => string,
 ): SpanEventRows {
   const rows: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
+  const calls = resolveModelCalls(tree, true);
   for (const span of spans) {
     rows.spans.push(spanRow(span, tree));
     const timestamp = span.timestamp;
     const error = span.statusCode === 'ERROR' ? 1 : 0;
     if (span.spanClass === 'generation') {
-      rows.generations.push({
-        tenant_id: span.tenantId,
-        project_id: span.projectId,
-        timestamp,
-        actor: origin.actor,
-        surface: origin.surface,
-        user_id: origin.user_id,
-        api_key_id: origin.api_key_id,
-        trace_id: span.traceId,
-        span_id: span.spanId,
-        model: span.model,
-        provider: span.provider,
-        duration_ms: span.durationMs,
-        input_tokens: span.inputTokens ?? 0,
-        output_tokens: span.outputTokens ?? 0,
-        cached_input_tokens: span.cachedInputTokens ?? 0,
-        cache_write_input_tokens: span.cacheWriteInputTokens ?? 0,
-        tps: tokensPerSecond(span.outputTokens, span.durationMs),
-        error,
-      });
+      const call = calls.holders.get(span);
+      if (call !== undefined && !calls.undecided.has(span)) rows.generations.push(generationRow(span, call, origin));
     } else if (span.spanClass === 'tool') {
       rows.tools.push(toolCalledRow(span, tree, origin, fallbackAgentName(span)));
     }

@@ -98,6 +98,7 @@ export function normalizedSpan(b: SpanBase, m: MappedAttributes): NormalizedSpan
     agentOutput: m.agentOutput,
     spanClass: m.spanClass,
     userFacingTool: m.userFacingTool,
+    agentInvocation: m.agentInvocation,
   };
 }
 

@@ -7,7 +7,12 @@ import type { NormalizedSpan } from './normalized-span.js';
  * - counted usage: only the leaf-most spans that carry token usage count. A parent span (an agent,
  *   the AI SDK's generateText) whose descendants report usage usually reports their sum again;
  *   counting it too is the double counting users of other tools complain about.
- * - each span's agent: its own agent name, else its nearest ancestor's.
+ * - each span's agent: the name on its nearest agent-invocation span (itself or an ancestor,
+ *   attribute-mapping AGENT_INVOCATION_MARKERS), else its own agent name, else its nearest
+ *   ancestor's. A placeholder name copied onto every span never hides the invoked agent's.
+ * - each model-call span's nearest model-call ancestor, and whether its ancestry is open (a parent
+ *   is not in the set before one is reached): what model-calls.ts needs to tell one call seen by
+ *   two instrumentations from two calls.
  * - each tool span's output tokens: its own usage, else the counted usage below it (a tool that
  *   runs a sub-agent or a model).
  * - each span's depth (the root is 0).
@@ -27,6 +32,10 @@ export interface SpanTree {
   counted: Set<NormalizedSpan>;
   depth(span: NormalizedSpan): number;
   agentNameOf(span: NormalizedSpan): string;
+  /** The nearest ancestor that is a model call (span class generation), null when none is in the set. */
+  modelCallAncestor(span: NormalizedSpan): NormalizedSpan | null;
+  /** A parent on the way up is missing from the set before a model-call ancestor or a root is reached. */
+  ancestryOpen(span: NormalizedSpan): boolean;
   toolOutputTokens(span: NormalizedSpan): number;
 }
 
@@ -82,12 +91,26 @@ export function buildSpanTree(spans: NormalizedSpan[]): SpanTree {
 
   const depths = new Int32Array(n);
   const agentNames: string[] = new Array<string>(n);
+  const invokedNames: string[] = new Array<string>(n);
+  const callAncestor = new Int32Array(n).fill(-1);
+  const open = new Uint8Array(n);
   for (let k = 0; k < n; k++) {
     const i = order[k];
     const p = parent[i];
+    const s = spans[i];
     depths[i] = p === -1 ? 0 : depths[p] + 1;
-    const own = spans[i].agentName;
+    const own = s.agentName;
     agentNames[i] = own !== '' || p === -1 ? own : agentNames[p];
+    invokedNames[i] = s.agentInvocation && own !== '' ? own : p === -1 ? '' : invokedNames[p];
+    if (p === -1) {
+      // A cycle cut leaves the parent id pointing inside the set: that ancestry is not open.
+      open[i] = s.parentSpanId !== '' && !byId.has(s.parentSpanId) ? 1 : 0;
+    } else if (spans[p].spanClass === 'generation') {
+      callAncestor[i] = p;
+    } else {
+      callAncestor[i] = callAncestor[p];
+      open[i] = open[p];
+    }
   }
 
   // Bottom-up: whether any descendant carries usage, and the counted output tokens below each span.
@@ -119,7 +142,15 @@ export function buildSpanTree(spans: NormalizedSpan[]): SpanTree {
     roots: spans.filter((s) => s.parentSpanId === ''),
     counted,
     depth: (span) => depths[at(span)],
-    agentNameOf: (span) => agentNames[at(span)],
+    agentNameOf: (span) => {
+      const i = at(span);
+      return invokedNames[i] || agentNames[i];
+    },
+    modelCallAncestor: (span) => {
+      const a = callAncestor[at(span)];
+      return a === -1 ? null : spans[a];
+    },
+    ancestryOpen: (span) => open[at(span)] === 1,
     toolOutputTokens: (span) => {
       const i = at(span);
       if (hasUsage(span) && usageBelow[i] === 0) return span.outputTokens ?? 0;

@@ -1,6 +1,7 @@
 import { readAgentInput } from './agent-io.js';
 import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
-import { toolCalledRow, type ToolCalledRow } from './event-rows.js';
+import { generationRow, toolCalledRow, type GenerationCompletedRow, type ToolCalledRow } from './event-rows.js';
+import { resolveModelCalls, type ModelCalls } from './model-calls.js';
 import { compareNs, type NormalizedSpan } from './normalized-span.js';
 import { buildSpanTree, type SpanTree } from './span-tree.js';
 import { extractUserFacingMessage } from './user-facing-message.js';
@@ -101,6 +102,12 @@ export interface TraceSummary {
   trace: TraceRow;
   /** tool.called rows recomputed with the whole trace known (agent, tokens below the tool). */
   tools: ToolCalledRow[];
+  /**
+   * generation.completed rows the whole trace may change (model-calls.ts): calls seen by more than
+   * one span (usage completed across requests) and calls whose outermost span has a parent (its
+   * ancestry may have been open in its request, which then wrote no row).
+   */
+  generations: GenerationCompletedRow[];
   usage: TraceUsage;
   tree: SpanTree;
 }
@@ -131,10 +138,14 @@ function rootMost(tree: SpanTree): NormalizedSpan[] {
 }
 
 /**
- * The trace's agent: the root-most span that names one (own or inherited), else the root's
- * service name, so every trace has an agent to group by.
+ * The trace's agent: the root-most agent-invocation span that names one (invoke_agent,
+ * create_agent, OpenInference AGENT, the AI SDK's generateText/streamText: attribute-mapping
+ * AGENT_INVOCATION_MARKERS), else the root-most span that names one, else the root's service name,
+ * so every trace has an agent to group by. Invocation spans first because some instrumentations
+ * put a placeholder agent name on every span and the real one only on the invocation.
  */
 export function traceAgentName(tree: SpanTree, ordered = rootMost(tree)): string {
+  for (const s of ordered) if (s.agentInvocation && s.agentName !== '') return s.agentName;
   for (const s of ordered) if (s.agentName !== '') return s.agentName;
   const root = tree.roots[0] ?? ordered[0];
   return root ? root.serviceName : '';
@@ -161,16 +172,11 @@ function pickOutput(ordered: NormalizedSpan[]): string | null {
   return null;
 }
 
-/** Generation spans are exactly the spans written as generation.completed rows (event-rows.ts). */
-function runCoverageCounts(spans: NormalizedSpan[]): { generations: number; generations_with_provider: number } {
-  let generations = 0;
+/** Model calls are exactly the calls written as generation.completed rows (event-rows.ts, model-calls.ts). */
+function runCoverageCounts(calls: ModelCalls): { generations: number; generations_with_provider: number } {
   let withProvider = 0;
-  for (const s of spans) {
-    if (s.spanClass !== 'generation') continue;
-    generations++;
-    if (s.provider !== '') withProvider++;
-  }
-  return { generations, generations_with_provider: withProvider };
+  for (const call of calls.holders.values()) if (call.provider !== '') withProvider++;
+  return { generations: calls.holders.size, generations_with_provider: withProvider };
 }
 
 export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOptions): TraceSummary {
@@ -180,21 +186,28 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
   const first = ordered[0];
   const root = tree.roots.length > 0 ? [...tree.roots].sort(byStart)[0] : null;
   const agentName = traceAgentName(tree, ordered);
+  const calls = resolveModelCalls(tree, false);
 
   let inputTokens = 0;
   let outputTokens = 0;
   const generations: GenerationUsage[] = [];
   for (const s of tree.counted) {
-    inputTokens += s.inputTokens ?? 0;
-    outputTokens += s.outputTokens ?? 0;
+    // A counted span that is one of several spans of the same model call takes what it lacks from
+    // the call (cached tokens, the model), so the price and the call's row see the same usage.
+    const call = calls.callOf(s);
+    const input = s.inputTokens ?? call?.inputTokens ?? 0;
+    const output = s.outputTokens ?? call?.outputTokens ?? 0;
+    const cacheWrite = s.cacheWriteInputTokens ?? call?.cacheWriteInputTokens ?? null;
+    inputTokens += input;
+    outputTokens += output;
     generations.push({
       span_id: s.spanId,
-      model: s.model,
-      provider: s.provider,
-      input_tokens: s.inputTokens ?? 0,
-      output_tokens: s.outputTokens ?? 0,
-      cached_input_tokens: s.cachedInputTokens ?? 0,
-      ...(s.cacheWriteInputTokens !== null ? { cache_write_input_tokens: s.cacheWriteInputTokens } : {}),
+      model: s.model || (call?.model ?? ''),
+      provider: s.provider || (call?.provider ?? ''),
+      input_tokens: input,
+      output_tokens: output,
+      cached_input_tokens: s.cachedInputTokens ?? call?.cachedInputTokens ?? 0,
+      ...(cacheWrite !== null ? { cache_write_input_tokens: cacheWrite } : {}),
     });
   }
   const models = [...new Set(spans.filter((s) => s.model !== '' && (s.spanClass === 'generation' || tree.counted.has(s))).map((s) => s.model))].sort();
@@ -276,7 +289,7 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
     total_tokens: inputTokens + outputTokens,
     ...cost,
     models,
-    ...runCoverageCounts(spans),
+    ...runCoverageCounts(calls),
     tool_calls: toolSpans.length,
     first_processing: options.firstProcessing ? 1 : 0,
     processed_at: processedAt,
@@ -307,5 +320,9 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
     processed_at: processedAt,
   };
   const tools = toolSpans.map((s) => toolCalledRow(s, tree, options.origin, agentName));
-  return { processed, trace, tools, usage, tree };
+  const generationRows: GenerationCompletedRow[] = [];
+  for (const [holder, call] of calls.holders) {
+    if (call.spans.length > 1 || holder.parentSpanId !== '') generationRows.push(generationRow(holder, call, options.origin));
+  }
+  return { processed, trace, tools, generations: generationRows, usage, tree };
 }

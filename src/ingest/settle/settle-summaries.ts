@@ -1,6 +1,6 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
-import { jsonLine, storedRowsFromSpanLines, toolCalledLine } from '../write/encoded-rows.js';
+import { generationCompletedLine, jsonLine, storedRowsFromSpanLines, toolCalledLine } from '../write/encoded-rows.js';
 import type { ToolCalledRow } from '../../spans/event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from '../write/packed-tool-rows.js';
@@ -14,8 +14,8 @@ import { computeTask } from '../../platform/compute/compute-task.js';
 
 /**
  * The settler's CPU work, run on the compute pool (src/platform/compute/): spans of settled traces →
- * summary rows (priced, and serialized as the JSONEachRow lines to insert), the tool.called rows
- * the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
+ * summary rows (priced, and serialized as the JSONEachRow lines to insert), the tool.called and
+ * generation.completed rows the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
  * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.
  *
  * Spans arrive as the `spans` rows written at ingest (memory path: JSONCompactEachRow lines,
@@ -50,6 +50,8 @@ export interface SettledTrace {
   processedLine: string;
   traceLine: string;
   toolRewriteLines: string[];
+  /** generation.completed rows the whole trace decides or completes (TraceSummary.generations). */
+  generationRewriteLines: string[];
   /** The hook payload, packed for the trip to the event loop (unpackHook there). */
   hook: PackedHook;
   /** approximateBytes of the payload, measured here on the pool rather than on the event loop. */
@@ -62,6 +64,7 @@ function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites:
     processedLine: jsonLine(summary.processed),
     traceLine: jsonLine(summary.trace),
     toolRewriteLines: toolRewrites.map(toolCalledLine),
+    generationRewriteLines: summary.generations.map(generationCompletedLine),
     hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };

@@ -23,7 +23,7 @@ export const SETTLE_ROUND_TRACES = 5000;
 
 /**
  * Trace settling (docs/settling.md): a trace is processed — one trace.processed row, one traces
- * row, its tool.called rows corrected with the whole trace known — once its root span is stored
+ * row, its tool.called and generation.completed rows corrected with the whole trace known — once its root span is stored
  * and no span came for TRACE_SETTLE_MS, or TRACE_MAX_WAIT_MS after its first span. A span arriving
  * later opens the trace again and it is processed again; the newer rows replace the older ones.
  *
@@ -284,6 +284,7 @@ export class TraceSettler {
     const processedRows = settled.map((s) => s.processedLine);
     const traceRows = settled.map((s) => s.traceLine);
     await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
+    await ch.insertLines(ch.table('event_generation_completed'), settled.flatMap((s) => s.generationRewriteLines), 'ingest');
     await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
     await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
     return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));

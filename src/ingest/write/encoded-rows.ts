@@ -99,6 +99,8 @@ export const errorValues = (r: SpanErroredRow): unknown[] => [
   r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.span_name,
 ];
 
+/** A generation.completed row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
+export const generationCompletedLine = (r: GenerationCompletedRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
 /** A tool.called row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
 export const toolCalledLine = (r: ToolCalledRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
 

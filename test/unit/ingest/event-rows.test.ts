@@ -64,7 +64,8 @@ describe('per-span event rows', () => {
     ];
     for (const [key, value] of cases) {
       const attributes = { ...gen.attributes, [key]: value };
-      const span: NormalizedSpan = { ...gen, attributes, ...mapAttributes(attributes, gen.resource) };
+      // A root span: a model call whose parent is not in the request gets its row at settling (model-calls.ts).
+      const span: NormalizedSpan = { ...gen, parentSpanId: '', attributes, ...mapAttributes(attributes, gen.resource) };
       const rows = deriveSpanEventRows([span], buildSpanTree([span]), otlpOrigin('', ''), () => '');
       expect(rows.generations.map((g) => g.cache_write_input_tokens), key).toEqual([value]);
       // Cache writes are part of the prompt: input and cache-read counts stay as reported.
