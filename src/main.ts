@@ -20,8 +20,11 @@ try {
         `  npm run demo    # sample agent runs to look at\n\n`,
     );
   }
-  process.stdout.write(`Lookout is serving: dashboard ${base}/ · API reference ${base}/api/docs · OTLP ${base}/v1/traces\n`);
-  logger.info({ port: service.port, dataDir: config.dataDir }, 'lookout listening');
+  const grpc = service.listeners.find((l) => l.name === 'otlp-grpc');
+  process.stdout.write(
+    `Lookout is serving: dashboard ${base}/ · API reference ${base}/api/docs · OTLP ${base}/v1/traces${grpc ? ` · OTLP/gRPC localhost:${grpc.port}` : ''}\n`,
+  );
+  logger.info({ port: service.port, otlpGrpcPort: grpc?.port ?? null, dataDir: config.dataDir }, 'lookout listening');
   let signalled = false;
   const shutdown = (signal: string) => {
     if (signalled) return;

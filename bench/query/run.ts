@@ -69,7 +69,7 @@ function percentile(sorted: number[], p: number): number {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-query-'));
   fs.chmodSync(dataDir, 0o755);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT) });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT) });
   const mounted = modules.some((m) => m.name === analyticsQueryModule.name) ? modules : [...modules, analyticsQueryModule];
   const service = await startService(config, { logger: pino({ level: 'silent' }), modules: mounted });
   try {

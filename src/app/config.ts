@@ -39,6 +39,12 @@ export interface Config {
   logLevel: string;
   jsonBodyLimit: string;
   otlpMaxBytes: number;
+  /**
+   * The OTLP/gRPC listener of `ingest` processes: OTLP_GRPC_PORT (default 4317) on OTLP_GRPC_HOST
+   * (default HOST); null when OTLP_GRPC_PORT=0 turns it off. A port of 0 here, which the
+   * environment cannot ask for, takes any free port (tests run many services side by side).
+   */
+  otlpGrpc: { port: number; host: string } | null;
   traceSettleMs: number;
   traceMaxWaitMs: number;
   /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
@@ -152,6 +158,12 @@ function workload(env: NodeJS.ProcessEnv, name: string): string {
   return raw;
 }
 
+function otlpGrpc(env: NodeJS.ProcessEnv, host: string): Config['otlpGrpc'] {
+  const port = int(env, 'OTLP_GRPC_PORT', 4317);
+  if (!Number.isInteger(port) || port > 65535) throw new Error(`OTLP_GRPC_PORT must be a TCP port (0 turns OTLP/gRPC off), got ${env.OTLP_GRPC_PORT}`);
+  return port === 0 ? null : { port, host: str(env, 'OTLP_GRPC_HOST') ?? host };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database = env.CLICKHOUSE_DATABASE || 'lookout';
   if (!IDENTIFIER.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
@@ -160,11 +172,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
   const inflightBytes = int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024);
   const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
+  const host = env.HOST || '0.0.0.0';
   if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
     roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
-    host: env.HOST || '0.0.0.0',
+    host,
     dataDir: path.resolve(env.DATA_DIR || './.data'),
     databaseUrl: str(env, 'DATABASE_URL'),
     clickhouse: {
@@ -200,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     jsonBodyLimit: env.JSON_BODY_LIMIT || '1mb',
     otlpMaxBytes: int(env, 'OTLP_MAX_BYTES', 20 * 1024 * 1024),
+    otlpGrpc: otlpGrpc(env, host),
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
     settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),

@@ -5,7 +5,7 @@ import type { AppDeps } from './app-deps.js';
 import { createApp } from './app.js';
 import { bootstrapTenant } from './bootstrap.js';
 import type { Config } from './config.js';
-import type { LookoutModule } from './module.js';
+import type { LookoutModule, ModuleListener } from './module.js';
 import { modules as allModules } from './modules.js';
 import { createComputePool } from './compute-tasks.js';
 import { OpenApiDocument } from '../platform/http/openapi.js';
@@ -21,6 +21,8 @@ export interface RunningService {
   server: http.Server;
   port: number;
   url: string;
+  /** The modules' own listeners (OTLP/gRPC), open in this process. */
+  listeners: ModuleListener[];
   /** Set when this start created the `default` tenant. */
   bootstrap: { tenantId: string; adminKey: string; generated: boolean } | null;
   /** The migration files this start applied (null with LOOKOUT_MIGRATE off). */
@@ -36,6 +38,9 @@ export interface StoresAndDeps {
   postgresUrl: string;
   close(): Promise<void>;
 }
+
+/** How long in-flight requests and calls may run on once shutdown begins. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 export const migrationDirs: MigrationDirs = { postgres: path.join(projectRoot, 'sql'), clickhouse: path.join(projectRoot, 'clickhouse') };
 
@@ -122,6 +127,19 @@ export async function startService(
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  const listeners: ModuleListener[] = [];
+  try {
+    for (const module of modules) {
+      if (!module.listen || !config.roles.has(module.roles?.listen ?? 'api')) continue;
+      const listener = await module.listen(deps);
+      if (listener) listeners.push(listener);
+    }
+  } catch (error) {
+    // A port in use fails the start as PORT's would; what already listens is closed first.
+    await Promise.all(listeners.map((l) => l.close(0)));
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  }
   // Background work runs in the processes whose roles it needs (src/app/module.ts).
   const background = modules.filter((m) => {
     const role = m.roles?.background ?? 'worker';
@@ -136,8 +154,9 @@ export async function startService(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // In-flight requests get a grace period; connections still busy after it are cut.
-      const timer = setTimeout(() => server.closeAllConnections(), 10_000);
-      await closed;
+      const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      // The modules' listeners stop taking calls at the same time and drain within the same grace.
+      await Promise.all([closed, ...listeners.map((l) => l.close(SHUTDOWN_GRACE_MS))]);
       clearTimeout(timer);
       await leader?.stop();
       for (const module of [...background].reverse()) {
@@ -151,5 +170,5 @@ export async function startService(
       await stores.close();
     })());
 
-  return { deps, server, port, url: `http://127.0.0.1:${port}`, bootstrap, migrations: stores.migrations, stop };
+  return { deps, server, port, url: `http://127.0.0.1:${port}`, listeners, bootstrap, migrations: stores.migrations, stop };
 }

@@ -4,6 +4,7 @@ import { traceHooks } from './trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import { createOtlpRouter } from './otlp/otlp-router.js';
+import { startOtlpGrpcServer } from './otlp/otlp-grpc-server.js';
 import { registryWindowMs, scheduleStoredTraceJobs } from './settle/stored-traces-jobs.js';
 
 declare module '../app/app-deps.js' {
@@ -13,7 +14,8 @@ declare module '../app/app-deps.js' {
 }
 
 /**
- * The ingest module: POST /v1/traces at the root, the writer and the settler as background work.
+ * The ingest module: POST /v1/traces at the root, OTLP/gRPC on its own port (OTLP_GRPC_PORT), the
+ * writer and the settler as background work.
  * Processed traces are priced with the cost module's book (`deps.services.priceBook`, set in its
  * init, which runs before this one: src/app/modules.ts lists cost first), on the compute pool
  * (src/spans/trace-pricing.ts TracePricing).
@@ -44,8 +46,9 @@ export const ingestModule: LookoutModule = {
     });
   },
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),
-  // /v1/traces in `ingest` processes; start/stop in all (the settler runs only with `worker`).
-  roles: { root: 'ingest', background: 'any' },
+  listen: (deps) => startOtlpGrpcServer(deps, ingestService(deps)),
+  // /v1/traces and OTLP/gRPC in `ingest` processes; start/stop in all (the settler runs only with `worker`).
+  roles: { root: 'ingest', listen: 'ingest', background: 'any' },
   start(deps) {
     ingestService(deps).start();
     // The stored-trace registry's backfill and retention run on the leader (worker processes).

@@ -8,14 +8,23 @@ import { ForbiddenError, UnauthorizedError } from '../platform/http/errors.js';
 export type ScopeNeed = 'read' | 'admin' | 'ingest';
 
 export function bearerToken(req: Request): string | null {
-  const header = req.headers.authorization;
+  return bearerFromHeader(req.headers.authorization);
+}
+
+/** The key of an `Authorization: Bearer KEY` value, from an HTTP header or gRPC metadata alike. */
+export function bearerFromHeader(header: string | undefined): string | null {
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
 }
 
 export async function authenticate(sql: SqlHandle, req: Request): Promise<Principal> {
-  const token = bearerToken(req);
+  return authenticateBearer(sql, req.headers.authorization);
+}
+
+/** The principal of an `Authorization` value; 401 when it is missing, malformed, unknown or revoked. */
+export async function authenticateBearer(sql: SqlHandle, authorization: string | undefined): Promise<Principal> {
+  const token = bearerFromHeader(authorization);
   if (!token) throw new UnauthorizedError('Missing bearer API key');
   const principal = await authenticateKey(sql, token);
   if (!principal) throw new UnauthorizedError('Unknown or revoked API key');

@@ -27,6 +27,8 @@ export interface TestService {
   /** A project of the bootstrap tenant (or the tenant of `key`). */
   newProject(name?: string, key?: string): Promise<{ id: string; name: string }>;
   newKey(scope: 'read' | 'admin' | 'ingest', options?: { key?: string; projectId?: string | null }): Promise<string>;
+  /** `127.0.0.1:PORT` of the OTLP/gRPC listener (started with `otlpGrpc: true`); throws when it is off. */
+  grpcAddress(): string;
   /** The service's PostgreSQL URL (DATABASE_URL, else the running embedded server's). */
   postgresUrl(): string;
   /** A pool of its own on the service's PostgreSQL (what another process would have); ended by stop(). */
@@ -34,15 +36,20 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-/** Starts the real service in this process on embedded stores in a fresh DATA_DIR, on a free port. */
+/**
+ * Starts the real service in this process on embedded stores in a fresh DATA_DIR, on a free port.
+ * OTLP/gRPC is off unless `options.otlpGrpc` asks for it, on a free port of its own (services run
+ * side by side, and 4317 can be held only once): `grpcAddress()` gives it.
+ */
 export async function startTestService(
   env: Record<string, string> = {},
   dataDir = tempDataDir(),
-  options: { clickhouse?: ClickHouseStore } = {},
+  options: { clickhouse?: ClickHouseStore; otlpGrpc?: boolean } = {},
 ): Promise<TestService> {
-  const config = loadConfig({
+  const loaded = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
+    OTLP_GRPC_PORT: '0',
     DATA_DIR: dataDir,
     LOOKOUT_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
@@ -57,6 +64,7 @@ export async function startTestService(
     ...(process.env.COMPUTE_HEAP_MB ? { COMPUTE_HEAP_MB: process.env.COMPUTE_HEAP_MB } : {}),
     ...env,
   });
+  const config = options.otlpGrpc ? { ...loaded, otlpGrpc: { port: 0, host: loaded.host } } : loaded;
   const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse });
   const api = `${service.url}/api`;
   const call: TestService['call'] = async (method, apiPath, options = {}) => {
@@ -101,6 +109,11 @@ export async function startTestService(
       if (res.status !== 201) throw new Error(`key create failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.key;
     },
+    grpcAddress() {
+      const listener = service.listeners.find((l) => l.name === 'otlp-grpc');
+      if (!listener) throw new Error('OTLP/gRPC is off in this test service (start it with { otlpGrpc: true })');
+      return `127.0.0.1:${listener.port}`;
+    },
     postgresUrl,
     postgresPool(options) {
       const sql = connectPostgres(postgresUrl(), options);
@@ -140,6 +153,8 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
       LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
       LOG_LEVEL: 'info',
       ...serverEnv(dataDir),
+      // Off unless a test asks for a port: spawned services run side by side, 4317 only once.
+      OTLP_GRPC_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,7 +19,7 @@ const SERVICE_FILE = 'opentelemetry/proto/collector/trace/v1/trace_service.proto
 const STATUS_FILE = 'google/rpc/status.proto';
 
 /** The `proto/` folder: found by walking up from this module, so it works from src/ (tsx) and dist/src/ (build). */
-function protoRoot(): string {
+export function protoRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = path.join(dir, 'proto');
