@@ -76,7 +76,7 @@ function grpcCode(httpStatus: number): grpc.status {
 /** The google.rpc.Status carrying a RetryInfo of `seconds`, as the grpc-status-details-bin trailer holds it. */
 export function encodeRetryStatus(code: grpc.status, message: string, seconds: number): Buffer {
   const { Status, RetryInfo } = statusTypes();
-  const retryInfo = RetryInfo.encode(RetryInfo.fromObject({ retryDelay: { seconds, nanos: 0 } })).finish();
+  const retryInfo = RetryInfo.encode(RetryInfo.fromObject({ retryDelay: { seconds } })).finish();
   // google.protobuf.Any is protobufjs's bundled definition, whose field names keep their snake case.
   const detail = { type_url: RETRY_INFO_TYPE_URL, value: retryInfo };
   return Buffer.from(Status.encode(Status.fromObject({ code, message, details: [detail] })).finish());

@@ -14,6 +14,7 @@ import { decodeExportResponse } from '../../../src/ingest/otlp/otlp-response.js'
 import { otlpSchema } from '../../../src/ingest/otlp/otlp-schema.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { pauseNextFlush } from '../../helpers/writer-pause.js';
 import { GEN_AI_RUN, runGenAiSupportAgent } from '../../unit/ingest/fixtures/gen-ai-agent-run.js';
 import { postOtlp, protobufBody, waitFor } from './otlp-client.js';
 
@@ -267,5 +268,24 @@ describe('OTLP/gRPC TraceService/Export', () => {
     const answer = await rawCall(UNSUPPORTED_EXPORT_PATHS.metrics, Buffer.alloc(0), metadata(svc.adminKey, project.id));
     expect(grpc.status[answer.error!.code]).toBe('UNIMPLEMENTED');
     expect(answer.error!.details).toMatch(/metrics are not supported/);
+  });
+
+  // Last: it stops the service.
+  it('closes with the service: a call in flight is answered once durable, new calls are refused', async () => {
+    const { writer } = svc.service.deps.services.ingest as IngestService;
+    const run = agentRun();
+    const address = svc.grpcAddress();
+    const hold = pauseNextFlush(writer);
+    const inFlight = exportSpans(run.spans, svc.adminKey, { projectId: project.id });
+    await hold.paused;
+    const stopped = svc.stop();
+    // The listener stopped taking calls at once; the one in flight is still waiting for its write.
+    const refused = new OTLPTraceExporter({ url: `http://${address}`, metadata: metadata(svc.adminKey, project.id), timeoutMillis: 30_000 });
+    const late = await new Promise<ExportResult>((resolve) => refused.export(agentRun().spans, resolve));
+    await refused.shutdown();
+    expect(grpc.status[grpcError(late).code]).toBe('UNAVAILABLE');
+    hold.resume();
+    expect((await inFlight).code).toBe(ExportResultCode.SUCCESS);
+    await stopped;
   });
 });
