@@ -5,5 +5,6 @@ RUN npm ci
 COPY . .
 RUN npm run build
 ENV NODE_ENV=production PORT=8080
-EXPOSE 8080
+# HTTP (API, dashboard, OTLP/HTTP, MCP) and OTLP/gRPC.
+EXPOSE 8080 4317
 CMD ["node", "dist/src/main.js"]

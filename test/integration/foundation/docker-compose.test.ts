@@ -40,4 +40,17 @@ describe('docker-compose.yml', () => {
     expect(service.ports).toContain(`${config.port}:${config.port}`);
     expect(fs.existsSync(path.join(projectRoot, service.build, 'Dockerfile'))).toBe(true);
   });
+
+  it('publishes OTLP/gRPC on the port the service opens, and the image exposes both ports', () => {
+    const service = compose.services.lookout;
+    const env = service.environment as Record<string, string>;
+    const config = loadConfig(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.startsWith('${') ? '' : v])));
+    // The one process has every role, ingest included, so it listens.
+    expect(config.roles.has('ingest')).toBe(true);
+    expect(config.otlpGrpc?.port).toBe(4317);
+    expect(service.ports).toContain(`${config.otlpGrpc!.port}:${config.otlpGrpc!.port}`);
+    const dockerfile = fs.readFileSync(path.join(projectRoot, service.build, 'Dockerfile'), 'utf8');
+    const exposed = /^EXPOSE (.+)$/m.exec(dockerfile)![1].split(/\s+/);
+    expect(exposed.sort()).toEqual([String(config.port), String(config.otlpGrpc!.port)].sort());
+  });
 });

@@ -112,6 +112,9 @@ describe('docker-compose.cluster.yml', () => {
     expect([...lookoutEnv('lookout-worker').config.roles]).toEqual(['worker']);
     // Only the proxy publishes a port: Lookout processes are reached through it.
     expect(Object.keys(services).filter((name) => services[name].ports)).toEqual(['proxy']);
+    // OTLP/gRPC opens where ingest runs, not in the worker.
+    expect(lookoutEnv('lookout-api').config.otlpGrpc?.port).toBe(4317);
+    expect(lookoutEnv('lookout-worker').config.roles.has('ingest')).toBe(false);
   });
 
   it('puts the proxy in front of the api+ingest process', () => {
@@ -123,10 +126,25 @@ describe('docker-compose.cluster.yml', () => {
     expect(servers).toEqual([['lookout-api', String(api.port)]]);
     expect(conf).toContain(`proxy_pass http://${upstream[1]};`);
     const listen = /listen (\d+);/.exec(conf)![1];
-    expect(services.proxy.ports).toEqual([`8080:${listen}`]);
+    expect(services.proxy.ports[0]).toBe(`8080:${listen}`);
     expect(services.proxy.depends_on['lookout-api']).toEqual({ condition: 'service_healthy' });
     // Bodies as large as the service accepts reach it (it answers 413 itself beyond OTLP_MAX_BYTES).
     const [, megabytes] = /client_max_body_size (\d+)m;/.exec(conf)!;
+    expect(Number(megabytes) * 1024 * 1024).toBeGreaterThanOrEqual(api.otlpMaxBytes);
+  });
+
+  it('passes OTLP/gRPC through the proxy to the api+ingest process', () => {
+    const conf = mounted('proxy', '/etc/nginx/conf.d/default.conf');
+    const api = lookoutEnv('lookout-api').config;
+    const servers = (name: string) => [...new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(conf)![1].matchAll(/server ([\w-]+):(\d+);/g)].map((m) => [m[1], m[2]]);
+    const upstream = /grpc_pass grpc:\/\/(\w+);/.exec(conf)![1];
+    expect(servers(upstream)).toEqual([['lookout-api', String(api.otlpGrpc!.port)]]);
+    // The server block that passes gRPC: HTTP/2 on its own port, published, bodies up to OTLP_MAX_BYTES.
+    const block = conf.slice(conf.lastIndexOf('server {', conf.indexOf('grpc_pass')));
+    expect(block).toContain('http2 on;');
+    const listen = /listen (\d+);/.exec(block)![1];
+    expect(services.proxy.ports).toEqual(['8080:8080', `${api.otlpGrpc!.port}:${listen}`]);
+    const [, megabytes] = /client_max_body_size (\d+)m;/.exec(block)!;
     expect(Number(megabytes) * 1024 * 1024).toBeGreaterThanOrEqual(api.otlpMaxBytes);
   });
 
