@@ -30,7 +30,7 @@ export interface IngestServiceDeps {
   config: Pick<
     Config,
     'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
-  >;
+  > & { faults?: Pick<Config['faults'], 'ingestTimeoutMs'> };
   ch: ClickHouseStore;
   compute: ComputePool;
   sql: Sql;
@@ -38,6 +38,8 @@ export interface IngestServiceDeps {
   hooks: TraceHooks;
   /** The cost module's prices (src/spans/trace-pricing.ts); without them processed traces say `unavailable`. */
   pricing?: TracePricing;
+  /** True while free space under DATA_DIR is below its floor (src/platform/readiness.ts): ingestion refuses. */
+  diskLow?: () => boolean;
 }
 
 export interface IngestResult {
@@ -83,6 +85,8 @@ export class IngestService {
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
       register: async (traces) => registerTraces(deps.sql, traces, await registryWindow.current(deps.sql)),
+      timeoutMs: config.faults?.ingestTimeoutMs,
+      diskLow: deps.diskLow,
     });
   }
 

@@ -1,7 +1,8 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
 import { authenticate, requireScope } from '../../tenancy/auth.js';
-import { HttpError } from '../../platform/http/errors.js';
+import { HttpError, StoreUnavailableError } from '../../platform/http/errors.js';
+import { storeUnavailable } from '../../platform/store-errors.js';
 import type { IngestService } from '../ingest-service.js';
 import { PROJECT_HEADER } from '../ingest-service.js';
 import type { Reservation } from '../write/ingest-budget.js';
@@ -25,6 +26,19 @@ function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpErro
   }
 }
 
+/** `work`, or 503 store_unavailable once `ms` passed (the work goes on; the writer withdraws a write still pending). */
+async function withinIngestTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError('stores', `The spans could not be stored within ${ms} ms (INGEST_TIMEOUT_MS); retry shortly`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function createOtlpRouter(deps: AppDeps, service: IngestService): Router {
   const router = express.Router();
   const limit = deps.config.otlpMaxBytes;
@@ -34,7 +48,7 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
     const encoding = encodingOf(req.headers['content-type']);
     let reservation: Reservation | null = null;
     try {
-      const principal = await authenticate(deps.sql, req);
+      const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
       requireScope(principal, 'ingest');
       const requestEncoding = requireEncoding(req.headers['content-type']);
       // Memory admission: the body, what it inflates to and what it decodes into are charged to
@@ -44,7 +58,12 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
       const projectHeader = req.headers[PROJECT_HEADER];
       // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
-      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
+      // Bounded (INGEST_TIMEOUT_MS): a store that does not answer is a 503 + Retry-After well inside
+      // the exporter's own timeout, never a request left hanging.
+      const result = await withinIngestTimeout(
+        service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding),
+        deps.config.faults.ingestTimeoutMs,
+      );
       res
         .status(200)
         .type(OTLP_CONTENT_TYPES[requestEncoding])
@@ -56,8 +75,16 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       // exporter finishes sending and then reads the status. Closing instead (Connection: close, or
       // destroying the request) reset the connection under the unsent body, and the exporter saw
       // ECONNRESET, not 413, and retried the same body.
+      if (res.headersSent) return;
       if (error instanceof HttpError) {
         sendError(res, encoding, error);
+        return;
+      }
+      // A store that is not there is a 503 the exporter retries, never a 500 it drops the batch on.
+      const unavailable = storeUnavailable(error);
+      if (unavailable) {
+        req.log?.warn({ err: error }, 'OTLP ingest: store unavailable');
+        sendError(res, encoding, unavailable);
         return;
       }
       req.log?.error({ err: error }, 'OTLP ingest failed');

@@ -212,6 +212,6 @@ describe('projects', () => {
     expect(doc.body.paths['/projects/{project_id}'].patch).toBeDefined();
     expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${svc.url}/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ready', postgres: true, clickhouse: true });
+    expect(await ready.json()).toEqual({ status: 'ready', postgres: true, clickhouse: true, disk: true });
   });
 });
