@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
+import { clickhouseUnavailable } from '../store-errors.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './sql/analytics-gate.js';
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
@@ -168,9 +169,15 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const client = clients.system[0];
   const distinct = [...new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])];
   const database = options.database;
-  await client.command({
-    query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
-  });
+  try {
+    await client.command({
+      query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
+    });
+  } catch (error) {
+    for (const each of new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])) await each.close().catch(() => {});
+    // A server that is not there at start-up says so as plainly as later (store-errors.ts).
+    throw clickhouseUnavailable(error);
+  }
   const embedded = !options.url;
   const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads') };
   const stats = options.statsFile ? new StatementStats(options.statsFile) : null;
