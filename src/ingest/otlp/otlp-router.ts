@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
 import { authenticate, requireScope } from '../../tenancy/auth.js';
-import { HttpError, StoreUnavailableError } from '../../platform/http/errors.js';
+import { HttpError } from '../../platform/http/errors.js';
 import { storeUnavailable } from '../../platform/store-errors.js';
 import type { IngestService } from '../ingest-service.js';
 import { PROJECT_HEADER } from '../ingest-service.js';
@@ -26,19 +26,6 @@ function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpErro
   }
 }
 
-/** `work`, or 503 store_unavailable once `ms` passed (the work goes on; the writer withdraws a write still pending). */
-async function withinIngestTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError('stores', `The spans could not be stored within ${ms} ms (INGEST_TIMEOUT_MS); retry shortly`)), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export function createOtlpRouter(deps: AppDeps, service: IngestService): Router {
   const router = express.Router();
   const limit = deps.config.otlpMaxBytes;
@@ -58,12 +45,9 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
       const projectHeader = req.headers[PROJECT_HEADER];
       // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
-      // Bounded (INGEST_TIMEOUT_MS): a store that does not answer is a 503 + Retry-After well inside
-      // the exporter's own timeout, never a request left hanging.
-      const result = await withinIngestTimeout(
-        service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding),
-        deps.config.faults.ingestTimeoutMs,
-      );
+      // The store waits inside are bounded (INGEST_TIMEOUT_MS): a store that does not answer is a
+      // 503 + Retry-After well inside the exporter's own timeout, never a request left hanging.
+      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
       res
         .status(200)
         .type(OTLP_CONTENT_TYPES[requestEncoding])

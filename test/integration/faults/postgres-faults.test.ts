@@ -44,7 +44,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 }
 
 beforeAll(async () => {
-  svc = await startTestService({ REQUEST_TIMEOUT_SECONDS: '8' });
+  svc = await startTestService({ REQUEST_TIMEOUT_SECONDS: '8', INGEST_TIMEOUT_MS: '5000' });
   project = await svc.newProject('faults');
   ingestKey = await svc.newKey('ingest');
   sender = new SteadySender(svc.url, ingestKey, project.id);

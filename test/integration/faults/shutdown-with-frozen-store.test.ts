@@ -16,7 +16,7 @@ afterAll(() => {
 
 describe('shutdown with a frozen PostgreSQL', () => {
   it('finishes within the documented bound', async () => {
-    const svc = await startTestService();
+    const svc = await startTestService({ INGEST_TIMEOUT_MS: '5000' });
     const project = await svc.newProject('shutdown');
     frozen = postgresProcesses(svc.dataDir);
     signalAll(frozen, 'SIGSTOP');
