@@ -158,3 +158,38 @@ describe('ClickHouse server failures → 503 store_unavailable (through the SQL 
     expect(storeUnavailable(error)).toBeNull();
   });
 });
+
+describe('keys verified recently stay verifiable while PostgreSQL is away', () => {
+  const request = (key: string) => ({ headers: { authorization: `Bearer ${key}` } }) as unknown as import('express').Request;
+
+  it('within KEY_CACHE_SECONDS a seen key verifies; an unseen key, or one past the bound, is 503', async () => {
+    const { authenticate } = await import('../../../src/tenancy/auth.js');
+    const readKey = await svc.newKey('read');
+    // A pool of its own, ended below: every later statement on it fails as PostgreSQL unavailable.
+    const sql = connectPostgres(svc.postgresUrl(), { max: 1 });
+    const seen = await authenticate(sql, request(readKey), 60);
+    expect(seen.scope).toBe('read');
+    expect((await authenticate(sql, request(svc.adminKey), 0.5)).scope).toBe('admin');
+    await sql.end({ timeout: 1 });
+
+    expect(await authenticate(sql, request(readKey), 60)).toEqual(seen);
+    expectUnavailable(await failure(() => authenticate(sql, request(svc.adminKey.replace(/.$/, 'x')), 60)), 'postgres');
+    // Past its bound (0.5 s here) a key is no longer trusted.
+    await new Promise((r) => setTimeout(r, 700));
+    expectUnavailable(await failure(() => authenticate(sql, request(svc.adminKey), 0.5)), 'postgres');
+  });
+
+  it('a revocation PostgreSQL answers takes effect at once and is not undone by the cache', async () => {
+    const { authenticate } = await import('../../../src/tenancy/auth.js');
+    const created = await svc.call('POST', '/api-keys', { body: { name: 'to revoke', scope: 'read', project_id: null } });
+    expect(created.status).toBe(201);
+    const sql = connectPostgres(svc.postgresUrl(), { max: 1 });
+    expect((await authenticate(sql, request(created.body.key), 60)).keyId).toBe(created.body.id);
+    expect((await svc.call('DELETE', `/api-keys/${created.body.id}`)).status).toBe(204);
+    const revoked = await failure(() => authenticate(sql, request(created.body.key), 60));
+    expect((revoked as { status?: number }).status).toBe(401);
+    await sql.end({ timeout: 1 });
+    // PostgreSQL away now: the revoked key is not in the cache any more.
+    expectUnavailable(await failure(() => authenticate(sql, request(created.body.key), 60)), 'postgres');
+  });
+});
