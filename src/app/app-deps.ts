@@ -6,6 +6,7 @@ import type { Sql } from '../platform/postgres/postgres.js';
 import type { OpenApiDocument } from '../platform/http/openapi.js';
 import type { Leader } from '../platform/postgres/leader.js';
 import type { SharedEvents } from '../platform/postgres/shared-events.js';
+import type { Readiness } from '../platform/readiness.js';
 
 /**
  * The services modules share, one optional key each. A module declares its key beside the service
@@ -17,6 +18,8 @@ export interface ServiceRegistry {
   events?: SharedEvents;
   /** The periodic-job leader; only in processes with the `worker` role. */
   leader?: Leader;
+  /** Store probes and the DATA_DIR free-space floor (/readyz; ingestion refuses below the floor). */
+  readiness?: Readiness;
 }
 
 /**

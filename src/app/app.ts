@@ -4,6 +4,7 @@ import type { AppDeps } from './app-deps.js';
 import type { LookoutModule } from './module.js';
 import { apiDocsRouter } from '../platform/http/api-docs.js';
 import { errorHandler, notFoundHandler } from '../platform/http/error-handler.js';
+import { requestDeadline } from '../platform/http/request-deadline.js';
 
 /**
  * The middleware chain: request log (Authorization redacted) → health → root routers (OTLP, MCP,
@@ -25,12 +26,23 @@ export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Each store probed with its own short timeout (READY_PROBE_TIMEOUT_MS), so the answer comes within
+  // that bound whatever the stores do; `disk` is the DATA_DIR free-space floor.
   app.get('/readyz', async (_req, res) => {
-    const checks = await Promise.allSettled([deps.sql`select 1`, deps.ch.ping()]);
-    const postgres = checks[0].status === 'fulfilled';
-    const clickhouse = checks[1].status === 'fulfilled' && checks[1].value === true;
-    res.status(postgres && clickhouse ? 200 : 503).json({ status: postgres && clickhouse ? 'ready' : 'unavailable', postgres, clickhouse });
+    const readiness = deps.services.readiness;
+    const report = readiness
+      ? await readiness.check()
+      : { ready: false, postgres: false, clickhouse: false, disk: false };
+    const failed = [...(report.postgres ? [] : ['postgres']), ...(report.clickhouse ? [] : ['clickhouse']), ...(report.disk ? [] : ['disk'])];
+    res.status(report.ready ? 200 : 503).json({
+      status: report.ready ? 'ready' : 'unavailable',
+      postgres: report.postgres,
+      clickhouse: report.clickhouse,
+      disk: report.disk,
+      ...(failed.length > 0 ? { failed } : {}),
+    });
   });
+  app.use(requestDeadline(deps.config.faults.requestTimeoutSeconds));
 
   const { roles } = deps.config;
   for (const module of modules) if (module.root && roles.has(module.roles?.root ?? 'api')) app.use(module.root(deps));

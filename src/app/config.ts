@@ -73,6 +73,25 @@ export interface Config {
    */
   traceRegistryWindowMs: number | null;
   queryTimeoutSeconds: number;
+  /** Bounds of a store that does not answer (docs/operations.md "When a store fails"). */
+  faults: {
+    /** POSTGRES_STATEMENT_TIMEOUT_MS: statement_timeout of the service's PostgreSQL pool. */
+    postgresStatementTimeoutMs: number;
+    /** INGEST_TIMEOUT_MS: an OTLP request not stored within this is answered 503 store_unavailable + Retry-After. */
+    ingestTimeoutMs: number;
+    /** REQUEST_TIMEOUT_SECONDS: any other request not answered within this is answered 503 store_unavailable. */
+    requestTimeoutSeconds: number;
+    /** READY_PROBE_TIMEOUT_MS: each store's readiness probe. */
+    readyProbeTimeoutMs: number;
+    /** DATA_DIR_MIN_FREE_MB in bytes: below this much free space under DATA_DIR, not ready and ingest refused. */
+    dataDirMinFreeBytes: number;
+    /** KEY_CACHE_SECONDS: how long a key checked against PostgreSQL still verifies while PostgreSQL is away. */
+    keyCacheSeconds: number;
+    /** SHUTDOWN_TIMEOUT_MS: the whole graceful shutdown, request drain included. */
+    shutdownTimeoutMs: number;
+    /** DATABASE_URL only: how long start-up retries a PostgreSQL that does not answer yet. */
+    postgresStartupWaitMs: number;
+  };
   monitorLearningMinTraces: number;
   pricesRefreshUrl: string | null;
   linearApiUrl: string;
@@ -173,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const inflightBytes = int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024);
   const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
   const host = env.HOST || '0.0.0.0';
+  const queryTimeoutSeconds = int(env, 'QUERY_TIMEOUT_SECONDS', 15);
   if (publicUrl && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new Error('LOOKOUT_PUBLIC_URL must be an http(s) URL');
   return {
     roles: roles(env.LOOKOUT_ROLES),
@@ -228,7 +248,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceMaxSpans: int(env, 'TRACE_MAX_SPANS', 100_000),
     ingestMaxFutureSkewMs: int(env, 'INGEST_MAX_FUTURE_SKEW_MS', 24 * 3_600_000),
     traceRegistryWindowMs: hoursOrNull(env, 'TRACE_REGISTRY_WINDOW_HOURS'),
-    queryTimeoutSeconds: int(env, 'QUERY_TIMEOUT_SECONDS', 15),
+    queryTimeoutSeconds,
+    faults: {
+      postgresStatementTimeoutMs: Math.max(100, int(env, 'POSTGRES_STATEMENT_TIMEOUT_MS', 15_000)),
+      ingestTimeoutMs: Math.max(100, int(env, 'INGEST_TIMEOUT_MS', 5_000)),
+      requestTimeoutSeconds: Math.max(1, int(env, 'REQUEST_TIMEOUT_SECONDS', queryTimeoutSeconds + 10)),
+      readyProbeTimeoutMs: Math.max(100, int(env, 'READY_PROBE_TIMEOUT_MS', 2_000)),
+      dataDirMinFreeBytes: int(env, 'DATA_DIR_MIN_FREE_MB', 512) * 1024 * 1024,
+      keyCacheSeconds: int(env, 'KEY_CACHE_SECONDS', 60),
+      shutdownTimeoutMs: Math.max(1_000, int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000)),
+      postgresStartupWaitMs: int(env, 'POSTGRES_STARTUP_WAIT_MS', 30_000),
+    },
     monitorLearningMinTraces: int(env, 'MONITOR_LEARNING_MIN_TRACES', 50),
     pricesRefreshUrl: str(env, 'PRICES_REFRESH_URL'),
     linearApiUrl: env.LINEAR_API_URL || 'https://api.linear.app/graphql',

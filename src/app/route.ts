@@ -106,7 +106,7 @@ export function defineRoute<Body = any, Query = any>(router: Router, deps: AppDe
   const expressPath = spec.path.replace(/\{([a-z_]+)\}/g, ':$1');
 
   router[spec.method](expressPath, async (req: Request, res: Response) => {
-    const principal = await authenticate(deps.sql, req);
+    const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
     requireScope(principal, spec.scope);
     if (spec.tenantWide && principal.projectId) throw new ForbiddenError('A project-limited key cannot manage tenant-wide resources');
     const params = req.params as Record<string, string>;

@@ -15,6 +15,20 @@ import { migrateStores, pendingMigrations, type MigrateMode, type MigrationDirs,
 import { openPostgres, type Sql } from '../platform/postgres/postgres.js';
 import { Leader } from '../platform/postgres/leader.js';
 import { SharedEvents } from '../platform/postgres/shared-events.js';
+import { Readiness } from '../platform/readiness.js';
+
+/** True when `work` settles within `ms` (its failure counts as finished: it was logged where it happened). */
+async function finishesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface RunningService {
   deps: AppDeps;
@@ -39,9 +53,6 @@ export interface StoresAndDeps {
   close(): Promise<void>;
 }
 
-/** How long in-flight requests and calls may run on once shutdown begins. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
 export const migrationDirs: MigrationDirs = { postgres: path.join(projectRoot, 'sql'), clickhouse: path.join(projectRoot, 'clickhouse') };
 
 async function prepareStores(sql: Sql, ch: ClickHouseStore, mode: MigrateMode): Promise<MigrationResult | null> {
@@ -65,7 +76,15 @@ export async function openStores(
   logger: Logger,
   shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode } = {},
 ): Promise<StoresAndDeps> {
-  const pg = await openPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statsFile: config.postgresStatsFile });
+  const pg = await openPostgres({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    statsFile: config.postgresStatsFile,
+    statementTimeoutMs: config.faults.postgresStatementTimeoutMs,
+    logger,
+    // A PostgreSQL server of one's own may come up after Lookout; the embedded one is started here.
+    startupWaitMs: config.databaseUrl ? config.faults.postgresStartupWaitMs : 0,
+  });
   let ch: ClickHouseStore;
   try {
     ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds }));
@@ -84,11 +103,22 @@ export async function openStores(
   }
   const compute = createComputePool({ threads: config.computeThreads, statsFile: config.computeStatsFile, heapMb: config.computeHeapMb });
   const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
+  deps.services.readiness = new Readiness({
+    sql: pg.sql,
+    ch,
+    dataDir: config.dataDir,
+    watchDisk: !config.databaseUrl || !config.clickhouse.url,
+    minFreeBytes: config.faults.dataDirMinFreeBytes,
+    probeTimeoutMs: config.faults.readyProbeTimeoutMs,
+    logger: logger.child({ component: 'readiness' }),
+  });
+  deps.services.readiness.start();
   return {
     deps,
     migrations,
     postgresUrl: pg.url,
     async close() {
+      deps.services.readiness?.stop();
       await compute.close();
       await closeClickHouse();
       await pg.close();
@@ -149,24 +179,36 @@ export async function startService(
   await leader?.start();
 
   let stopping: Promise<void> | null = null;
+  // The whole shutdown is bounded (SHUTDOWN_TIMEOUT_MS, default 10 s) even with a store that is gone
+  // or frozen: requests get the first half to finish, the background work (the writer's last flush,
+  // settling, the outbox) what is left; what cannot be done by then stays where it is durable (the
+  // settle queue, the outbox, ClickHouse) for the next start. Closing the stores has its own bound.
   const stop = () =>
     (stopping ??= (async () => {
+      const started = Date.now();
+      const budget = config.faults.shutdownTimeoutMs;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // In-flight requests get a grace period; connections still busy after it are cut.
-      const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      const timer = setTimeout(() => server.closeAllConnections(), budget / 2);
       // The modules' listeners stop taking calls at the same time and drain within the same grace.
-      await Promise.all([closed, ...listeners.map((l) => l.close(SHUTDOWN_GRACE_MS))]);
+      await Promise.all([closed, ...listeners.map((l) => l.close(budget / 2))]);
       clearTimeout(timer);
-      await leader?.stop();
-      for (const module of [...background].reverse()) {
-        try {
-          await module.stop?.(deps);
-        } catch (error) {
-          logger.error({ err: error, module: module.name }, 'module stop failed');
+      const work = (async () => {
+        await leader?.stop();
+        for (const module of [...background].reverse()) {
+          try {
+            await module.stop?.(deps);
+          } catch (error) {
+            logger.error({ err: error, module: module.name }, 'module stop failed');
+          }
         }
+        await events.stop();
+      })();
+      const left = Math.max(500, budget - (Date.now() - started));
+      if (!(await finishesWithin(work, left))) {
+        logger.warn({ waitedMs: Date.now() - started }, 'shutdown: background work not finished in time (a store is not answering); it resumes from the settle queue and outbox at the next start');
       }
-      await events.stop();
       await stores.close();
     })());
 

@@ -31,6 +31,8 @@ const builtIn: AdminCommand[] = [
     options: { name: { type: 'string' } },
     async run(deps, values) {
       if (!values.name) throw new Error('--name is required');
+      // The same bound as POST /api/tenants (and every other name of the API).
+      if (String(values.name).length > 200) throw new Error('--name must be at most 200 characters');
       const created = await provisionTenant(deps.sql, String(values.name));
       return { tenant: created.tenant, admin_key: created.adminKey };
     },
@@ -41,6 +43,7 @@ const builtIn: AdminCommand[] = [
     options: { tenant: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' } },
     async run(deps, values) {
       if (!values.tenant || !values.name) throw new Error('--tenant and --name are required');
+      if (String(values.name).length > 200) throw new Error('--name must be at most 200 characters');
       return createUser(deps.sql, String(values.tenant), String(values.name), values.email ? String(values.email) : null);
     },
   },
@@ -51,6 +54,7 @@ const builtIn: AdminCommand[] = [
     async run(deps, values) {
       const scope = String(values.scope ?? '') as Scope;
       if (!values.tenant || !values.name || !SCOPES.includes(scope)) throw new Error('--tenant, --name and a valid --scope are required');
+      if (String(values.name).length > 200) throw new Error('--name must be at most 200 characters');
       return createApiKey(deps.sql, String(values.tenant), {
         name: String(values.name),
         scope,

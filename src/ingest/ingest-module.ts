@@ -39,6 +39,7 @@ export const ingestModule: LookoutModule = {
       logger: deps.logger.child({ module: 'ingest' }),
       hooks: traceHooks(deps),
       pricing: deps.services.priceBook,
+      diskLow: () => deps.services.readiness?.diskLow ?? false,
     });
     deps.services.ingest = service;
     deps.services.events?.on(PROJECT_DELETED_TOPIC, (data) => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../app/config.js';
-import { NotFoundError, ValidationError } from '../platform/http/errors.js';
+import { NotFoundError, StoreUnavailableError, ValidationError } from '../platform/http/errors.js';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import type { Sql } from '../platform/postgres/postgres.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
@@ -30,7 +30,7 @@ export interface IngestServiceDeps {
   config: Pick<
     Config,
     'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
-  >;
+  > & { faults?: Pick<Config['faults'], 'ingestTimeoutMs'> };
   ch: ClickHouseStore;
   compute: ComputePool;
   sql: Sql;
@@ -38,6 +38,21 @@ export interface IngestServiceDeps {
   hooks: TraceHooks;
   /** The cost module's prices (src/spans/trace-pricing.ts); without them processed traces say `unavailable`. */
   pricing?: TracePricing;
+  /** True while free space under DATA_DIR is below its floor (src/platform/readiness.ts): ingestion refuses. */
+  diskLow?: () => boolean;
+}
+
+/** `work`, or 503 store_unavailable when PostgreSQL has not answered within `ms` (the work goes on). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError('postgres', `PostgreSQL did not answer the project check within ${ms} ms; retry shortly`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface IngestResult {
@@ -83,6 +98,8 @@ export class IngestService {
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
       register: async (traces) => registerTraces(deps.sql, traces, await registryWindow.current(deps.sql)),
+      timeoutMs: config.faults?.ingestTimeoutMs,
+      diskLow: deps.diskLow,
     });
   }
 
@@ -156,8 +173,12 @@ export class IngestService {
         `No project for the spans: send the ${PROJECT_HEADER} header, set the resource attribute ${PROJECT_RESOURCE_ATTRIBUTE}, or use a project-limited API key`,
       );
     }
+    // The stores' part of the request is bounded (INGEST_TIMEOUT_MS): the project check here, the
+    // write in the writer. Decoding above is the compute pool's, not a store's, and is not counted.
+    const timeoutMs = this.deps.config.faults?.ingestTimeoutMs;
     for (const projectId of prepared.projects) {
-      if (!(await this.projectExists(principal.tenantId, projectId))) throw new NotFoundError('Project not found');
+      const exists = this.projectExists(principal.tenantId, projectId);
+      if (!(await (timeoutMs === undefined ? exists : within(exists, timeoutMs)))) throw new NotFoundError('Project not found');
     }
     const result: IngestResult = {
       acceptedSpans: prepared.acceptedSpans,

@@ -6,6 +6,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import type { AppDeps } from '../app/app-deps.js';
 import { authenticate, requireScope } from '../tenancy/auth.js';
 import { HttpError } from '../platform/http/errors.js';
+import { storeUnavailable } from '../platform/store-errors.js';
 import { actorOf, projectForPrincipal } from '../app/route.js';
 import { compileBodySchema, describeValidationError } from '../platform/http/validation.js';
 import type { Principal } from '../tenancy/tenancy-store.js';
@@ -42,6 +43,8 @@ function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool
       return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
     } catch (error) {
       if (error instanceof HttpError) return toolError(error.detail, error.code);
+      const unavailable = storeUnavailable(error);
+      if (unavailable) return toolError(unavailable.detail, unavailable.code);
       deps.logger.error({ err: error, tool: entry.tool.name }, 'mcp tool failed');
       return toolError('Internal server error', 'internal_error');
     }
@@ -71,7 +74,7 @@ export function mcpRouter(deps: AppDeps): Router {
   const tools = mcpTools().map((tool) => ({ tool, validate: compileBodySchema(shallowSchema(tool.inputSchema), {}) }));
   const projects = new ProjectService(deps);
   router.post('/mcp', express.json({ limit: deps.config.jsonBodyLimit }), async (req: Request, res: Response) => {
-    const principal = await authenticate(deps.sql, req);
+    const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
     requireScope(principal, 'read');
     const server = buildServer(deps, principal, tools, projects);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

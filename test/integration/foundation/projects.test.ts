@@ -189,6 +189,12 @@ describe('projects', () => {
   it('guards the operator route with the system key', async () => {
     expect((await svc.call('POST', '/tenants', { body: { name: 'x' } })).status).toBe(401);
     expect((await svc.call('POST', '/tenants', { key: 'lk_system_test_key', body: { name: 'x', extra: 1 } })).status).toBe(400);
+    // A name is 1 to 200 characters; a 900 KB one is refused with the field named, and nothing is created.
+    for (const name of ['', 'n'.repeat(201), 'n'.repeat(900_000)]) {
+      const refused = await svc.call('POST', '/tenants', { key: 'lk_system_test_key', body: { name } });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'validation_error', detail: expect.stringContaining('name') });
+    }
     const created = await svc.call('POST', '/tenants', { key: 'lk_system_test_key', body: { name: 'acme' } });
     expect(created.status).toBe(201);
     expect(created.body.tenant.name).toBe('acme');
@@ -212,6 +218,6 @@ describe('projects', () => {
     expect(doc.body.paths['/projects/{project_id}'].patch).toBeDefined();
     expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${svc.url}/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ready', postgres: true, clickhouse: true });
+    expect(await ready.json()).toEqual({ status: 'ready', postgres: true, clickhouse: true, disk: true });
   });
 });

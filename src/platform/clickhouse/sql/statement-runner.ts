@@ -23,6 +23,7 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { QueryTimeoutError } from '../../http/errors.js';
+import { clickhouseUnavailable } from '../../store-errors.js';
 import type { AnalyticsGate } from './analytics-gate.js';
 import { compile, type ParamBinding, type StatementSettings } from './compile.js';
 import { isEngineError } from './engine-errors.js';
@@ -95,6 +96,8 @@ export interface RunnerOptions {
   controls?: LaneControls;
   /** Per statement kind tally for the ingest benchmark (ENGINE_STATS_FILE); absent: nothing counted. */
   stats?: StatementStats | null;
+  /** A server's readiness-probe client (short request timeout); absent: the system lane's. */
+  probe?: ClickHouseClient;
 }
 
 /** ClickHouse's default max_query_size (bytes of SQL the parser accepts). */
@@ -138,6 +141,8 @@ export class StatementRunner {
     this.busy.set(client, (this.busy.get(client) ?? 0) + 1);
     try {
       return await work(client);
+    } catch (error) {
+      throw clickhouseUnavailable(error);
     } finally {
       this.busy.set(client, (this.busy.get(client) ?? 1) - 1);
     }
@@ -192,7 +197,7 @@ export class StatementRunner {
       return await select(client, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings(lane) });
     } catch (error) {
       if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
-      throw error;
+      throw clickhouseUnavailable(error);
     } finally {
       this.idle[lane].push(client);
       release();
@@ -266,8 +271,22 @@ export class StatementRunner {
     return Object.keys(settings).length > 0 ? { clickhouse_settings: settings } : {};
   }
 
-  async ping(): Promise<boolean> {
-    return (await this.options.clients.system[0].ping()).success;
+  /**
+   * Whether the server answers within `timeoutMs` (the readiness probe): on a server through a client
+   * of its own with that request timeout, so a probe never waits behind a lane's statements; on the
+   * embedded engine, the system connection, raced against the same bound.
+   */
+  async ping(timeoutMs = 2000): Promise<boolean> {
+    const client = this.options.probe ?? this.options.clients.system[0];
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([client.ping().then((r) => r.success, () => false), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async select<Row>(client: ClickHouseClient, statement: Fragment, settings: StatementSettings): Promise<Row[]> {

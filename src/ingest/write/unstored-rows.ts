@@ -1,0 +1,50 @@
+import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { storedIdText } from '../../platform/clickhouse/sql/event-ids.js';
+import type { TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
+import type { InsertTable } from './encoded-rows.js';
+
+/**
+ * Removes the rows of a flush that failed: a flush writes the event tables first and `spans` last,
+ * and when any insert fails its requests are answered 503 — so the rows that did land (event rows
+ * of spans that never made it into `spans`, or part of a `spans` insert spread over several day
+ * partitions) would otherwise be counted by analytics although nothing acknowledged them. The
+ * writer runs this before it answers the failed requests and before its next flush, so no retry
+ * of those spans can be written in between and then removed.
+ *
+ * Only spans that were new in the flush are named (spans already stored are never in its inserts),
+ * by their full key (tenant, project, trace and span in one text, so no other tenant's or trace's
+ * row can match). Lightweight DELETE: the rows disappear from every read at once; the engine
+ * drops them from disk at its next merges. On a cluster the delete goes to each node's local table.
+ */
+
+/** The per-span tables a flush writes, with how each stores its trace and span ids. */
+const TABLES: Record<InsertTable, { trace: 'text' | 'uuid'; span: 'text' | 'hex64' }> = {
+  spans: { trace: 'text', span: 'text' },
+  event_generation_completed: { trace: 'uuid', span: 'hex64' },
+  event_tool_called: { trace: 'uuid', span: 'hex64' },
+  event_span_errored: { trace: 'uuid', span: 'hex64' },
+};
+
+/** A span of the flush: its trace's key parts and its span id (hex text). */
+export interface FlushedSpan extends TraceKeyLike {
+  spanId: string;
+}
+
+/** `tenant/project/trace/span` as text, the same on every table whatever its id types. */
+function keyText(table: InsertTable): Fragment {
+  const { trace, span } = TABLES[table];
+  const traceText = trace === 'text' ? 'trace_id' : storedIdText('uuid', 'trace_id');
+  const spanText = span === 'text' ? 'span_id' : storedIdText('hex64', 'span_id');
+  return raw(`concat(toString(tenant_id), '/', toString(project_id), '/', ${traceText}, '/', ${spanText})`);
+}
+
+/** Deletes the rows of `spans` from the four per-span tables. Throws when the store does not take it (the writer retries before its next flush). */
+export async function removeUnstoredRows(ch: ClickHouseStore, spans: readonly FlushedSpan[]): Promise<void> {
+  if (spans.length === 0) return;
+  const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
+  for (const table of Object.keys(TABLES) as InsertTable[]) {
+    const target = ch.cluster ? `${ch.table(`${table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(table);
+    await ch.command(sql`DELETE FROM ${raw(target)} WHERE ${keyText(table)} IN ${param('Array(String)', keys)}`, 'ingest');
+  }
+}

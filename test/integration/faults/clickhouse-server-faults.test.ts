@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
+import { startClickHouseServers, type ClickHouseServer } from '../../helpers/clickhouse-server/clickhouse-server.js';
+import { startTestService, type TestService } from '../../helpers/service.js';
+import { EXPORTER_TIMEOUT_MS, GENERATIONS_PER_RUN, SPANS_PER_RUN, SteadySender } from '../../helpers/steady-sender.js';
+
+/**
+ * A real ClickHouse server (its own process) frozen (SIGSTOP) and then killed, each during steady
+ * ingest: ingest answers 200 or 503 store_unavailable + Retry-After, never past the exporter's
+ * timeout and never 500; reads answer 503 store_unavailable (or 504 query_timeout), never 500;
+ * /readyz names ClickHouse within a few seconds; once the server is back Lookout serves again
+ * without a restart, and every acknowledged span is stored exactly once. Bounds are generous for a
+ * loaded 2-core runner.
+ */
+
+let server: ClickHouseServer;
+let svc: TestService;
+let project: { id: string };
+let sender: SteadySender;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  const value = await work();
+  return { value, ms: Date.now() - started };
+}
+
+async function readyz(): Promise<{ status: number; body: any; ms: number }> {
+  const { value, ms } = await timed(async () => {
+    const res = await fetch(`${svc.url}/readyz`, { signal: AbortSignal.timeout(30_000) });
+    return { status: res.status, body: await res.json() };
+  });
+  return { ...value, ms };
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await check().catch(() => false)) return Date.now() - started;
+    await sleep(250);
+  }
+  throw new Error(`${what} not within ${timeoutMs} ms`);
+}
+
+beforeAll(async () => {
+  [server] = await startClickHouseServers(1);
+  svc = await startTestService({
+    CLICKHOUSE_URL: server.url,
+    CLICKHOUSE_USER: server.user,
+    CLICKHOUSE_PASSWORD: server.password,
+    CLICKHOUSE_PARAM_BINDING: 'server',
+    INGEST_TIMEOUT_MS: '5000',
+    REQUEST_TIMEOUT_SECONDS: '8',
+  });
+  project = await svc.newProject('clickhouse faults');
+  sender = new SteadySender(svc.url, await svc.newKey('ingest'), project.id);
+  sender.start();
+  await sleep(1_500);
+});
+
+afterAll(async () => {
+  server?.thaw();
+  await sender?.stop().catch(() => {});
+  await svc?.stop();
+  await server?.stop();
+});
+
+/** A read of each lane a person waits on: the trace list (interactive) and an analytics view. */
+async function reads(): Promise<{ status: number; code?: string; ms: number }[]> {
+  const end = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString().replace('.000Z', 'Z');
+  const out = [];
+  for (const path of [`/projects/${project.id}/traces?limit=5`, `/projects/${project.id}/analytics?view=general&hours=24&end_exclusive=${end}`]) {
+    const { value, ms } = await timed(() => svc.call('GET', path));
+    out.push({ status: value.status, code: value.body?.code, ms });
+  }
+  return out;
+}
+
+function expectHonestAnswers(since: number): void {
+  const answers = sender.answersSince(since);
+  expect(answers.length).toBeGreaterThan(0);
+  for (const a of answers) {
+    expect([200, 503]).toContain(a.status);
+    if (a.status === 503) expect(Number(a.retryAfter)).toBeGreaterThan(0);
+    expect(a.ms).toBeLessThan(EXPORTER_TIMEOUT_MS);
+  }
+  expect(sender.hung).toBe(0);
+}
+
+describe('ClickHouse server faults during steady ingest', () => {
+  it('frozen: ingest 503 within the bound, reads 503/504 not 500, /readyz names clickhouse, then recovery', async () => {
+    const since = Date.now();
+    server.freeze();
+    try {
+      await sleep(1_000);
+      const ready = await readyz();
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({ postgres: true, clickhouse: false, failed: ['clickhouse'] });
+      expect(ready.ms).toBeLessThan(5_000);
+      for (const read of await reads()) {
+        expect([503, 504]).toContain(read.status);
+        if (read.status === 503) expect(read.code).toBe('store_unavailable');
+        expect(read.ms).toBeLessThan(20_000);
+      }
+      expect(sender.answersSince(since).some((a) => a.status === 503)).toBe(true);
+    } finally {
+      server.thaw();
+    }
+    const thawed = Date.now();
+    await until('/readyz 200 after the thaw', async () => (await readyz()).status === 200, 30_000);
+    await until('ingest 200 after the thaw', async () => sender.answersSince(thawed).some((a) => a.status === 200), 30_000);
+    expectHonestAnswers(since);
+  });
+
+  it('killed: 503 store_unavailable everywhere (never 500) while it is down; serves again once it is back, without a restart', async () => {
+    const since = Date.now();
+    await server.kill();
+    await sleep(500);
+    const ready = await readyz();
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ clickhouse: false, failed: ['clickhouse'] });
+    for (const read of await reads()) {
+      expect(read.status).toBe(503);
+      expect(read.code).toBe('store_unavailable');
+    }
+    await until('ingest refused while the server is down', async () => sender.answersSince(since).some((a) => a.status === 503 && a.code === 'store_unavailable'), 15_000);
+    await server.start();
+    const back = Date.now();
+    await until('/readyz 200 after the restart', async () => (await readyz()).status === 200, 30_000);
+    await until('ingest 200 after the restart', async () => sender.answersSince(back).some((a) => a.status === 200), 30_000);
+    for (const read of await reads()) expect(read.status).toBe(200);
+    expectHonestAnswers(since);
+  });
+
+  it('afterwards: every acknowledged span stored exactly once, nothing unacknowledged, every run settled', async () => {
+    await sleep(3_000);
+    await sender.stop();
+    expect(sender.acknowledged.size).toBeGreaterThan(5);
+    const ch = svc.service.deps.ch;
+    const rows = async <T>(query: string) => (await (await ch.client.query({ query, query_params: { p: project.id }, format: 'JSONEachRow' })).json<T>());
+    const spans = await rows<{ trace_id: string; n: string; u: string }>(
+      `SELECT trace_id, count() AS n, uniqExact(span_id) AS u FROM ${ch.table('spans')} WHERE project_id = {p:String} GROUP BY trace_id`,
+    );
+    const expected = new Set([...sender.acknowledged].map((t) => lookoutTraceId(project.id, t)));
+    const stored = new Map(spans.map((r) => [r.trace_id, r]));
+    const lost = [...expected].filter((t) => !stored.has(t));
+    const unacknowledged = [...stored.keys()].filter((t) => !expected.has(t));
+    const doubled = spans.filter((r) => Number(r.n) !== SPANS_PER_RUN || Number(r.u) !== SPANS_PER_RUN);
+    expect({ lost, unacknowledged, doubled }).toEqual({ lost: [], unacknowledged: [], doubled: [] });
+    const [generations] = await rows<{ n: string }>(`SELECT count() AS n FROM ${ch.table('event_generation_completed')} FINAL WHERE project_id = {p:String}`);
+    expect(Number(generations.n)).toBe(GENERATIONS_PER_RUN * expected.size);
+    const processed = async () =>
+      Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${ch.table('event_trace_processed')} FINAL WHERE project_id = {p:String}`))[0].n);
+    await until('every run processed', async () => (await processed()) === expected.size, 90_000);
+  });
+});

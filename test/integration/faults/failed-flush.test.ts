@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentRunRequest } from '../../helpers/otlp-json.js';
+import { startTestService, type TestService } from '../../helpers/service.js';
+import { ingestService } from '../../../src/ingest/ingest-module.js';
+
+/**
+ * A flush that fails after the event tables were written and before `spans` (the order the writer
+ * uses): the request is answered 503 and nothing of it is counted anywhere — not by the query
+ * language over any event source, not by a preset view, not by the trace list. Its re-send is then
+ * counted exactly once.
+ */
+
+let svc: TestService;
+let project: { id: string };
+
+beforeAll(async () => {
+  svc = await startTestService();
+  project = await svc.newProject('failed flush');
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const start = new Date(Date.now() - 10 * 60_000);
+const wholeSecond = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+const hourStart = wholeSecond(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
+const hourEnd = wholeSecond(Math.floor(Date.now() / 3_600_000) * 3_600_000 + 3_600_000);
+
+async function post(body: string): Promise<{ status: number; code?: string; retryAfter: string | null }> {
+  const res = await fetch(`${svc.url}/v1/traces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': project.id },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, code: res.status === 200 ? undefined : JSON.parse(text).code, retryAfter: res.headers.get('retry-after') };
+}
+
+async function count(from: string): Promise<number> {
+  const res = await svc.call('POST', `/projects/${project.id}/analytics/query`, {
+    body: { from, start: hourStart, end_exclusive: hourEnd, measures: [{ as: 'n', agg: 'count' }] },
+  });
+  expect(res.status).toBe(200);
+  return Number(res.body.rows[0]?.n ?? 0);
+}
+
+/** Everything analytics and the trace API say about the project. */
+async function answers() {
+  const general = await svc.call('GET', `/projects/${project.id}/analytics?view=general&hours=24&end_exclusive=${hourEnd}`);
+  const window = `start=${hourStart}&end_exclusive=${hourEnd}`;
+  const scorecard = await svc.call('GET', `/projects/${project.id}/analytics?view=model_scorecard&${window}`);
+  const tools = await svc.call('GET', `/projects/${project.id}/analytics?view=tool_aggregates&${window}`);
+  const agents = await svc.call('GET', `/projects/${project.id}/analytics?view=agent_scorecard&${window}`);
+  const base = await svc.call('GET', `/projects/${project.id}/analytics?view=base&${window}`);
+  const traces = await svc.call('GET', `/projects/${project.id}/traces?limit=50`);
+  for (const r of [general, scorecard, tools, agents, base, traces]) expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return {
+    generations: await count('generation.completed'),
+    tools: await count('tool.called'),
+    errors: await count('span.errored'),
+    runs: await count('trace.processed'),
+    traces: traces.body.items?.length ?? traces.body.traces?.length,
+    general: strip(general.body),
+    scorecard: strip(scorecard.body),
+    tool_aggregates: strip(tools.body),
+    agent_scorecard: strip(agents.body),
+    base: strip(base.body),
+  };
+}
+
+/** Answers without the fields that move with the clock alone. */
+function strip(body: unknown): unknown {
+  return JSON.parse(JSON.stringify(body, (key, value) => (/^(generated_at|as_of|fresh|freshness|settled_through|now)$/.test(key) ? undefined : value)));
+}
+
+describe('a flush failing between the event inserts and the spans insert', () => {
+  it('answers 503, leaves nothing any answer counts, and the re-send counts once', async () => {
+    const empty = await answers();
+    expect(empty).toMatchObject({ generations: 0, tools: 0, errors: 0, runs: 0, traces: 0 });
+
+    const { body } = agentRunRequest({
+      start,
+      agent: 'flaky',
+      generations: [{ model: 'gpt-4o', input: 300, output: 30 }, { model: 'gpt-4o', input: 300, output: 30 }],
+      tools: [{ name: 'lookup', error: true }],
+      failed: true,
+    });
+    const writer = ingestService(svc.service.deps).writer;
+    let failedAfterEvents = 0;
+    writer.beforeSpansInsert = async () => {
+      failedAfterEvents++;
+      throw new Error('spans insert failed (test)');
+    };
+    const refused = await post(body);
+    writer.beforeSpansInsert = null;
+    expect(failedAfterEvents).toBe(1);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+
+    // Never re-sent: nothing of it anywhere (settling has had time to act on anything it saw).
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await answers()).toEqual(empty);
+
+    // Re-sent: stored and counted once.
+    expect((await post(body)).status).toBe(200);
+    // Settling the re-sent run may lag on a loaded runner: wait for it (up to a minute).
+    const once = { generations: 2, tools: 1, errors: 2, runs: 1, traces: 1 };
+    let after = await answers();
+    for (let i = 0; i < 120 && Object.entries(once).some(([k, v]) => after[k as keyof typeof once] !== v); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      after = await answers();
+    }
+    expect(after).toMatchObject(once);
+  });
+});
