@@ -3,6 +3,9 @@
  * optional here, and pages show them only when present.
  */
 
+/** The analytics query's body and answer, declared once beside its route (the server's TypeBox schemas). */
+export type { AnalyticsQueryBody, AnalyticsQueryResponse } from '../../../src/analytics/query/query-shapes.js';
+
 export interface Project {
   id: string;
   name: string;
