@@ -5,6 +5,7 @@
  * `GET /projects/{project_id}/analytics/catalog`. A test compares it with clickhouse/*.sql so the
  * two cannot drift.
  */
+import { Type, type Static, type TInteger } from 'typebox';
 import type { StoredId } from '../platform/clickhouse/sql/event-ids.js';
 
 /** Aggregations that need a numeric field whose `aggs` lists them . */
@@ -205,17 +206,26 @@ export function findField(event: EventDef, field: string): FieldDef | undefined 
   return event.dimensions.find((d) => d.field === field) ?? event.measures.find((m) => m.field === field);
 }
 
-export interface CatalogResponse {
-  events: {
-    name: string;
-    dimensions: { field: string; type: 'string' }[];
-    measures: { field: string; type: 'number'; aggs: NumericAgg[] }[];
-    cost_measures: CostMeasure[];
-  }[];
-  filter_ops: FilterOp[];
-  buckets: Bucket[];
-  limits: Limits;
-}
+const field = { field: Type.String() };
+
+/**
+ * The body of the catalog route and the describe_project_analytics tool, declared once (TypeBox:
+ * the JSON Schema of the OpenAPI document, with the type derived from it).
+ */
+export const AnalyticsCatalog = Type.Object({
+  events: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      dimensions: Type.Array(Type.Object({ ...field, type: Type.Literal('string') })),
+      measures: Type.Array(Type.Object({ ...field, type: Type.Literal('number'), aggs: Type.Array(Type.Enum([...NUMERIC_AGGS], { type: 'string' })) })),
+      cost_measures: Type.Array(Type.Enum([...COST_MEASURES], { type: 'string' })),
+    }),
+  ),
+  filter_ops: Type.Array(Type.Enum([...FILTER_OPS], { type: 'string' })),
+  buckets: Type.Array(Type.Enum([...BUCKETS], { type: 'string' })),
+  limits: Type.Object(Object.fromEntries(Object.keys(LIMITS).map((k) => [k, Type.Integer()])) as { [K in keyof Limits]: TInteger }),
+});
+export type CatalogResponse = Static<typeof AnalyticsCatalog>;
 
 /** The body of GET /projects/{project_id}/analytics/catalog (and of the describe_project_analytics MCP tool). */
 export function catalogResponse(): CatalogResponse {

@@ -5,7 +5,7 @@ import type { Principal } from '../tenancy/tenancy-store.js';
 import { findProject, type Project } from '../tenancy/project-store.js';
 import { authenticate, requireScope, type ScopeNeed } from '../tenancy/auth.js';
 import { ForbiddenError, NotFoundError } from '../platform/http/errors.js';
-import { errorResponse, type JsonSchema } from '../platform/http/openapi.js';
+import { errorResponse, type DeclaredSchema, type JsonSchema } from '../platform/http/openapi.js';
 import { assertStorableStrings, assertValid, compileBodySchema, compileQuerySchema } from '../platform/http/validation.js';
 import type { Origin } from '../spans/origin.js';
 
@@ -40,10 +40,10 @@ export interface RouteSpec<Body = any, Query = any> {
   projectParam?: boolean;
   /** Tenant-level resources (users): a project-limited key gets 403. */
   tenantWide?: boolean;
-  body?: JsonSchema;
-  query?: JsonSchema;
+  body?: DeclaredSchema;
+  query?: DeclaredSchema;
   /** Success responses for the OpenAPI document: status → {description, schema?}. */
-  responses?: Record<string, { description: string; schema?: JsonSchema }>;
+  responses?: Record<string, { description: string; schema?: DeclaredSchema }>;
   handler: (ctx: RouteContext<Body, Query>) => Promise<RouteResult | unknown>;
 }
 
@@ -69,7 +69,8 @@ export function actorOf(principal: Principal, surface: 'api' | 'mcp'): Origin {
   };
 }
 
-function queryParameters(schema: JsonSchema | undefined): unknown[] {
+function queryParameters(declared: DeclaredSchema | undefined): unknown[] {
+  const schema = declared as JsonSchema | undefined;
   if (!schema) return [];
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema.required as string[] | undefined) ?? []);
@@ -101,8 +102,8 @@ export function defineRoute<Body = any, Query = any>(router: Router, deps: AppDe
     responses,
   });
 
-  const validateBody: ValidateFunction | null = spec.body ? compileBodySchema(spec.body, deps.openapi.schemas) : null;
-  const validateQuery: ValidateFunction | null = spec.query ? compileQuerySchema(spec.query) : null;
+  const validateBody: ValidateFunction | null = spec.body ? compileBodySchema(spec.body as JsonSchema, deps.openapi.schemas) : null;
+  const validateQuery: ValidateFunction | null = spec.query ? compileQuerySchema(spec.query as JsonSchema) : null;
   const expressPath = spec.path.replace(/\{([a-z_]+)\}/g, ':$1');
 
   router[spec.method](expressPath, async (req: Request, res: Response) => {

@@ -1,5 +1,6 @@
-import { ALL_AGGS, BUCKETS, catalogResponse, FILTER_OPS, LIMITS } from '../analytics/catalog.js';
+import { catalogResponse } from '../analytics/catalog.js';
 import { mcpArgumentsToQueryBody } from '../analytics/query/mcp-body.js';
+import { mcpQueryInputSchema } from '../analytics/query/query-shapes.js';
 import { runAnalyticsQuery } from '../analytics/query/run.js';
 import { runPresetView, viewDeps } from '../analytics/views/preset-views.js';
 import type { ViewName } from '../analytics/views/view-params.js';
@@ -14,28 +15,6 @@ import { projectIdArgument, type McpTool } from './mcp-tool.js';
 
 const instant = (what: string) => ({ type: 'string', description: `${what}. ISO 8601 in UTC at a whole second, e.g. 2026-11-01T00:00:00Z.` });
 
-const filter = {
-  type: 'object',
-  description: 'One condition {field, op, value}.',
-  properties: {
-    field: { type: 'string', description: 'A dimension or measure of the event (see describe_project_analytics).' },
-    op: { type: 'string', enum: [...FILTER_OPS] },
-    value: { description: 'eq/neq/gt/gte/lt/lte: one string or number; in: an array of 1 to 20 values; is_null/is_not_null: omit. A missing string is stored as "", so match it with eq "".' },
-  },
-  required: ['field', 'op'],
-};
-
-const measure = {
-  type: 'object',
-  properties: {
-    as: { type: 'string', description: 'Alias of the result column: a lowercase letter then up to 40 lowercase letters, digits or underscores; unique.' },
-    agg: { type: 'string', enum: [...ALL_AGGS], description: 'count (no field), uniqExact (any field), sum/avg/min/max/p50/p95/p99 (a numeric field whose aggs list it), or a cost measure: trace_cost on trace.processed, generation_cost on generation.completed (needs a group on field model).' },
-    field: { type: 'string' },
-    filter: { ...filter, description: 'Optional: this measure aggregates only rows matching it.' },
-  },
-  required: ['agg'],
-};
-
 const queryTool: McpTool = {
   name: 'query_project_analytics',
   title: 'Query project analytics',
@@ -43,43 +22,8 @@ const queryTool: McpTool = {
     'Run an aggregate query over one analytics event of a project (trace.processed, generation.completed, tool.called, span.errored, issue.*), ' +
     'optionally grouped by fields or time buckets and joined with a second event. Call describe_project_analytics first for the fields. ' +
     'Returns {rows, truncated, window}; rows are keyed by the aliases you give. Large integers may be numeric strings.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['project_id', 'from', 'start', 'endExclusive', 'measures'],
-    properties: {
-      project_id: projectIdArgument,
-      from: { type: 'string', description: 'Event name to read.' },
-      start: instant('Window start, inclusive'),
-      endExclusive: instant(`Window end, exclusive; after start, at most ${LIMITS.max_window_days} days later`),
-      measures: { type: 'array', items: measure, minItems: 1, maxItems: LIMITS.max_measures },
-      filters: { type: 'array', items: filter, maxItems: LIMITS.max_filters, description: 'A row must match all of them.' },
-      groupBy: {
-        type: 'array',
-        maxItems: LIMITS.max_group_by,
-        description: 'Groups: {field, as?} or {bucket, as?}. Default alias: the field name, or "bucket".',
-        items: { type: 'object', properties: { field: { type: 'string' }, bucket: { type: 'string', enum: [...BUCKETS] }, as: { type: 'string' } } },
-      },
-      orderBy: {
-        type: 'array',
-        maxItems: LIMITS.max_order_by,
-        description: 'Sort by a group alias or a primary measure alias. Default: by the groups.',
-        items: { type: 'object', properties: { measure: { type: 'string' }, direction: { type: 'string', enum: ['asc', 'desc'] } }, required: ['measure'] },
-      },
-      limit: { type: 'integer', minimum: 1, maximum: LIMITS.max_rows, description: `Rows to return, default ${LIMITS.max_rows}; truncated is true when reached.` },
-      join: {
-        type: 'object',
-        description: 'Left-join another event grouped by `on`; the primary query must group by `on` with its default alias.',
-        properties: {
-          from: { type: 'string' },
-          on: { type: 'string' },
-          filters: { type: 'array', items: filter },
-          measures: { type: 'array', items: measure },
-        },
-        required: ['from', 'on', 'measures'],
-      },
-    },
-  },
+  // The REST body's schema under the MCP key spellings: one object, so the limits are the catalog's.
+  inputSchema: mcpQueryInputSchema(projectIdArgument),
   run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) =>
     runAnalyticsQuery({ ch: deps.ch, config: deps.config }, principal.tenantId, project.id, mcpArgumentsToQueryBody(args)) as unknown as Promise<Record<string, unknown>>,
 };

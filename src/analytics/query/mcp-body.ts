@@ -6,17 +6,13 @@
  * by the validator as usual).
  */
 import { ValidationError } from '../../platform/http/errors.js';
+import { MCP_KEY_RENAMES } from './query-shapes.js';
 
-const RENAMES = [
-  ['endExclusive', 'end_exclusive'],
-  ['groupBy', 'group_by'],
-  ['orderBy', 'order_by'],
-] as const;
 
 export function mcpArgumentsToQueryBody(args: unknown): unknown {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return args;
   const body: Record<string, unknown> = { ...(args as Record<string, unknown>) };
-  for (const [camel, snake] of RENAMES) {
+  for (const [camel, snake] of MCP_KEY_RENAMES) {
     if (!(camel in body)) continue;
     if (snake in body) throw new ValidationError(`${camel} and ${snake} are the same key; send one`);
     body[snake] = body[camel];

@@ -7,12 +7,14 @@
  *  - every event table read is qualified, read with FINAL (trace.processed through the layer's
  *    processedTraces, its one read), and guarded by the layer's tenant and project guard (HogQL
  *    injects the team guard in its printer the same way) — a tree that forgets the guard cannot be
- *    printed without it, and the layer's runner counts guards against tables.
+ *    printed without it, and the layer's runner counts guards against tables. Columns another
+ *    module writes as a layer fragment are refused when they name a table or carry a guard.
  * The statement's settings are handed to the layer, which writes the SETTINGS clause.
  */
 import type {
   AggregateNode,
   Expr,
+  ForeignColumnsNode,
   LeftJoinNode,
   OrderItemNode,
   SelectItemNode,
@@ -27,7 +29,7 @@ import type { StatementSettings } from '../../platform/clickhouse/sql/compile.js
 import { param, type Fragment, type Part } from '../../platform/clickhouse/sql/fragment.js';
 import { storedIdText } from '../../platform/clickhouse/sql/event-ids.js';
 import { processedTraces } from '../../platform/clickhouse/sql/processed-traces.js';
-import { scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
+import { countGuards, scopedTable, tenantGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
 
 export interface PrintContext {
   tenantId: string;
@@ -123,8 +125,11 @@ export class Printer {
 
   private select(node: SelectNode, withSettings = true): string {
     const guard = node.from.kind === 'Table' ? this.guard() : null;
-    const parts = [`SELECT ${node.items.map((item) => this.selectItem(item)).join(', ')}`];
-    if (node.from.kind === 'Table' && node.from.table === PROCESSED_TRACES && guard !== null) {
+    const parts: string[] = [];
+    if (node.with && node.with.length > 0) parts.push(`WITH ${node.with.map((item) => this.selectItem(item)).join(', ')}`);
+    const columns = [...node.items.map((item) => this.selectItem(item)), ...(node.foreignColumns ?? []).map((f) => this.foreignColumns(f))];
+    parts.push(`SELECT ${columns.join(', ')}`);
+    if (node.from.kind === 'Table' && node.from.table === PROCESSED_TRACES && node.from.final && guard !== null) {
       // trace.processed: the SQL layer's one read of it, which applies the guarded condition itself.
       const where = this.fragment(this.guardedWhere(node.where, guard));
       parts.push(`FROM ${this.embed(processedTraces(this.context.qualify(PROCESSED_TRACES), where))}`);
@@ -132,6 +137,10 @@ export class Printer {
       parts.push(`FROM ${this.from(node.from)}`);
       if (guard !== null) parts.push(`WHERE ${this.guardedWhere(node.where, guard)}`);
       else if (node.where) parts.push(`WHERE ${this.expr(node.where)}`);
+    }
+    if (node.groupingSets && node.groupBy.length > 0) throw new Error('a select groups by GROUPING SETS or by columns, not both');
+    if (node.groupingSets) {
+      parts.push(`GROUP BY GROUPING SETS (${node.groupingSets.map((set) => `(${set.map((g) => this.expr(g)).join(', ')})`).join(', ')})`);
     }
     if (node.groupBy.length > 0) parts.push(`GROUP BY ${node.groupBy.map((g) => this.expr(g)).join(', ')}`);
     if (node.orderBy.length > 0) parts.push(`ORDER BY ${node.orderBy.map((o) => this.orderItem(o)).join(', ')}`);
@@ -144,11 +153,20 @@ export class Printer {
     return `${this.expr(node.expr)} AS ${quoteIdentifier(node.alias)}`;
   }
 
+  /** Another module's columns: a layer fragment, which may bring values but never a table or a guard. */
+  private foreignColumns(node: ForeignColumnsNode): string {
+    const counts = countGuards(node.fragment, this.context.tenantId);
+    if (counts.tables + counts.guards + counts.foreignGuards > 0) throw new Error('refusing foreign columns that name a table or carry a guard');
+    return this.embed(node.fragment);
+  }
+
   private from(node: TableNode | LeftJoinNode): string {
     switch (node.kind) {
-      case 'Table':
+      case 'Table': {
         quoteIdentifier(node.table); // allowlist check; the store quotes and qualifies
-        return `${this.embed(scopedTable(this.context.qualify(node.table)))} FINAL`;
+        const read = this.embed(scopedTable(this.context.qualify(node.table)));
+        return node.final ? `${read} FINAL` : read;
+      }
       case 'LeftJoin':
         return `${this.subquery(node.left)}\nLEFT JOIN ${this.subquery(node.right)} ON ${this.expr(node.leftKey)} = ${this.expr(node.rightKey)}`;
       default:
@@ -172,7 +190,7 @@ export class Printer {
 
   private aggregate(node: AggregateNode): string {
     const level = node.levels === null ? '' : `(${node.levels.map((l) => this.number(l)).join(', ')})`;
-    const args = node.arg ? [this.expr(node.arg)] : [];
+    const args = node.args.map((a) => this.expr(a));
     if (node.condition) args.push(this.expr(node.condition));
     // The -If combinator goes last: `quantileExactOrNullIf(0.95)(x, cond)`; count's is countIf(cond).
     const name = node.condition ? `${node.fn}If` : node.fn;
@@ -184,14 +202,20 @@ export class Printer {
     return String(value);
   }
 
+  /** An operand of `-`: a comparison, list, conjunction or another difference goes in parentheses. */
+  private operand(node: Expr): string {
+    const text = this.expr(node);
+    return node.kind === 'Minus' || node.kind === 'Compare' || node.kind === 'In' || node.kind === 'And' ? `(${text})` : text;
+  }
+
   expr(node: Expr): string {
     switch (node.kind) {
       case 'Value':
         return this.param(node);
       case 'Literal':
         if (typeof node.value === 'number') return this.number(node.value);
-        // The only string literal is the compiler's bucket format; it has no quote or backslash.
-        if (node.value !== BUCKET_TEXT_FORMAT) throw new Error('refusing to print an unknown string literal');
+        // The only string literals are the compiler's bucket format and the empty string; neither has a quote or backslash.
+        if (node.value !== BUCKET_TEXT_FORMAT && node.value !== '') throw new Error('refusing to print an unknown string literal');
         return `'${node.value}'`;
       case 'Column':
         return quoteIdentifier(node.column);
@@ -205,6 +229,8 @@ export class Printer {
         return this.aggregate(node);
       case 'Compare':
         return `${this.expr(node.left)} ${node.op} ${this.expr(node.right)}`;
+      case 'Minus':
+        return `${this.operand(node.left)} - ${this.operand(node.right)}`;
       case 'In':
         return `${this.expr(node.expr)} IN (${node.values.map((v) => this.param(v)).join(', ')})`;
       case 'NullCheck':

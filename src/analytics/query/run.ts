@@ -4,6 +4,7 @@
  * tenant and project explicitly; checking that the caller may see the project is the caller's job
  * (the route helper does it; an MCP tool must do the same).
  */
+import type { AnalyticsQueryResponse } from './query-shapes.js';
 import type { Config } from '../../app/config.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
@@ -16,11 +17,7 @@ import { shapeRow } from './rows.js';
 import { validateQuery, type ValidQuery } from './validate.js';
 import { windowEcho } from './window.js';
 
-export interface AnalyticsQueryResponse {
-  rows: Record<string, unknown>[];
-  truncated: boolean;
-  window: { start: string; end_exclusive: string };
-}
+export type { AnalyticsQueryResponse };
 
 export interface AnalyticsQueryDeps {
   ch: ClickHouseStore;

@@ -7,9 +7,8 @@ import { computeCostObject, scorecardCost, storedCostColumns } from '../../cost/
 import { windowEcho } from '../query/window.js';
 import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
-import { OUTCOME_COLUMNS } from './window-view.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { guard, inWindow, quantilesOrNull, ratio, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { aggregate, aggregateOf, column, foreignColumns, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
+import { outcomeItems, quantilesOrNull, ratio, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Rows answered at most; the cost module keeps the same busiest agents (by traces). */
 export const MAX_AGENTS = 1000;
@@ -42,34 +41,49 @@ interface AgentRow {
   tokens: number;
 }
 
+/** Per agent of the window's traces, busiest first: outcomes, latency, tokens, stored-cost columns. */
+export function agentsStatement(params: WindowedParams): SelectNode {
+  return select({
+    items: [
+      selectItem(column('agent_name'), 'agent'),
+      ...outcomeItems(),
+      selectItem(aggregate('count', column('root_duration_ms'), null), 'duration_known'),
+      selectItem(aggregateOf('quantilesExact', [column('root_duration_ms')], { levels: [0.5, 0.95] }), 'latency_q'),
+      selectItem(aggregate('sum', column('total_tokens'), null), 'tokens'),
+    ],
+    foreignColumns: [foreignColumns(storedCostColumns())],
+    from: viewTable('event_trace_processed'),
+    where: windowWhere(params.window),
+    groupBy: [ref('agent')],
+    orderBy: [orderItem(ref('traces'), 'DESC'), orderItem(ref('agent'), 'ASC')],
+    limit: null,
+    settings: [],
+  });
+}
+
+/** Distinct tools each agent called in the window. */
+export function agentToolsStatement(params: WindowedParams): SelectNode {
+  return select({
+    items: [selectItem(column('agent_name'), 'agent'), selectItem(aggregate('uniqExact', column('tool'), null), 'tools_used')],
+    from: viewTable('event_tool_called'),
+    where: windowWhere(params.window),
+    groupBy: [ref('agent')],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function agentScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<AgentScorecardPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window } = params;
   // One scan of trace.processed answers the rows and the cost module's stored-cost aggregates per
   // agent. Every agent is read (the cost module ranks all of them to keep its MAX_AGENTS busiest);
   // the rows keep the first MAX_AGENTS in this order.
-  const stored = storedCostColumns();
-  const agentsQuery = selectRows<AgentRow & Record<string, unknown>>(
-    scope,
-    sql`SELECT agent_name AS agent,
-  ${raw(OUTCOME_COLUMNS)},
-  count(root_duration_ms) AS duration_known,
-  quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
-  sum(total_tokens) AS tokens,
-  ${stored}
-FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}
-GROUP BY agent
-ORDER BY traces DESC, agent ASC`,
-  );
+  const agentsQuery = selectRows<AgentRow & Record<string, unknown>>(scope, agentsStatement(params));
   const [allAgents, tools, cost] = await Promise.all([
     agentsQuery,
-    selectRows<{ agent: string; tools_used: number }>(
-      scope,
-      sql`SELECT agent_name AS agent, uniqExact(tool) AS tools_used
-FROM ${table(scope, 'event_tool_called')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
-GROUP BY agent`,
-    ),
+    selectRows<{ agent: string; tools_used: number }>(scope, agentToolsStatement(params)),
     agentsQuery.then((rows) =>
       computeCostObject(
         { ch: deps.ch, tenantId, projectId, catalog: deps.catalog },

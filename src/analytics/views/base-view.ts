@@ -8,11 +8,10 @@ import { emptyPartial } from '../../cost/cost-engine.js';
 import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../../cost/cost-object.js';
 import { summarize } from '../../cost/cost-summary.js';
 import { windowEcho } from '../query/window.js';
-import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
+import { aggregate, column, foreignColumns, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
+import { bucketDates, bucketExpr, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { OUTCOME_COLUMNS } from './window-view.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { byDate, guard, inWindow, processedTraces, selectRows, type ViewDeps, type ViewScope } from './view-sql.js';
+import { byDate, outcomeItems, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface BasePayload {
   window: { start: string; end_exclusive: string };
@@ -36,25 +35,33 @@ interface BaseRow {
   output_tokens: number;
 }
 
+/** Per bucket of the window's traces: the series and the cost module's stored-cost columns. */
+export function baseStatement(params: WindowedParams): SelectNode {
+  return select({
+    items: [
+      selectItem(bucketExpr(params.granularity), 'date'),
+      ...outcomeItems(),
+      selectItem(aggregate('sum', column('error_count'), null), 'span_errors'),
+      selectItem(aggregate('sum', column('input_tokens'), null), 'input_tokens'),
+      selectItem(aggregate('sum', column('output_tokens'), null), 'output_tokens'),
+    ],
+    foreignColumns: [foreignColumns(storedCostColumns())],
+    from: viewTable('event_trace_processed'),
+    where: windowWhere(params.window),
+    groupBy: [ref('date')],
+    orderBy: [orderItem(ref('date'), 'ASC')],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function baseView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<BasePayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
   const catalog = await resolveCatalog(deps.catalog);
   // One scan of trace.processed answers the series and the cost module's stored-cost aggregates
-  // per bucket (the same groups as its { bucket } grouping: bucketSql is its bucket expression).
-  const stored = storedCostColumns();
-  const rows = await selectRows<BaseRow & Record<string, unknown>>(
-    scope,
-    sql`SELECT ${raw(bucketSql(granularity))} AS date,
-  ${raw(OUTCOME_COLUMNS)},
-  sum(error_count) AS span_errors,
-  sum(input_tokens) AS input_tokens,
-  sum(output_tokens) AS output_tokens,
-  ${stored}
-FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}
-GROUP BY date
-ORDER BY date`,
-  );
+  // per bucket (the same groups as its { bucket } grouping: bucketExpr is its bucket expression).
+  const rows = await selectRows<BaseRow & Record<string, unknown>>(scope, baseStatement(params));
   const cost = await computeCostObject(
     { ch: deps.ch, tenantId, projectId, catalog },
     { start: window.start, endExclusive: window.endExclusive, groupBy: { bucket: granularity }, storedRows: rows.map((r) => ({ ...r, cg_0: r.date })) },

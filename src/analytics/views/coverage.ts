@@ -3,9 +3,9 @@
  * per capability, whether the project sends it at all and how many window traces carry it. The
  * rule for each capability is one row of docs/analytics.md "Coverage"; keep them in step.
  */
-import { WRITTEN } from '../../cost/cost-sql.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { guard, selectRows, table, type ViewScope } from './view-sql.js';
+import { WRITTEN_BASES } from '../../cost/stored-cost.js';
+import { aggregate, call, column, compare, inList, literal, nullCheck, select, selectItem, value, type Expr, type SelectItemNode, type SelectNode } from '../query/ast.js';
+import { selectRows, viewTable, type ViewScope } from './view-sql.js';
 
 export const CAPABILITIES = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'provider', 'cost_basis', 'tools'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -22,21 +22,33 @@ export interface CoverageBlock {
   window_traces: number;
 }
 
+/** `estimated_cost_basis` is one decided at write time (the cost module's WRITTEN_BASES). */
+function written(): Expr {
+  return inList(column('estimated_cost_basis'), WRITTEN_BASES.map((basis) => value('String', basis)));
+}
+
+const notEmptyName = (name: string) => compare('!=', column(name), literal(''));
+
 /**
  * Per-trace coverage counts, added to the window view's trace statement so they come out of the
  * same scan of trace.processed (its GROUPING SETS totals row holds the window's figures). The model-call
  * and tool counts were stored on each run at settling (clickhouse/005): no pass over generation
  * or tool rows.
  */
-export const TRACE_COVERAGE_COLUMNS = `countIf(has_root = 1) AS cov_root_status,
-  countIf(isNotNull(root_duration_ms)) AS cov_root_duration,
-  countIf(agent_name != '') AS cov_agents,
-  countIf(total_tokens > 0) AS cov_tokens,
-  countIf(notEmpty(models)) AS cov_model,
-  countIf(${WRITTEN}) AS cov_cost_basis,
-  sum(generations_with_provider) AS cov_provider,
-  sum(generations) AS cov_generations,
-  countIf(tool_calls > 0) AS cov_tools`;
+export function traceCoverageItems(): SelectItemNode[] {
+  const countIf = (condition: Expr, alias: string) => selectItem(aggregate('count', null, condition), alias);
+  return [
+    countIf(compare('=', column('has_root'), literal(1)), 'cov_root_status'),
+    countIf(nullCheck(column('root_duration_ms'), true), 'cov_root_duration'),
+    countIf(notEmptyName('agent_name'), 'cov_agents'),
+    countIf(compare('>', column('total_tokens'), literal(0)), 'cov_tokens'),
+    countIf(call('notEmpty', column('models')), 'cov_model'),
+    countIf(written(), 'cov_cost_basis'),
+    selectItem(aggregate('sum', column('generations_with_provider'), null), 'cov_provider'),
+    selectItem(aggregate('sum', column('generations'), null), 'cov_generations'),
+    countIf(compare('>', column('tool_calls'), literal(0)), 'cov_tools'),
+  ];
+}
 
 export interface TraceCoverageCounts {
   traces: number;
@@ -66,26 +78,50 @@ interface CapabilityRow {
  * project again would only confirm it. Existence needs no FINAL (any row that has the field
  * proves the project sends it), and the per-table probes stop at their first match.
  */
+export function traceCapabilitiesStatement(): SelectNode {
+  const max = (expr: Expr, alias: string) => selectItem(aggregate('max', expr, null), alias);
+  return select({
+    items: [
+      max(column('has_root'), 'root_status'),
+      max(nullCheck(column('root_duration_ms'), true), 'root_duration'),
+      max(notEmptyName('agent_name'), 'agents'),
+      max(compare('>', column('total_tokens'), literal(0)), 'tokens'),
+      max(call('notEmpty', column('models')), 'model'),
+      max(written(), 'cost_basis'),
+    ],
+    from: viewTable('event_trace_processed', { final: false }),
+    where: null,
+    groupBy: [],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
+/** One row if the project has any row of `name` (where `condition` holds), none otherwise. */
+export function probeStatement(name: 'event_generation_completed' | 'event_tool_called', condition: Expr | null = null): SelectNode {
+  return select({
+    items: [selectItem(literal(1), 'found')],
+    from: viewTable(name, { final: false }),
+    where: condition,
+    groupBy: [],
+    orderBy: [],
+    limit: value('UInt32', '1'),
+    settings: [],
+  });
+}
+
+/** The probe of capabilities(): a model call that names its provider. */
+export function providerProbeStatement(): SelectNode {
+  return probeStatement('event_generation_completed', notEmptyName('provider'));
+}
+
 async function capabilities(scope: ViewScope, observed: Record<Capability, number>): Promise<Record<Capability, boolean>> {
   const seen = (c: Capability) => observed[c] > 0;
   const traceKeys: Capability[] = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'cost_basis'];
   const [traceRows, providerRows, toolRows] = await Promise.all([
-    traceKeys.every(seen)
-      ? Promise.resolve([] as CapabilityRow[])
-      : selectRows<CapabilityRow>(
-          scope,
-          sql`SELECT max(has_root) AS root_status,
-  max(isNotNull(root_duration_ms)) AS root_duration,
-  max(agent_name != '') AS agents,
-  max(total_tokens > 0) AS tokens,
-  max(notEmpty(models)) AS model,
-  max(${raw(WRITTEN)}) AS cost_basis
-FROM ${table(scope, 'event_trace_processed')}
-WHERE ${guard(scope)}`,
-        ),
-    seen('provider')
-      ? Promise.resolve([{ found: 1 }])
-      : selectRows<{ found: number }>(scope, sql`SELECT 1 AS found FROM ${table(scope, 'event_generation_completed')} WHERE ${guard(scope)} AND provider != '' LIMIT 1`),
+    traceKeys.every(seen) ? Promise.resolve([] as CapabilityRow[]) : selectRows<CapabilityRow>(scope, traceCapabilitiesStatement()),
+    seen('provider') ? Promise.resolve([{ found: 1 }]) : selectRows<{ found: number }>(scope, providerProbeStatement()),
     seen('tools') ? Promise.resolve([{ found: 1 }]) : projectSendsTools(scope).then((sends) => (sends ? [{ found: 1 }] : [])),
   ]);
   const t = traceRows[0];
@@ -104,12 +140,12 @@ WHERE ${guard(scope)}`,
 
 /** Whether any tool span of the project was ever stored (also agent_scorecard's lower-bound rule). */
 export async function projectSendsTools(scope: ViewScope): Promise<boolean> {
-  const rows = await selectRows<{ found: number }>(scope, sql`SELECT 1 AS found FROM ${table(scope, 'event_tool_called')} WHERE ${guard(scope)} LIMIT 1`);
+  const rows = await selectRows<{ found: number }>(scope, probeStatement('event_tool_called'));
   return rows.length > 0;
 }
 
 /**
- * The block. `windowCounts` resolves to the TRACE_COVERAGE_COLUMNS of the window's totals row
+ * The block. `windowCounts` resolves to the traceCoverageItems() of the window's totals row
  * (undefined when the window has no trace). A capability the project never sent has a null window
  * entry.
  */

@@ -5,10 +5,10 @@
 import { computeCostObject, type CostObject } from '../../cost/cost-object.js';
 import { UNNAMED_MODEL } from '../../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
-import { bucketDates, bucketSql, completeSeries } from './time-buckets.js';
+import { aggregate, aggregateOf, column, compare, literal, ref, select, selectItem, type SelectNode } from '../query/ast.js';
+import { bucketDates, bucketExpr, completeSeries } from './time-buckets.js';
 import type { GeneralParams } from './view-params.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { byDate, guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { byDate, isTotal, quantilesOrNull, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export const TOP_MODELS = 10;
 
@@ -58,30 +58,41 @@ function percentiles(row: GenerationRow | undefined): Percentiles {
   return { p50, p95, p99 };
 }
 
+/** The window's model calls per bucket, per model and in all (GROUPING SETS). */
+export function generalStatement(params: GeneralParams): SelectNode {
+  const sum = (name: string, alias: string) => selectItem(aggregate('sum', column(name), null), alias);
+  const groupedBy = (alias: string) => selectItem(compare('=', isTotal(alias), literal(0)), `by_${alias}`);
+  return select({
+    items: [
+      selectItem(bucketExpr(params.granularity), 'date'),
+      selectItem(column('model'), 'model'),
+      groupedBy('date'),
+      groupedBy('model'),
+      selectItem(aggregate('count', null, null), 'requests'),
+      sum('error', 'errors'),
+      selectItem(aggregate('avg', column('tps'), null), 'speed'),
+      selectItem(aggregate('count', column('tps'), null), 'speed_known'),
+      selectItem(aggregateOf('quantilesExact', [column('tps')], { levels: [0.5, 0.95, 0.99] }), 'speed_q'),
+      sum('input_tokens', 'prompt_tokens'),
+      sum('output_tokens', 'completion_tokens'),
+    ],
+    from: viewTable('event_generation_completed'),
+    where: windowWhere(params.window),
+    groupBy: [],
+    groupingSets: [[ref('date')], [ref('model')], []],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function generalView(deps: ViewDeps, tenantId: string, projectId: string, params: GeneralParams): Promise<GeneralPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
-  const generations = table(scope, 'event_generation_completed');
   // One scan of the window's model calls answers the series (per bucket), top_models (per model)
-  // and the totals (whole window): GROUPING SETS, told apart by GROUPING() (1 = aggregated away).
+  // and the totals (whole window): GROUPING SETS, told apart by grouping() (1 = aggregated away).
   const [grouped, cost] = await Promise.all([
-    selectRows<GenerationRow & { model: string; by_date: number; by_model: number }>(
-      scope,
-      sql`SELECT ${raw(bucketSql(granularity))} AS date,
-  model,
-  grouping(date) = 0 AS by_date,
-  grouping(model) = 0 AS by_model,
-  count() AS requests,
-  sum(error) AS errors,
-  avg(tps) AS speed,
-  count(tps) AS speed_known,
-  quantilesExact(0.5, 0.95, 0.99)(tps) AS speed_q,
-  sum(input_tokens) AS prompt_tokens,
-  sum(output_tokens) AS completion_tokens
-FROM ${generations} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
-GROUP BY GROUPING SETS ((date), (model), ())`,
-    ),
+    selectRows<GenerationRow & { model: string; by_date: number; by_model: number }>(scope, generalStatement(params)),
     computeCostObject({ ch: deps.ch, tenantId, projectId, catalog: deps.catalog }, { start: window.start, endExclusive: window.endExclusive }),
   ]);
   const series = {

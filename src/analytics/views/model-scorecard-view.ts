@@ -8,8 +8,8 @@ import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, s
 import { UNNAMED_MODEL } from '../../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
-import { sql } from '../../platform/clickhouse/sql/fragment.js';
-import { guard, inWindow, processedTraces, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { aggregate, call, column, compare, foreignColumns, literal, ref, select, selectItem, type SelectNode } from '../query/ast.js';
+import { selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export interface ModelScorecardRow {
   model: string;
@@ -38,6 +38,43 @@ interface GenerationByModel {
   unnamed_traces: number;
 }
 
+/** The window's runs: how many, runs per model (a map summed as a map), the cost module's stored columns. */
+export function modelRunsStatement(params: ModelScorecardParams): SelectNode {
+  const models = column('models');
+  const onePerModel = call('mapFromArrays', models, call('arrayWithConstant', call('length', models), call('toUInt64', literal(1))));
+  return select({
+    items: [selectItem(aggregate('count', null, null), 'traces'), selectItem(aggregate('sumMap', onePerModel, null), 'runs_by_model')],
+    foreignColumns: [foreignColumns(storedCostColumns()), foreignColumns(storedModelCostsColumn())],
+    from: viewTable('event_trace_processed'),
+    where: windowWhere(params.window),
+    groupBy: [],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
+/** The window's model calls per model: tokens, speed, providers, and the traces of unnamed calls. */
+export function modelCallsStatement(params: ModelScorecardParams): SelectNode {
+  const sum = (name: string) => selectItem(aggregate('sum', column(name), null), name);
+  return select({
+    items: [
+      selectItem(column('model'), 'model'),
+      sum('input_tokens'),
+      sum('output_tokens'),
+      selectItem(aggregate('avg', column('tps'), null), 'avg_speed'),
+      selectItem(aggregate('groupUniqArray', column('provider'), null), 'providers'),
+      selectItem(aggregate('uniqExact', column('trace_id'), compare('=', column('model'), literal(''))), 'unnamed_traces'),
+    ],
+    from: viewTable('event_generation_completed'),
+    where: windowWhere(params.window),
+    groupBy: [ref('model')],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function modelScorecardView(deps: ViewDeps, tenantId: string, projectId: string, params: ModelScorecardParams): Promise<ModelScorecardPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window } = params;
@@ -47,27 +84,9 @@ export async function modelScorecardView(deps: ViewDeps, tenantId: string, proje
   // each extra pass would pay that merge again.
   // Runs per model and the stored dollars are summed as maps: sumMap over a Map costs about half of
   // sumMap over key and value arrays here.
-  const tracesQuery = selectRows<Record<string, unknown> & { runs_by_model: Record<string, number | string> }>(
-    scope,
-    sql`SELECT count() AS traces,
-  sumMap(mapFromArrays(models, arrayWithConstant(length(models), toUInt64(1)))) AS runs_by_model,
-  ${storedCostColumns()},
-  ${storedModelCostsColumn()}
-FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}`,
-  );
+  const tracesQuery = selectRows<Record<string, unknown> & { runs_by_model: Record<string, number | string> }>(scope, modelRunsStatement(params));
   const [generations, [tracesRow], cost] = await Promise.all([
-    selectRows<GenerationByModel>(
-      scope,
-      sql`SELECT model,
-  sum(input_tokens) AS input_tokens,
-  sum(output_tokens) AS output_tokens,
-  avg(tps) AS avg_speed,
-  groupUniqArray(provider) AS providers,
-  uniqExactIf(trace_id, model = '') AS unnamed_traces
-FROM ${table(scope, 'event_generation_completed')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
-GROUP BY model`,
-    ),
+    selectRows<GenerationByModel>(scope, modelCallsStatement(params)),
     tracesQuery,
     tracesQuery.then(([row]) =>
       computeModelScorecardCost(

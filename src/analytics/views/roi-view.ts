@@ -5,11 +5,11 @@
  */
 import { artifactIterationsByDay } from '../../workspace/artifacts/artifact-store.js';
 import { windowEcho } from '../query/window.js';
-import { bucketDates, bucketSql, bucketStart, completeSeries, dateText } from './time-buckets.js';
+import { aggregate, call, column, compare, inList, literal, orderItem, ref, select, selectItem, value, type SelectNode } from '../query/ast.js';
+import { bucketDates, bucketExpr, bucketStart, completeSeries, dateText } from './time-buckets.js';
 import type { RoiParams } from './view-params.js';
 import { isUuid } from '../../platform/uuid.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, selectRows, selectWithTotals, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { BY_DATE_WITH_TOTALS, byDate, isTotal, selectRows, selectWithTotals, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
 
 export type RoiState = 'connect' | 'waiting' | 'populated';
 
@@ -44,36 +44,65 @@ export function roiState(lifetimeTraces: number, issues: number): RoiState {
   return lifetimeTraces > 0 ? 'waiting' : 'connect';
 }
 
+/**
+ * Every retained trace per bucket and in all. No window filter: the totals row is the lifetime
+ * figure; buckets before the series are dropped.
+ */
+export function roiTracesStatement(params: RoiParams): SelectNode {
+  const agent = column('agent_name');
+  return select({
+    items: [
+      selectItem(bucketExpr(params.granularity), 'date'),
+      selectItem(isTotal('date'), 'is_total'),
+      selectItem(aggregate('count', null, null), 'traces'),
+      selectItem(aggregate('count', null, compare('>', column('error_count'), literal(0))), 'errors'),
+      selectItem(aggregate('uniqExact', agent, compare('!=', agent, literal(''))), 'agents'),
+    ],
+    from: viewTable('event_trace_processed'),
+    where: null,
+    groupBy: [],
+    groupingSets: BY_DATE_WITH_TOTALS,
+    orderBy: [orderItem(ref('date'), 'ASC')],
+    limit: null,
+    settings: [],
+  });
+}
+
+const ISSUE_EVENTS = ['issue.created', 'issue.resolved', 'issue.dismissed'] as const;
+
+/** Issue events of the window per bucket and name. */
+export function issueEventsStatement(params: RoiParams): SelectNode {
+  return select({
+    items: [selectItem(bucketExpr(params.granularity), 'date'), selectItem(column('name'), 'name'), selectItem(aggregate('count', null, null), 'events')],
+    from: viewTable('event_issue'),
+    where: windowWhere(params.window, inList(column('name'), ISSUE_EVENTS.map((name) => value('String', name)))),
+    groupBy: [ref('date'), ref('name')],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
+/** Each resolution of the window with its bucket and time, for the days it took. */
+export function resolutionsStatement(params: RoiParams): SelectNode {
+  return select({
+    items: [selectItem(bucketExpr(params.granularity), 'date'), selectItem(column('issue_id'), 'issue_id'), selectItem(call('toString', column('timestamp')), 'resolved_at')],
+    from: viewTable('event_issue'),
+    where: windowWhere(params.window, compare('=', column('name'), value('String', 'issue.resolved'))),
+    groupBy: [],
+    orderBy: [],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function roiView(deps: ViewDeps, tenantId: string, projectId: string, params: RoiParams): Promise<RoiPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
-  const bucket = bucketSql(granularity);
   const [traces, issueEvents, resolutions, issueCounts, iterations] = await Promise.all([
-    // No window filter: the totals row is the lifetime figure; buckets before the series are dropped.
-    selectWithTotals<TraceBucket>(
-      scope,
-      sql`SELECT ${raw(bucket)} AS date,
-  grouping(date) AS is_total,
-  count() AS traces,
-  countIf(error_count > 0) AS errors,
-  uniqExactIf(agent_name, agent_name != '') AS agents
-FROM ${processedTraces(scope, guard(scope))}
-${raw(BY_DATE_WITH_TOTALS)}
-ORDER BY date`,
-    ),
-    selectRows<{ date: string; name: string; events: number }>(
-      scope,
-      sql`SELECT ${raw(bucket)} AS date, name, count() AS events
-FROM ${table(scope, 'event_issue')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)} AND name IN ('issue.created', 'issue.resolved', 'issue.dismissed')
-GROUP BY date, name`,
-    ),
-    selectRows<{ date: string; issue_id: string; resolved_at: string }>(
-      scope,
-      sql`SELECT ${raw(bucket)} AS date, issue_id, toString(timestamp) AS resolved_at
-FROM ${table(scope, 'event_issue')} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)} AND name = 'issue.resolved'`,
-    ),
+    selectWithTotals<TraceBucket>(scope, roiTracesStatement(params)),
+    selectRows<{ date: string; name: string; events: number }>(scope, issueEventsStatement(params)),
+    selectRows<{ date: string; issue_id: string; resolved_at: string }>(scope, resolutionsStatement(params)),
     deps.sql<{ issues: number; resolved: number }[]>`
       select count(*)::int as issues, (count(*) filter (where status = 'resolved'))::int as resolved
       from issues where tenant_id = ${tenantId} and project_id = ${projectId}`,

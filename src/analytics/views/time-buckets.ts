@@ -6,7 +6,7 @@
  * Sunday, a month by its 1st. Series are complete: every bucket that overlaps the window appears,
  * the first and last possibly partial (docs/analytics.md "Time series").
  */
-import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
+import { call, column, literal, minus, value, type Expr } from '../query/ast.js';
 
 export const GRANULARITIES = ['day', 'week', 'month'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
@@ -67,16 +67,17 @@ export function bucketDates(window: ViewWindow, granularity: Granularity): strin
 
 /**
  * The ClickHouse expression of a row's bucket: a Date, which JSON output writes as 'YYYY-MM-DD'
- * — the same text bucketDates produces. `column` is a DateTime64(3, 'UTC') column named by code.
+ * — the same text bucketDates produces. It reads the row's `timestamp` (DateTime64(3, 'UTC')).
  */
-export function bucketSql(granularity: Granularity, column = 'timestamp'): string {
+export function bucketExpr(granularity: Granularity): Expr {
+  const timestamp = column('timestamp');
   switch (granularity) {
     case 'day':
-      return `toDate(${column})`;
+      return call('toDate', timestamp);
     case 'week':
-      return `toStartOfWeek(${column}, 0)`;
+      return call('toStartOfWeek', timestamp, literal(0));
     case 'month':
-      return `toStartOfMonth(${column})`;
+      return call('toStartOfMonth', timestamp);
     default: {
       const never: never = granularity;
       throw new Error(`unknown granularity ${String(never)}`);
@@ -89,15 +90,16 @@ export function bucketSql(granularity: Granularity, column = 'timestamp'): strin
  * key of -Resample aggregates (`countResample(0, n, 1)(index)`), which count per bucket into one
  * array per group instead of building a map per row (tool_aggregates).
  */
-export function bucketIndexSql(window: ViewWindow, granularity: Granularity, column = 'timestamp'): Fragment {
-  const first = param('Date', dateText(bucketStart(window.start, granularity)));
+export function bucketIndexExpr(window: ViewWindow, granularity: Granularity): Expr {
+  const timestamp = column('timestamp');
+  const first = value('Date', dateText(bucketStart(window.start, granularity)));
   switch (granularity) {
     case 'day':
-      return sql`toRelativeDayNum(${raw(column)}) - toRelativeDayNum(${first})`;
+      return minus(call('toRelativeDayNum', timestamp), call('toRelativeDayNum', first));
     case 'week':
-      return sql`intDiv(toRelativeDayNum(toStartOfWeek(${raw(column)}, 0)) - toRelativeDayNum(${first}), 7)`;
+      return call('intDiv', minus(call('toRelativeDayNum', call('toStartOfWeek', timestamp, literal(0))), call('toRelativeDayNum', first)), literal(7));
     case 'month':
-      return sql`toRelativeMonthNum(${raw(column)}) - toRelativeMonthNum(${first})`;
+      return minus(call('toRelativeMonthNum', timestamp), call('toRelativeMonthNum', first));
     default: {
       const never: never = granularity;
       throw new Error(`unknown granularity ${String(never)}`);

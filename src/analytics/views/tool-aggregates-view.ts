@@ -5,20 +5,13 @@
  * of volume, failing_volume and error_concentration.
  */
 import { windowEcho } from '../query/window.js';
-import { bucketDates, bucketIndexSql, type Granularity } from './time-buckets.js';
+import { aggregate, aggregateOf, call, column, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
+import { bucketDates, bucketIndexExpr, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { guard, inWindow, quantilesOrNull, selectRows, table, type ViewDeps, type ViewScope } from './view-sql.js';
+import { quantilesOrNull, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
 
 /** Comparison rows answered at most (busiest tools); the volume totals still count every tool. */
 export const MAX_TOOLS = 1000;
-
-/**
- * Distinct traces: trace_id is a UUID in tool.called (migration 009), one-to-one with its text, so
- * counting the 16-byte values is the exact count of the trace ids (before 009 this counted the
- * canonical-UUID texts as UUIDs and any other text as itself, to the same effect).
- */
-const DISTINCT_TRACES = 'uniqExact(trace_id)';
 
 export interface ToolRow {
   tool: string;
@@ -66,32 +59,44 @@ interface ToolQueryRow {
   output_tokens: number;
 }
 
+/**
+ * One scan of the window's tool calls: the per-tool figures and, per tool, its calls and failing
+ * calls per bucket as two arrays indexed like bucketDates (-Resample over the bucket's position:
+ * no map is built per row).
+ * Distinct traces count trace_id, a UUID in tool.called (migration 009) one-to-one with its text,
+ * so counting the 16-byte values is the exact count of the trace ids.
+ */
+export function toolsStatement(params: WindowedParams): SelectNode {
+  const buckets = bucketDates(params.window, params.granularity).length;
+  const index = ref('bucket_index');
+  const resample = { levels: [0, buckets, 1] };
+  return select({
+    with: [selectItem(bucketIndexExpr(params.window, params.granularity), 'bucket_index')],
+    items: [
+      selectItem(column('tool'), 'tool'),
+      selectItem(aggregate('count', null, null), 'calls'),
+      selectItem(aggregate('sum', column('error'), null), 'errors'),
+      selectItem(aggregateOf('quantilesExact', [column('duration_ms')], { levels: [0.5, 0.95] }), 'duration_q'),
+      selectItem(aggregate('uniqExact', column('trace_id'), null), 'traces'),
+      selectItem(aggregate('sum', column('output_tokens'), null), 'output_tokens'),
+      selectItem(aggregateOf('countResample', [index], resample), 'calls_by_bucket'),
+      selectItem(aggregateOf('sumResample', [call('toUInt64', column('error')), index], resample), 'errors_by_bucket'),
+    ],
+    from: viewTable('event_tool_called'),
+    where: windowWhere(params.window),
+    groupBy: [ref('tool')],
+    orderBy: [orderItem(ref('calls'), 'DESC'), orderItem(ref('tool'), 'ASC')],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function toolAggregatesView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<ToolAggregatesPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
-  const tools = table(scope, 'event_tool_called');
   const dates = bucketDates(window, granularity);
-  // One scan of the window's tool calls: the per-tool figures and, per tool, its calls and failing
-  // calls per bucket as two arrays indexed like `dates` (-Resample over the bucket's position: no
-  // map is built per row).
   // Every tool is read, since the volume series count all of them; the rows keep the first MAX_TOOLS.
-  const buckets = raw(String(dates.length));
-  const allTools = await selectRows<ToolQueryRow & { calls_by_bucket: (number | string)[]; errors_by_bucket: (number | string)[] }>(
-    scope,
-    sql`WITH ${bucketIndexSql(window, granularity)} AS bucket_index
-SELECT tool,
-  count() AS calls,
-  sum(error) AS errors,
-  quantilesExact(0.5, 0.95)(duration_ms) AS duration_q,
-  ${raw(DISTINCT_TRACES)} AS traces,
-  sum(output_tokens) AS output_tokens,
-  countResample(0, ${buckets}, 1)(bucket_index) AS calls_by_bucket,
-  sumResample(0, ${buckets}, 1)(toUInt64(error), bucket_index) AS errors_by_bucket
-FROM ${tools} FINAL
-WHERE ${guard(scope)} AND ${inWindow(window)}
-GROUP BY tool
-ORDER BY calls DESC, tool ASC`,
-  );
+  const allTools = await selectRows<ToolQueryRow & { calls_by_bucket: (number | string)[]; errors_by_bucket: (number | string)[] }>(scope, toolsStatement(params));
   const perTool = allTools.slice(0, MAX_TOOLS);
 
   const rows = perTool.map((t): ToolRow => {

@@ -5,11 +5,23 @@
  */
 import { computeCostObject, storedCostColumns, windowCost } from '../../cost/cost-object.js';
 import { windowEcho } from '../query/window.js';
-import { coverageBlock, TRACE_COVERAGE_COLUMNS, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
-import { bucketDates, bucketSql, completeSeries, type Granularity } from './time-buckets.js';
+import { aggregate, aggregateOf, column, foreignColumns, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
+import { coverageBlock, traceCoverageItems, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
+import { bucketDates, bucketExpr, completeSeries, type Granularity } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
-import { raw, sql } from '../../platform/clickhouse/sql/fragment.js';
-import { BY_DATE_WITH_TOTALS, byDate, guard, inWindow, processedTraces, quantilesOrNull, ratio, selectWithTotals, type ViewDeps, type ViewScope } from './view-sql.js';
+import {
+  BY_DATE_WITH_TOTALS,
+  byDate,
+  isTotal,
+  outcomeItems,
+  quantilesOrNull,
+  ratio,
+  selectWithTotals,
+  viewTable,
+  windowWhere,
+  type ViewDeps,
+  type ViewScope,
+} from './view-sql.js';
 
 export interface WindowPayload {
   window: { start: string; end_exclusive: string };
@@ -27,12 +39,6 @@ export interface WindowPayload {
   cost: ReturnType<typeof windowCost>;
 }
 
-/** Run outcome columns shared with the base view (docs/analytics.md "Run outcomes"). */
-export const OUTCOME_COLUMNS = `count() AS traces,
-  countIf(has_root = 1 AND root_status_code = 'ERROR') AS failed_runs,
-  countIf(has_root = 1) AS root_status_known,
-  countIf(has_root = 0) AS root_absent`;
-
 interface WindowRow extends TraceCoverageCounts {
   date: string;
   traces: number;
@@ -48,25 +54,34 @@ function latency(row: WindowRow | undefined) {
   return { p50, p95 };
 }
 
+/** Per bucket and for the whole window: outcomes, latency, coverage counts, stored-cost columns. */
+export function windowStatement(params: WindowedParams): SelectNode {
+  return select({
+    items: [
+      selectItem(bucketExpr(params.granularity), 'date'),
+      selectItem(isTotal('date'), 'is_total'),
+      ...outcomeItems(),
+      selectItem(aggregate('count', column('root_duration_ms'), null), 'duration_known'),
+      selectItem(aggregateOf('quantilesExact', [column('root_duration_ms')], { levels: [0.5, 0.95] }), 'latency_q'),
+      ...traceCoverageItems(),
+    ],
+    foreignColumns: [foreignColumns(storedCostColumns())],
+    from: viewTable('event_trace_processed'),
+    where: windowWhere(params.window),
+    groupBy: [],
+    groupingSets: BY_DATE_WITH_TOTALS,
+    orderBy: [orderItem(ref('date'), 'ASC')],
+    limit: null,
+    settings: [],
+  });
+}
+
 export async function windowView(deps: ViewDeps, tenantId: string, projectId: string, params: WindowedParams): Promise<WindowPayload> {
   const scope: ViewScope = { deps, tenantId, projectId };
   const { window, granularity } = params;
   // The cost module's stored-cost aggregates ride on this scan (its totals row is the window's
   // selection), so trace.processed is read once.
-  const stored = storedCostColumns();
-  const tracesQuery = selectWithTotals<WindowRow>(
-    scope,
-    sql`SELECT ${raw(bucketSql(granularity))} AS date,
-  grouping(date) AS is_total,
-  ${raw(OUTCOME_COLUMNS)},
-  count(root_duration_ms) AS duration_known,
-  quantilesExact(0.5, 0.95)(root_duration_ms) AS latency_q,
-  ${raw(TRACE_COVERAGE_COLUMNS)},
-  ${stored}
-FROM ${processedTraces(scope, sql`${guard(scope)} AND ${inWindow(window)}`)}
-${raw(BY_DATE_WITH_TOTALS)}
-ORDER BY date`,
-  );
+  const tracesQuery = selectWithTotals<WindowRow>(scope, windowStatement(params));
   const costQuery = tracesQuery.then((t) =>
     computeCostObject(
       { ch: deps.ch, tenantId, projectId, catalog: deps.catalog },

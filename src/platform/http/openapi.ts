@@ -2,9 +2,13 @@
  * The OpenAPI 3.1 document, assembled from the routes as they register (route.ts). It is the single
  * source of the request schemas that ajv validates, and is served at /api/openapi.json.
  */
+import type { TSchema } from 'typebox';
 import { VERSION } from '../version.js';
 
 export type JsonSchema = Record<string, unknown>;
+
+/** A schema as modules declare it: plain JSON Schema, or a TypeBox schema (JSON Schema with a static type). */
+export type DeclaredSchema = JsonSchema | TSchema;
 
 export interface OpenApiOperation {
   summary: string;
@@ -24,8 +28,8 @@ export class OpenApiDocument {
   }
 
   /** Registers a named component schema and returns a $ref to it. */
-  addSchema(name: string, schema: JsonSchema): JsonSchema {
-    this.schemas[name] = schema;
+  addSchema(name: string, schema: DeclaredSchema): JsonSchema {
+    this.schemas[name] = schema as JsonSchema;
     return { $ref: `#/components/schemas/${name}` };
   }
 

@@ -1,9 +1,15 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../app/route.js';
-import { descriptionField, eventsField, formatField, urlField, webhookSchemas } from './webhook-schemas.js';
-import { WebhookService, type NewEndpointInput } from './webhook-service.js';
-import type { EndpointPatch } from './webhook-store.js';
+import {
+  NewWebhookEndpoint,
+  WebhookDeliveriesQuery,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointPatch,
+  WebhookEndpointWithSecret,
+} from './webhook-schemas.js';
+import { WebhookService } from './webhook-service.js';
 
 /**
  * Webhook endpoints of a project (docs/webhooks.md), all admin scope. The signing secret is
@@ -11,16 +17,21 @@ import type { EndpointPatch } from './webhook-store.js';
  * integration secrets) and never appears in any other answer.
  */
 export function webhookRoutes(router: Router, deps: AppDeps): void {
-  const s = webhookSchemas(deps.openapi);
+  const Endpoint = deps.openapi.addSchema('WebhookEndpoint', WebhookEndpoint);
+  const Delivery = deps.openapi.addSchema('WebhookDelivery', WebhookDelivery);
+  const s = {
+    Endpoint,
+    EndpointWithSecret: deps.openapi.addSchema('WebhookEndpointWithSecret', WebhookEndpointWithSecret),
+    EndpointList: deps.openapi.addSchema('WebhookEndpointList', { type: 'object', required: ['webhooks'], properties: { webhooks: { type: 'array', items: Endpoint } } }),
+    Delivery,
+    DeliveryList: deps.openapi.addSchema('WebhookDeliveryList', { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: Delivery } } }),
+  };
   const webhooks = new WebhookService(deps);
 
-  defineRoute<NewEndpointInput>(router, deps, {
+  defineRoute<NewWebhookEndpoint>(router, deps, {
     method: 'post', path: '/projects/{project_id}/webhooks', tag: 'webhooks', scope: 'admin', projectParam: true,
     summary: 'Add a webhook endpoint; the answer carries its signing secret (whsec_…), shown only here',
-    body: {
-      type: 'object', additionalProperties: false, required: ['url', 'events'],
-      properties: { url: urlField, events: eventsField, format: formatField, description: descriptionField },
-    },
+    body: NewWebhookEndpoint,
     responses: { 201: { description: 'Created, with the secret', schema: s.EndpointWithSecret } },
     handler: async ({ tenantId, project, body }) => ({ status: 201, body: await webhooks.create(tenantId, project.id, body) }),
   });
@@ -39,13 +50,10 @@ export function webhookRoutes(router: Router, deps: AppDeps): void {
     handler: ({ principal, params }) => webhooks.get(principal, params.webhook_id),
   });
 
-  defineRoute<EndpointPatch>(router, deps, {
+  defineRoute<WebhookEndpointPatch>(router, deps, {
     method: 'patch', path: '/webhooks/{webhook_id}', tag: 'webhooks', scope: 'admin',
     summary: 'Change url, events, format, description or enabled (enabling clears the give-up streak; disabling ends pending attempts)',
-    body: {
-      type: 'object', additionalProperties: false, minProperties: 1,
-      properties: { url: urlField, events: eventsField, format: formatField, description: descriptionField, enabled: { type: 'boolean' } },
-    },
+    body: WebhookEndpointPatch,
     responses: { 200: { description: 'Endpoint', schema: s.Endpoint } },
     handler: ({ principal, params, body }) => webhooks.update(principal, params.webhook_id, body),
   });
@@ -77,7 +85,7 @@ export function webhookRoutes(router: Router, deps: AppDeps): void {
   defineRoute<unknown, { limit: number }>(router, deps, {
     method: 'get', path: '/webhooks/{webhook_id}/deliveries', tag: 'webhooks', scope: 'admin',
     summary: 'The delivery log, newest first: one row per attempt',
-    query: { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } },
+    query: WebhookDeliveriesQuery,
     responses: { 200: { description: 'Attempts', schema: s.DeliveryList } },
     handler: async ({ principal, params, query }) => ({ deliveries: await webhooks.deliveries(principal, params.webhook_id, query.limit) }),
   });

@@ -1,3 +1,4 @@
+import type { NewWebhookEndpoint, WebhookEndpointWithSecret } from './webhook-schemas.js';
 import crypto from 'node:crypto';
 import type { AppDeps } from '../../app/app-deps.js';
 import { NotFoundError } from '../../platform/http/errors.js';
@@ -13,15 +14,11 @@ import { newWebhookSecret, secretAssociation } from './webhook-signature.js';
 import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, setEndpointSecret, updateEndpoint, type EndpointPatch } from './webhook-store.js';
 import { TEST_EVENT, toDelivery, toEndpoint, type EndpointRow, type WebhookDelivery, type WebhookEndpoint, type WebhookFormat } from './webhook-types.js';
 
-export interface NewEndpointInput {
-  url: string;
-  events: string[];
-  format?: WebhookFormat;
-  description?: string | null;
-}
+/** The create body (webhook-schemas.ts). */
+export type NewEndpointInput = NewWebhookEndpoint;
 
 /** An endpoint as create and rotate-secret answer it: with the signing secret, shown only there. */
-export type EndpointWithSecret = WebhookEndpoint & { secret: string };
+export type EndpointWithSecret = WebhookEndpointWithSecret;
 
 /**
  * Webhook endpoints as the routes see them: route → this service → webhook-store and

@@ -1,3 +1,4 @@
+import type { WebhookEndpointPatch } from './webhook-schemas.js';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { isUuid } from '../../platform/uuid.js';
 import { DISABLE_AFTER_GIVE_UPS, type EndpointRow, type WebhookFormat } from './webhook-types.js';
@@ -38,13 +39,8 @@ export async function findEndpoint(sql: SqlHandle, tenantId: string, id: string,
   return row ?? null;
 }
 
-export interface EndpointPatch {
-  url?: string;
-  events?: string[];
-  format?: WebhookFormat;
-  description?: string | null;
-  enabled?: boolean;
-}
+/** The PATCH body (webhook-schemas.ts). */
+export type EndpointPatch = WebhookEndpointPatch;
 
 /**
  * Applies a PATCH. Enabling clears the give-up streak and the reason it was disabled; disabling

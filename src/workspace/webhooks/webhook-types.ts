@@ -1,15 +1,13 @@
-/** The events an endpoint can subscribe to (docs/webhooks.md "Events"); `*` is all of them. */
-export const WEBHOOK_EVENTS = ['issue.created', 'issue.reopened', 'issue.resolved', 'issue.dismissed', 'issue.review_started', 'monitor.activated'] as const;
+import { ALL_EVENTS, DELIVERY_STATUSES, WEBHOOK_EVENTS, WEBHOOK_FORMATS, type WebhookDelivery, type WebhookEndpoint } from './webhook-schemas.js';
+
+export { ALL_EVENTS, DELIVERY_STATUSES, WEBHOOK_EVENTS, WEBHOOK_FORMATS, type WebhookDelivery, type WebhookEndpoint };
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
-export const ALL_EVENTS = '*';
 
 /** Sent only by POST /webhooks/{id}/test; nobody subscribes to it. */
 export const TEST_EVENT = 'webhook.test';
 
-export const WEBHOOK_FORMATS = ['json', 'slack'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'gave_up'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** An endpoint that gave up this many deliveries in a row is disabled. */
@@ -30,22 +28,6 @@ export interface EndpointRow {
   disabled_at: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-/** What the routes answer for an endpoint: never the secret, sealed or not. */
-export interface WebhookEndpoint {
-  id: string;
-  project_id: string;
-  url: string;
-  events: string[];
-  format: WebhookFormat;
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  disabled_at: string | null;
-  consecutive_give_ups: number;
-  created_at: string;
-  updated_at: string;
 }
 
 export function toEndpoint(row: EndpointRow): WebhookEndpoint {
@@ -78,19 +60,6 @@ export interface DeliveryRow {
   next_attempt_at: Date | null;
   created_at: Date;
   delivered_at: Date | null;
-}
-
-export interface WebhookDelivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: DeliveryStatus;
-  response_status: number | null;
-  error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-  delivered_at: string | null;
 }
 
 export function toDelivery(row: DeliveryRow): WebhookDelivery {

@@ -63,6 +63,7 @@ const PORTS: Record<string, Record<string, string>> = {
   analytics: {
     'analytics/catalog.ts': 'the event catalog (names and fields of analytics events)',
     'analytics/query/mcp-body.ts': 'the DSL request as MCP sends it',
+    'analytics/query/query-shapes.ts': 'the DSL request and answer schemas (REST and MCP share them)',
     'analytics/query/run.ts': 'running a DSL query',
     'analytics/views/preset-views.ts': 'running a preset view',
     'analytics/views/time-buckets.ts': 'the views\' time parameters',

@@ -1,5 +1,6 @@
 import type { WindowSelection } from '../time-window.js';
 import { api } from './client.js';
+import type { AnalyticsQueryBody, AnalyticsQueryResponse } from './types.js';
 
 /**
  * Hour-by-hour series for the overview. The preset views bucket by day, week or month only, so for
@@ -23,7 +24,7 @@ export interface HourlySeries {
   latency: { p50: (number | null)[]; p95: (number | null)[] };
 }
 
-type Row = Record<string, unknown> & { bucket: string };
+type Row = AnalyticsQueryResponse['rows'][number];
 
 const HOUR = 3_600_000;
 
@@ -35,8 +36,8 @@ export function hoursOf(window: WindowSelection): string[] {
 }
 
 /** The two DSL bodies behind the hourly charts (exported for the tests, which run them too). */
-export function hourlyQueries(window: WindowSelection): { generations: Record<string, unknown>; runs: Record<string, unknown> } {
-  const span = { start: window.start, end_exclusive: window.endExclusive, group_by: [{ bucket: 'hour' }] };
+export function hourlyQueries(window: WindowSelection): { generations: AnalyticsQueryBody; runs: AnalyticsQueryBody } {
+  const span = { start: window.start, end_exclusive: window.endExclusive, group_by: [{ bucket: 'hour' as const }] };
   return {
     generations: {
       from: 'generation.completed',
@@ -72,11 +73,11 @@ export async function getHourlySeries(projectId: string, window: WindowSelection
   const path = `/projects/${encodeURIComponent(projectId)}/analytics/query`;
   const bodies = hourlyQueries(window);
   const [generations, runs] = await Promise.all([
-    api.post<{ rows: Row[] }>(path, bodies.generations),
-    api.post<{ rows: Row[] }>(path, bodies.runs),
+    api.post<AnalyticsQueryResponse>(path, bodies.generations),
+    api.post<AnalyticsQueryResponse>(path, bodies.runs),
   ]);
   const dates = hoursOf(window);
-  const byHour = (rows: Row[]) => new Map(rows.map((r) => [r.bucket, r]));
+  const byHour = (rows: Row[]) => new Map(rows.map((r) => [String(r.bucket), r]));
   const g = byHour(generations.rows);
   const r = byHour(runs.rows);
   const count = (rows: Map<string, Row>, key: string) => dates.map((d) => num(rows.get(d)?.[key]) ?? 0);

@@ -3,6 +3,9 @@
  * optional here, and pages show them only when present.
  */
 
+/** The analytics query's body and answer, declared once beside its route (the server's TypeBox schemas). */
+export type { AnalyticsQueryBody, AnalyticsQueryResponse } from '../../../src/analytics/query/query-shapes.js';
+
 export interface Project {
   id: string;
   name: string;
@@ -349,32 +352,5 @@ export interface TicketLink {
   pull_requests?: { id: string; title: string; url: string }[];
 }
 
-/** docs/webhooks.md "Routes": an endpoint as GET answers it (never its secret). */
-export interface WebhookEndpoint {
-  id: string;
-  project_id: string;
-  url: string;
-  events: string[];
-  format: 'json' | 'slack';
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  disabled_at: string | null;
-  consecutive_give_ups: number;
-  created_at: string;
-  updated_at: string;
-}
-
-/** One delivery attempt of the webhook log. */
-export interface WebhookDelivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: 'pending' | 'succeeded' | 'failed' | 'gave_up';
-  response_status: number | null;
-  error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-  delivered_at: string | null;
-}
+/** A webhook endpoint as GET answers it (never its secret), and one delivery attempt of its log: declared once beside the routes. */
+export type { WebhookDelivery, WebhookEndpoint } from '../../../src/workspace/webhooks/webhook-schemas.js';

@@ -1,0 +1,16 @@
+SELECT toStartOfWeek(`timestamp`, 0) AS `date`, `name` AS `name`, count() AS `events`
+FROM `lookout`.`event_issue` FINAL
+WHERE `tenant_id` = {p0:String} AND `project_id` = {p1:String} AND `timestamp` >= {p2:DateTime64(3, 'UTC')} AND `timestamp` < {p3:DateTime64(3, 'UTC')} AND `name` IN ({p4:String}, {p5:String}, {p6:String})
+GROUP BY `date`, `name`
+SETTINGS output_format_json_quote_64bit_integers = 0, force_grouping_standard_compatibility = 1, max_memory_usage = 4294967296
+
+-- params
+{
+  "p0": "tenant-golden",
+  "p1": "project-golden",
+  "p2": "2026-10-28 00:00:00.000",
+  "p3": "2026-11-22 00:00:00.000",
+  "p4": "issue.created",
+  "p5": "issue.resolved",
+  "p6": "issue.dismissed"
+}
