@@ -55,6 +55,8 @@ export async function startTestService(
     LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
     LOG_LEVEL: 'silent',
     TRACE_SETTLE_MS: '200',
+    // No metrics listener unless a test asks for one: services of parallel tests would share 9464.
+    METRICS_PORT: '0',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     // The `server` project: the run's ClickHouse server, with databases of this data directory's own.
     ...serverEnv(dataDir),
@@ -155,6 +157,7 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
       ...serverEnv(dataDir),
       // Off unless a test asks for a port: spawned services run side by side, 4317 only once.
       OTLP_GRPC_PORT: '0',
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -158,16 +158,16 @@ export class IngestWriter {
    * its body; throws 503 with Retry-After while stopping or while storage keeps failing.
    */
   admit(): Reservation {
-    if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
+    if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5, 'shutting_down');
     if (this.failures >= 3 && Date.now() - this.lastFailureAt < 5000) {
-      throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
+      throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5, 'storage_failing');
     }
     return this.budget.open();
   }
 
   /** Queues rows for the next flush; resolves once they are durable. */
   write(write: PreparedWrite): Promise<WriteResult> {
-    if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
+    if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5, 'shutting_down'));
     if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
       this.pending.push({ write, resolve, reject });
@@ -323,7 +323,7 @@ export class IngestWriter {
       this.failures++;
       this.lastFailureAt = Date.now();
       this.options.logger.error({ err: error, requests: batch.length }, 'ingest flush failed');
-      const failure = new OverloadedError(503, 'Could not store the spans; retry shortly', 5);
+      const failure = new OverloadedError(503, 'Could not store the spans; retry shortly', 5, 'storage_failing');
       for (const p of batch) p.reject(failure);
     }
   }
