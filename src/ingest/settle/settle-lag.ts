@@ -31,13 +31,15 @@ export interface Freshness {
   data_as_of: string | null;
   /** How long the oldest due trace had waited to be processed at that reading, in ms; null before the first reading. */
   settle_lag_ms: number | null;
+  /** SETTLE_MAX_LAG_MS: past this lag ingestion refuses spans; null when there is no bound. */
+  settle_max_lag_ms: number | null;
 }
 
 export const SETTLE_LAG_RETRY_AFTER_SECONDS = 5;
 
 /** The freshness fields of an answer; both null where no lag is read (a process without the ingest module). */
 export function freshnessOf(lag: SettleLag | undefined): Freshness {
-  return lag?.freshness() ?? { data_as_of: null, settle_lag_ms: null };
+  return lag?.freshness() ?? { data_as_of: null, settle_lag_ms: null, settle_max_lag_ms: null };
 }
 
 /** The OpenAPI properties of the freshness fields, added to the trace list and every view payload. */
@@ -49,7 +51,11 @@ export const FRESHNESS_PROPERTIES = {
   },
   settle_lag_ms: {
     type: ['integer', 'null'],
-    description: 'How long the oldest trace due for processing had waited, in ms, when the lag was last read (about every second; 0: none waiting). Past SETTLE_MAX_LAG_MS ingestion answers 503.',
+    description: 'How long the oldest trace due for processing had waited, in ms, when the lag was last read (about every second; 0: none waiting). Past settle_max_lag_ms ingestion answers 503.',
+  },
+  settle_max_lag_ms: {
+    type: ['integer', 'null'],
+    description: 'The server\'s bound on settle_lag_ms (SETTLE_MAX_LAG_MS); null when there is none.',
   },
 } as const;
 
@@ -121,7 +127,8 @@ export class SettleLag {
 
   freshness(): Freshness {
     const last = this.last;
-    if (!last) return { data_as_of: null, settle_lag_ms: null };
-    return { data_as_of: new Date(last.readAtMs - last.lagMs).toISOString(), settle_lag_ms: last.lagMs };
+    const bound = this.options.maxLagMs > 0 ? this.options.maxLagMs : null;
+    if (!last) return { data_as_of: null, settle_lag_ms: null, settle_max_lag_ms: bound };
+    return { data_as_of: new Date(last.readAtMs - last.lagMs).toISOString(), settle_lag_ms: last.lagMs, settle_max_lag_ms: bound };
   }
 }

@@ -48,6 +48,7 @@ describe('settle lag back-pressure', () => {
       expect(behind.status).toBe(200);
       expect(behind.body.traces).toEqual([]);
       expect(behind.body.settle_lag_ms).toBeGreaterThan(1500);
+      expect(behind.body.settle_max_lag_ms).toBe(1500);
       expect(Date.parse(behind.body.data_as_of)).toBeLessThan(Date.now() - 1500);
 
       const metrics = await scrape(svc.service.metricsUrl!);
@@ -64,6 +65,13 @@ describe('settle lag back-pressure', () => {
         return res.body.traces.length >= 2 ? res.body : undefined;
       }, 30_000, 'the traces listed');
       expect(caughtUp.settle_lag_ms).toBeLessThanOrEqual(1500);
+
+      // The OpenAPI document describes the fields, optional beside the required ones.
+      const doc = (await svc.call('GET', '/openapi.json')).body;
+      for (const schema of ['TraceList', 'AnalyticsGeneralView', 'AnalyticsRoiView']) {
+        expect(Object.keys(doc.components.schemas[schema].properties), schema).toEqual(expect.arrayContaining(['data_as_of', 'settle_lag_ms', 'settle_max_lag_ms']));
+        expect(doc.components.schemas[schema].required, schema).not.toContain('data_as_of');
+      }
     } finally {
       await ingest.settler.stop();
       await svc.stop();
