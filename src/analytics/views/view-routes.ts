@@ -11,7 +11,7 @@ import { defineRoute } from '../../app/route.js';
 import type { JsonSchema } from '../../platform/http/openapi.js';
 import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
 import { GRANULARITIES } from './time-buckets.js';
-import { freshnessOf } from '../../ingest/settle/settle-lag.js';
+import { freshnessOf } from '../../ingest/freshness.js';
 import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';
 import { registerViewSchemas } from './view-schemas.js';
 
@@ -52,7 +52,7 @@ function querySchema(withView: boolean): JsonSchema {
  * payload is at least as fresh as they say), timed by view for the metrics.
  */
 async function answerView(deps: AppDeps, view: ViewName, run: () => Promise<object>): Promise<object> {
-  const freshness = freshnessOf(deps.services.settleLag);
+  const freshness = freshnessOf(deps);
   const started = performance.now();
   const payload = await run();
   deps.metrics.viewDuration.observe({ view }, (performance.now() - started) / 1000);

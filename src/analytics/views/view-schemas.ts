@@ -4,7 +4,7 @@
  * open are described as docs/analytics.md decides them.
  */
 import type { JsonSchema, OpenApiDocument } from '../../platform/http/openapi.js';
-import { FRESHNESS_PROPERTIES } from '../../ingest/settle/settle-lag.js';
+import { FRESHNESS_PROPERTIES } from '../../ingest/freshness.js';
 import { CAPABILITIES } from './coverage.js';
 import { GRANULARITIES } from './time-buckets.js';
 
@@ -22,7 +22,7 @@ const obj = (properties: Record<string, unknown>, extra: Record<string, unknown>
   ...extra,
 });
 
-/** The REST answer's freshness fields (src/ingest/settle/settle-lag.ts), beside the view's own; additive, so not required. */
+/** The REST answer's freshness fields (src/ingest/freshness.ts), beside the view's own; additive, so not required. */
 const withFreshness = (schema: JsonSchema): JsonSchema => ({ ...schema, properties: { ...(schema.properties as object), ...FRESHNESS_PROPERTIES } });
 
 const series = { type: 'array', items: obj({ date, value: num }) };

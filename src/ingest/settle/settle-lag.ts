@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../../platform/postgres/postgres.js';
 import { OverloadedError } from '../write/ingest-budget.js';
+import type { Freshness } from '../freshness.js';
 
 /**
  * How far settling is behind, read from the settle queue every `pollMs` and shared by every request
@@ -25,39 +26,7 @@ export interface LagReading {
   readAtMs: number;
 }
 
-/** What trace lists and views answer about their freshness. */
-export interface Freshness {
-  /** Every trace due before this instant has been processed (ISO 8601, UTC); null before the first reading. */
-  data_as_of: string | null;
-  /** How long the oldest due trace had waited to be processed at that reading, in ms; null before the first reading. */
-  settle_lag_ms: number | null;
-  /** SETTLE_MAX_LAG_MS: past this lag ingestion refuses spans; null when there is no bound. */
-  settle_max_lag_ms: number | null;
-}
-
 export const SETTLE_LAG_RETRY_AFTER_SECONDS = 5;
-
-/** The freshness fields of an answer; both null where no lag is read (a process without the ingest module). */
-export function freshnessOf(lag: SettleLag | undefined): Freshness {
-  return lag?.freshness() ?? { data_as_of: null, settle_lag_ms: null, settle_max_lag_ms: null };
-}
-
-/** The OpenAPI properties of the freshness fields, added to the trace list and every view payload. */
-export const FRESHNESS_PROPERTIES = {
-  data_as_of: {
-    type: ['string', 'null'],
-    format: 'date-time',
-    description: 'Every trace that became due for processing before this instant is processed and counted here (about TRACE_SETTLE_MS after its last span); null before the first reading.',
-  },
-  settle_lag_ms: {
-    type: ['integer', 'null'],
-    description: 'How long the oldest trace due for processing had waited, in ms, when the lag was last read (about every second; 0: none waiting). Past settle_max_lag_ms ingestion answers 503.',
-  },
-  settle_max_lag_ms: {
-    type: ['integer', 'null'],
-    description: 'The server\'s bound on settle_lag_ms (SETTLE_MAX_LAG_MS); null when there is none.',
-  },
-} as const;
 
 export async function readSettleLag(sql: Sql): Promise<LagReading> {
   const [row] = await sql<{ lag_ms: string | null; now_ms: string }[]>`
