@@ -48,7 +48,19 @@ function messages(role: string, bytes: number, n: number): string {
   return JSON.stringify([{ role, parts: [{ type: 'text', content: text }] }]);
 }
 
-function traceSpans(base: bigint, n: number, content: CapturedContent): SpanSpec[] {
+/**
+ * One trace's shape beyond the default ten spans (the freshness benchmark): its span count, a
+ * failing tool of its own name (a failure no other trace shares, so it opens an issue of its own),
+ * and the agent and thread it names.
+ */
+export interface TraceShape {
+  spans: number;
+  failTool?: string;
+  agent?: string;
+  thread?: string;
+}
+
+function traceSpans(base: bigint, n: number, content: CapturedContent, shape: TraceShape = { spans: SPANS_PER_TRACE }): SpanSpec[] {
   const traceId = randomBytes(16).toString('hex');
   const rootId = randomBytes(8).toString('hex');
   const ms = 1_000_000n;
@@ -60,32 +72,34 @@ function traceSpans(base: bigint, n: number, content: CapturedContent): SpanSpec
       name: 'invoke_agent support-agent',
       kind: 1,
       start: base,
-      end: base + 9000n * ms,
+      end: base + BigInt(Math.max(9000, 10 + (shape.spans - 1) * 900)) * ms,
       attributes: [
         str('gen_ai.operation.name', 'invoke_agent'),
-        str('gen_ai.agent.name', `agent-${n % 5}`),
-        str('gen_ai.conversation.id', `thread-${n % 97}`),
+        str('gen_ai.agent.name', shape.agent ?? `agent-${n % 5}`),
+        str('gen_ai.conversation.id', shape.thread ?? `thread-${n % 97}`),
         str('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `Where is my order #${n}?` }] }])),
       ],
       error: false,
     },
   ];
-  for (let i = 0; i < SPANS_PER_TRACE - 1; i++) {
+  for (let i = 0; i < shape.spans - 1; i++) {
     const start = base + BigInt(10 + i * 900) * ms;
     const isTool = i % 2 === 1;
     const model = MODELS[(n + i) % MODELS.length];
+    const failing = shape.failTool !== undefined && i === 1;
+    const tool = failing ? shape.failTool! : TOOLS[(i >> 1) % TOOLS.length];
     spans.push({
       traceId,
       spanId: randomBytes(8).toString('hex'),
       parentSpanId: rootId,
-      name: isTool ? `execute_tool ${TOOLS[(i >> 1) % TOOLS.length]}` : `chat ${model}`,
+      name: isTool ? `execute_tool ${tool}` : `chat ${model}`,
       kind: isTool ? 1 : 3,
       start,
       end: start + 850n * ms,
       attributes: isTool
         ? [
             str('gen_ai.operation.name', 'execute_tool'),
-            str('gen_ai.tool.name', TOOLS[(i >> 1) % TOOLS.length]),
+            str('gen_ai.tool.name', tool),
             str('gen_ai.tool.call.arguments', `{"order_id":"A-${n}","message":"Your order ships tomorrow."}`),
           ]
         : [
@@ -99,8 +113,8 @@ function traceSpans(base: bigint, n: number, content: CapturedContent): SpanSpec
             ...(content.promptBytes > 0 ? [str('gen_ai.input.messages', messages('user', content.promptBytes, n))] : []),
             ...(content.completionBytes > 0 ? [str('gen_ai.output.messages', messages('assistant', content.completionBytes, n))] : []),
           ],
-      // One run in ten has a failing tool call.
-      error: isTool && i === 3 && n % 10 === 0,
+      // One run in ten has a failing tool call (by default; a shape names its own).
+      error: shape.failTool !== undefined ? failing : isTool && i === 3 && n % 10 === 0,
     });
   }
   return spans;
@@ -118,8 +132,13 @@ let counter = 0;
 
 /** A batch of `spans` spans (a multiple of 10): protobuf and JSON encodings of the same content. */
 export function syntheticBatch(spans: number, nowNs = BigInt(Date.now()) * 1_000_000n, content: CapturedContent = NO_CONTENT): Batch {
+  return shapedBatch(Array.from({ length: spans / SPANS_PER_TRACE }, () => ({ spans: SPANS_PER_TRACE })), nowNs, content);
+}
+
+/** A batch of traces of the given shapes (at least two spans each), in order. */
+export function shapedBatch(shapes: TraceShape[], nowNs = BigInt(Date.now()) * 1_000_000n, content: CapturedContent = NO_CONTENT): Batch {
   const all: SpanSpec[] = [];
-  for (let t = 0; t < spans / SPANS_PER_TRACE; t++) all.push(...traceSpans(nowNs - BigInt(t) * 1_000_000n, counter++, content));
+  shapes.forEach((shape, t) => all.push(...traceSpans(nowNs - BigInt(t) * 1_000_000n, counter++, content, shape)));
   const resource = { attributes: [str('service.name', 'bench-agent'), str('service.version', '1.0.0')] };
   const scope = { name: 'bench', version: '1.0.0' };
   const json = {

@@ -5,6 +5,7 @@ import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import type { Sql } from '../platform/postgres/postgres.js';
 import type { OpenApiDocument } from '../platform/http/openapi.js';
 import type { Leader } from '../platform/postgres/leader.js';
+import type { Metrics } from '../platform/metrics/metrics.js';
 import type { SharedEvents } from '../platform/postgres/shared-events.js';
 import type { Readiness } from '../platform/readiness.js';
 
@@ -35,5 +36,7 @@ export interface AppDeps {
   logger: Logger;
   /** The worker pool for CPU-heavy work (decoding, summaries, big payloads): the event loop only routes. */
   compute: ComputePool;
+  /** The Prometheus metrics (src/platform/metrics/metrics.ts): counters where things happen, levels read on scrape. */
+  metrics: Metrics;
   services: ServiceRegistry;
 }

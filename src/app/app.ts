@@ -58,6 +58,6 @@ export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
   app.use('/api', api);
 
   app.use(notFoundHandler);
-  app.use(errorHandler);
+  app.use(errorHandler(deps.metrics));
   return app;
 }

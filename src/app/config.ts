@@ -11,6 +11,10 @@ export interface Config {
   roles: ReadonlySet<Role>;
   port: number;
   host: string;
+  /** METRICS_PORT: the Prometheus listener's port (0: no listener). */
+  metricsPort: number;
+  /** METRICS_HOST: the address the metrics listener binds (loopback by default). */
+  metricsHost: string;
   dataDir: string;
   databaseUrl: string | null;
   clickhouse: {
@@ -49,6 +53,11 @@ export interface Config {
   traceMaxWaitMs: number;
   /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
   settleLeaseMs: number;
+  /**
+   * SETTLE_MAX_LAG_MS: past this age of the oldest due, unsettled trace ingestion answers 503 with
+   * Retry-After until settling catches up (src/ingest/settle/settle-lag.ts); 0: no bound.
+   */
+  settleMaxLagMs: number;
   ingestMaxInflightBytes: number;
   /** Bytes of span rows the settler keeps for open traces (SETTLE_CACHE_MAX_BYTES); past it they are read back from ClickHouse. */
   settleCacheMaxBytes: number;
@@ -198,6 +207,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles: roles(env.LOOKOUT_ROLES),
     port: int(env, 'PORT', 8080),
     host,
+    metricsPort: int(env, 'METRICS_PORT', 9464),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
     dataDir: path.resolve(env.DATA_DIR || './.data'),
     databaseUrl: str(env, 'DATABASE_URL'),
     clickhouse: {
@@ -237,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
     settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
+    settleMaxLagMs: int(env, 'SETTLE_MAX_LAG_MS', 30000),
     ingestMaxInflightBytes: inflightBytes,
     settleCacheMaxBytes: int(env, 'SETTLE_CACHE_MAX_BYTES', defaultSettleCacheBytes(inflightBytes)),
     ingestFlushMs: int(env, 'INGEST_FLUSH_MS', 20),

@@ -106,7 +106,13 @@ export function defineRoute<Body = any, Query = any>(router: Router, deps: AppDe
   const validateQuery: ValidateFunction | null = spec.query ? compileQuerySchema(spec.query as JsonSchema) : null;
   const expressPath = spec.path.replace(/\{([a-z_]+)\}/g, ':$1');
 
+  const method = spec.method.toUpperCase();
   router[spec.method](expressPath, async (req: Request, res: Response) => {
+    // Timed to the answer, errors included; labelled by the route's template, never by its values.
+    const started = performance.now();
+    res.once('finish', () => {
+      deps.metrics.httpDuration.observe({ route: spec.path, method, status_class: `${Math.floor(res.statusCode / 100)}xx` }, (performance.now() - started) / 1000);
+    });
     const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
     requireScope(principal, spec.scope);
     if (spec.tenantWide && principal.projectId) throw new ForbiddenError('A project-limited key cannot manage tenant-wide resources');

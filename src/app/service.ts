@@ -15,6 +15,9 @@ import { migrateStores, pendingMigrations, type MigrateMode, type MigrationDirs,
 import { openPostgres, type Sql } from '../platform/postgres/postgres.js';
 import { Leader } from '../platform/postgres/leader.js';
 import { SharedEvents } from '../platform/postgres/shared-events.js';
+import { Metrics } from '../platform/metrics/metrics.js';
+import { startMetricsServer, type MetricsServer } from '../platform/metrics/metrics-server.js';
+import { observePlatform } from '../platform/metrics/platform-metrics.js';
 import { Readiness } from '../platform/readiness.js';
 
 /** True when `work` settles within `ms` (its failure counts as finished: it was logged where it happened). */
@@ -37,6 +40,8 @@ export interface RunningService {
   url: string;
   /** The modules' own listeners (OTLP/gRPC), open in this process. */
   listeners: ModuleListener[];
+  /** Where Prometheus scrapes this process (METRICS_HOST, METRICS_PORT); null with METRICS_PORT 0. */
+  metricsUrl: string | null;
   /** Set when this start created the `default` tenant. */
   bootstrap: { tenantId: string; adminKey: string; generated: boolean } | null;
   /** The migration files this start applied (null with LOOKOUT_MIGRATE off). */
@@ -51,6 +56,12 @@ export interface StoresAndDeps {
   /** PostgreSQL's URL (the embedded server's when no DATABASE_URL), for connections outside the pool. */
   postgresUrl: string;
   close(): Promise<void>;
+}
+
+/** A listen address as a URL host: the wildcard addresses are reached on loopback, IPv6 in brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 export const migrationDirs: MigrationDirs = { postgres: path.join(projectRoot, 'sql'), clickhouse: path.join(projectRoot, 'clickhouse') };
@@ -74,7 +85,7 @@ async function prepareStores(sql: Sql, ch: ClickHouseStore, mode: MigrateMode): 
 export async function openStores(
   config: Config,
   logger: Logger,
-  shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode } = {},
+  shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode; metrics?: Metrics } = {},
 ): Promise<StoresAndDeps> {
   const pg = await openPostgres({
     databaseUrl: config.databaseUrl,
@@ -102,7 +113,9 @@ export async function openStores(
     throw error;
   }
   const compute = createComputePool({ threads: config.computeThreads, statsFile: config.computeStatsFile, heapMb: config.computeHeapMb });
-  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, services: {} };
+  const metrics = shared.metrics ?? new Metrics({ defaultMetrics: false });
+  observePlatform(metrics, ch, compute);
+  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, metrics, services: {} };
   deps.services.readiness = new Readiness({
     sql: pg.sql,
     ch,
@@ -138,7 +151,8 @@ export async function startService(
 ): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const modules = options.modules ?? allModules;
-  const stores = await openStores(config, logger, { clickhouse: options.clickhouse });
+  // Process metrics (event-loop lag, memory, GC) only where someone can scrape them.
+  const stores = await openStores(config, logger, { clickhouse: options.clickhouse, metrics: new Metrics({ defaultMetrics: config.metricsPort > 0 }) });
   const { deps } = stores;
   const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
   // Cross-process cache invalidation (every role) and the periodic-job leader (worker processes).
@@ -148,6 +162,16 @@ export async function startService(
   const leader = config.roles.has('worker') ? new Leader(stores.postgresUrl, logger.child({ component: 'leader' })) : null;
   if (leader) deps.services.leader = leader;
   for (const module of modules) await module.init?.(deps);
+  let metricsServer: MetricsServer | null = null;
+  if (config.metricsPort > 0) {
+    try {
+      metricsServer = await startMetricsServer(deps.metrics, config.metricsHost, config.metricsPort);
+    } catch (error) {
+      await events.stop();
+      await stores.close();
+      throw new Error(`METRICS_PORT ${config.metricsPort} on ${config.metricsHost}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   const app = createApp(deps, modules);
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
@@ -195,6 +219,7 @@ export async function startService(
       await Promise.all([closed, ...listeners.map((l) => l.close(budget / 2))]);
       clearTimeout(timer);
       const work = (async () => {
+        await metricsServer?.close();
         await leader?.stop();
         for (const module of [...background].reverse()) {
           try {
@@ -212,5 +237,5 @@ export async function startService(
       await stores.close();
     })());
 
-  return { deps, server, port, url: `http://127.0.0.1:${port}`, listeners, bootstrap, migrations: stores.migrations, stop };
+  return { deps, server, port, url: `http://127.0.0.1:${port}`, listeners, metricsUrl: metricsServer ? `http://${urlHost(config.metricsHost)}:${metricsServer.port}/metrics` : null, bootstrap, migrations: stores.migrations, stop };
 }

@@ -3,6 +3,7 @@ import type { LookoutModule } from '../app/module.js';
 import { traceHooks } from './trace-hook-registry.js';
 import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
+import type { SettleLag } from './settle/settle-lag.js';
 import { createOtlpRouter } from './otlp/otlp-router.js';
 import { startOtlpGrpcServer } from './otlp/otlp-grpc-server.js';
 import { registryWindowMs, scheduleStoredTraceJobs } from './settle/stored-traces-jobs.js';
@@ -10,6 +11,8 @@ import { registryWindowMs, scheduleStoredTraceJobs } from './settle/stored-trace
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
     ingest?: IngestService;
+    /** The settle lag shared by the process's requests: back-pressure and the freshness of answers. */
+    settleLag?: SettleLag;
   }
 }
 
@@ -40,8 +43,10 @@ export const ingestModule: LookoutModule = {
       hooks: traceHooks(deps),
       pricing: deps.services.priceBook,
       diskLow: () => deps.services.readiness?.diskLow ?? false,
+      metrics: deps.metrics,
     });
     deps.services.ingest = service;
+    deps.services.settleLag = service.lag;
     deps.services.events?.on(PROJECT_DELETED_TOPIC, (data) => {
       service.forgetProject(String(data.tenant_id), String(data.project_id));
     });
@@ -50,8 +55,8 @@ export const ingestModule: LookoutModule = {
   listen: (deps) => startOtlpGrpcServer(deps, ingestService(deps)),
   // /v1/traces and OTLP/gRPC in `ingest` processes; start/stop in all (the settler runs only with `worker`).
   roles: { root: 'ingest', listen: 'ingest', background: 'any' },
-  start(deps) {
-    ingestService(deps).start();
+  async start(deps) {
+    await ingestService(deps).start();
     // The stored-trace registry's backfill and retention run on the leader (worker processes).
     const leader = deps.services.leader;
     if (leader) scheduleStoredTraceJobs(leader, { sql: deps.sql, ch: deps.ch, logger: deps.logger.child({ module: 'ingest' }), maxFutureSkewMs: deps.config.ingestMaxFutureSkewMs, windowMs: registryWindowMs(deps.config) });

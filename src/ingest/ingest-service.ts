@@ -18,6 +18,10 @@ import { registryWindowMs } from './settle/stored-traces-jobs.js';
 import { RegistryWindow } from './settle/stored-traces-window.js';
 import type { TracePricing } from '../spans/trace-pricing.js';
 import { prepareIngestTask } from './write/ingest-prepare.js';
+import type { Metrics } from '../platform/metrics/metrics.js';
+import type { Reservation } from './write/ingest-budget.js';
+import { queueDepth } from './settle/settle-queue.js';
+import { SettleLag } from './settle/settle-lag.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
@@ -29,7 +33,7 @@ import { prepareIngestTask } from './write/ingest-prepare.js';
 export interface IngestServiceDeps {
   config: Pick<
     Config,
-    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
   > & { faults?: Pick<Config['faults'], 'ingestTimeoutMs'> };
   ch: ClickHouseStore;
   compute: ComputePool;
@@ -40,6 +44,7 @@ export interface IngestServiceDeps {
   pricing?: TracePricing;
   /** True while free space under DATA_DIR is below its floor (src/platform/readiness.ts): ingestion refuses. */
   diskLow?: () => boolean;
+  metrics?: Metrics;
 }
 
 /** `work`, or 503 store_unavailable when PostgreSQL has not answered within `ms` (the work goes on). */
@@ -58,6 +63,8 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
 export interface IngestResult {
   acceptedSpans: number;
   rejectedSpans: number;
+  /** Of `rejectedSpans`, those refused because their trace reached TRACE_MAX_SPANS (the others were invalid). */
+  rejectedOverLimit: number;
   /** Spans of this request already stored (a retried batch): acknowledged, not written again. */
   duplicateSpans: number;
   errorMessage: string;
@@ -71,6 +78,8 @@ const PROJECT_CACHE_MS = 30_000;
 export class IngestService {
   readonly writer: IngestWriter;
   readonly settler: TraceSettler;
+  /** The settle lag every request of this process shares (back-pressure, freshness). */
+  readonly lag: SettleLag;
   private readonly projectCache = new Map<string, number>();
 
   constructor(private readonly deps: IngestServiceDeps) {
@@ -88,7 +97,9 @@ export class IngestService {
       maxCachedBytes: config.settleCacheMaxBytes,
       hooks: deps.hooks,
       pricing: deps.pricing,
+      metrics: deps.metrics,
     });
+    this.lag = new SettleLag(deps.sql, { maxLagMs: config.settleMaxLagMs, logger });
     this.writer = new IngestWriter({
       ch,
       logger,
@@ -107,14 +118,36 @@ export class IngestService {
    * Starts settling in a process with the worker role. Nothing to recover: the settle queue is the
    * record of unsettled traces, and whatever a crashed process left there is due for any settler.
    */
-  start(): void {
+  async start(): Promise<void> {
+    await this.lag.start();
     if (this.deps.config.roles.has('worker')) this.settler.start();
+    const metrics = this.deps.metrics;
+    if (metrics) {
+      const budget = this.writer.budget;
+      metrics.sources.ingestBudget = () => ({ inUseBytes: budget.inflightBytes, limitBytes: budget.limit });
+      metrics.sources.settleQueue = async () => {
+        // The lag as the shared poll last read it; the depth counted now (a scrape is rare, the count exact).
+        const depth = await queueDepth(this.deps.sql);
+        return { depth, oldestDueAgeSeconds: (this.lag.reading?.lagMs ?? 0) / 1000, maxLagSeconds: this.lag.maxLagMs / 1000 };
+      };
+      metrics.sources.traceHooks = () => this.settler.hookLoad;
+    }
+  }
+
+  /**
+   * Admits an OTLP request: 503 while settling lags past SETTLE_MAX_LAG_MS or storage keeps
+   * failing, else a reservation on the memory budget (429 when it is full).
+   */
+  admit(): Reservation {
+    this.lag.admit();
+    return this.writer.admit();
   }
 
   /** Graceful shutdown: flush every pending write, then settle what this process recorded. */
   async stop(): Promise<void> {
     await this.writer.stop();
     if (this.deps.config.roles.has('worker')) await this.settler.stop();
+    await this.lag.stop();
   }
 
   /** A project deleted anywhere (src/platform/postgres/shared-events.ts) is no longer taken from the cache. */
@@ -183,6 +216,7 @@ export class IngestService {
     const result: IngestResult = {
       acceptedSpans: prepared.acceptedSpans,
       rejectedSpans: prepared.rejectedSpans,
+      rejectedOverLimit: 0,
       duplicateSpans: 0,
       errorMessage: prepared.errorMessage,
     };
@@ -192,6 +226,7 @@ export class IngestService {
     if (written.rejected > 0) {
       result.acceptedSpans -= written.rejected;
       result.rejectedSpans += written.rejected;
+      result.rejectedOverLimit = written.rejected;
       result.errorMessage = result.errorMessage ? `${result.errorMessage}; ${written.rejectMessage}` : written.rejectMessage;
     }
     return result;

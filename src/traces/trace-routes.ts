@@ -6,6 +6,7 @@ import { isOtelTraceId, isTraceUuid } from '../spans/trace-id.js';
 import type { TraceDetailPage } from './trace-detail-build.js';
 import { DEFAULT_SPAN_PAGE } from './trace-page.js';
 import { traceService } from './trace-service.js';
+import { freshnessOf } from '../ingest/freshness.js';
 import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
 
 /**
@@ -99,7 +100,9 @@ export function traceRoutes(deps: AppDeps): Router {
     responses: { 200: { description: 'A page of traces', schema: TraceList } },
     handler: async ({ tenantId, project, query }) => {
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-      return traces.list(tenantId, project.id, {
+      // Read before the list: the traces listed are at least as fresh as this says.
+      const freshness = freshnessOf(deps);
+      const page = await traces.list(tenantId, project.id, {
         agentName: query.agent_name,
         hasError: query.has_error,
         threadId: query.thread_id,
@@ -107,6 +110,7 @@ export function traceRoutes(deps: AppDeps): Router {
         end: query.end,
         cursor: query.cursor,
       }, limit);
+      return { ...page, ...freshness };
     },
   });
 

@@ -2,6 +2,7 @@
  * OpenAPI schemas of the traces API (registered into the document by trace-routes.ts; the query
  * schemas are also what ajv validates). docs/traces.md describes the shapes.
  */
+import { FRESHNESS_PROPERTIES } from '../ingest/freshness.js';
 
 export const traceDetailQuery = {
   type: 'object',
@@ -181,5 +182,6 @@ export const traceListSchema = {
       },
     },
     next_cursor: { type: ['string', 'null'] },
+    ...FRESHNESS_PROPERTIES,
   },
 };

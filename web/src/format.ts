@@ -69,3 +69,11 @@ export function parseApiDate(value: string): Date | null {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${formatCount(n)} ${n === 1 ? one : many}`;
 }
+
+/** "just now", "12 s ago", "3 min ago", "2 h ago". */
+export function ago(seconds: number): string {
+  if (seconds < 2) return 'just now';
+  if (seconds < 90) return `${Math.round(seconds)} s ago`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min ago`;
+  return `${Math.round(seconds / 3600)} h ago`;
+}

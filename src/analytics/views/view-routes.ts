@@ -11,6 +11,7 @@ import { defineRoute } from '../../app/route.js';
 import type { JsonSchema } from '../../platform/http/openapi.js';
 import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
 import { GRANULARITIES } from './time-buckets.js';
+import { freshnessOf } from '../../ingest/freshness.js';
 import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';
 import { registerViewSchemas } from './view-schemas.js';
 
@@ -46,6 +47,18 @@ function querySchema(withView: boolean): JsonSchema {
   };
 }
 
+/**
+ * A view's REST answer: its payload with the freshness fields (read before the view runs, so the
+ * payload is at least as fresh as they say), timed by view for the metrics.
+ */
+async function answerView(deps: AppDeps, view: ViewName, run: () => Promise<object>): Promise<object> {
+  const freshness = freshnessOf(deps);
+  const started = performance.now();
+  const payload = await run();
+  deps.metrics.viewDuration.observe({ view }, (performance.now() - started) / 1000);
+  return { ...payload, ...freshness };
+}
+
 export function presetViewRoutes(deps: AppDeps): Router {
   const router = Router();
   const schemas = registerViewSchemas(deps.openapi);
@@ -60,7 +73,7 @@ export function presetViewRoutes(deps: AppDeps): Router {
     summary: 'A preset analytics view of the project (view omitted: general); only the requested view is computed',
     query: querySchema(true),
     responses: { 200: { description: 'The payload of the requested view', schema: { anyOf: Object.values(schemas) } } },
-    handler: async ({ tenantId, project, query }) => runPresetView(services, tenantId, project.id, requestedView(query), query),
+    handler: async ({ tenantId, project, query }) => answerView(deps, requestedView(query), () => runPresetView(services, tenantId, project.id, requestedView(query), query)),
   });
 
   for (const view of VIEW_NAMES) {
@@ -78,7 +91,7 @@ export function presetViewRoutes(deps: AppDeps): Router {
         if (query.view !== undefined && query.view !== '' && query.view !== view) {
           throw new ValidationError(`view: this path serves the ${view} view; use /projects/{project_id}/analytics?view=${String(query.view)}`);
         }
-        return runPresetView(services, tenantId, project.id, view, query);
+        return answerView(deps, view, () => runPresetView(services, tenantId, project.id, view, query));
       },
     });
   }

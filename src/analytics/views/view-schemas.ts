@@ -4,6 +4,7 @@
  * open are described as docs/analytics.md decides them.
  */
 import type { JsonSchema, OpenApiDocument } from '../../platform/http/openapi.js';
+import { FRESHNESS_PROPERTIES } from '../../ingest/freshness.js';
 import { CAPABILITIES } from './coverage.js';
 import { GRANULARITIES } from './time-buckets.js';
 
@@ -20,6 +21,9 @@ const obj = (properties: Record<string, unknown>, extra: Record<string, unknown>
   properties,
   ...extra,
 });
+
+/** The REST answer's freshness fields (src/ingest/freshness.ts), beside the view's own; additive, so not required. */
+const withFreshness = (schema: JsonSchema): JsonSchema => ({ ...schema, properties: { ...(schema.properties as object), ...FRESHNESS_PROPERTIES } });
 
 const series = { type: 'array', items: obj({ date, value: num }) };
 const windowEcho = obj({ start: { type: 'string', format: 'date-time' }, end_exclusive: { type: 'string', format: 'date-time' } });
@@ -156,12 +160,12 @@ export function registerViewSchemas(openapi: OpenApiDocument) {
   });
 
   return {
-    general: openapi.addSchema('AnalyticsGeneralView', general),
-    window: openapi.addSchema('AnalyticsWindowView', window),
-    base: openapi.addSchema('AnalyticsBaseView', base),
-    agent_scorecard: openapi.addSchema('AnalyticsAgentScorecardView', agentScorecard),
-    tool_aggregates: openapi.addSchema('AnalyticsToolAggregatesView', toolAggregates),
-    model_scorecard: openapi.addSchema('AnalyticsModelScorecardView', modelScorecard),
-    roi: openapi.addSchema('AnalyticsRoiView', roi),
+    general: openapi.addSchema('AnalyticsGeneralView', withFreshness(general)),
+    window: openapi.addSchema('AnalyticsWindowView', withFreshness(window)),
+    base: openapi.addSchema('AnalyticsBaseView', withFreshness(base)),
+    agent_scorecard: openapi.addSchema('AnalyticsAgentScorecardView', withFreshness(agentScorecard)),
+    tool_aggregates: openapi.addSchema('AnalyticsToolAggregatesView', withFreshness(toolAggregates)),
+    model_scorecard: openapi.addSchema('AnalyticsModelScorecardView', withFreshness(modelScorecard)),
+    roi: openapi.addSchema('AnalyticsRoiView', withFreshness(roi)),
   };
 }

@@ -53,7 +53,7 @@ export async function startOtlpGrpcServer(deps: AppDeps, service: IngestService)
     // OTLP_MAX_BYTES bounds a message as it bounds an HTTP body: before and after gzip inflation.
     'grpc.max_receive_message_length': deps.config.otlpMaxBytes,
   });
-  const callDeps = { sql: deps.sql, logger, admit: () => service.writer.admit(), keyCacheSeconds: deps.config.faults.keyCacheSeconds };
+  const callDeps = { sql: deps.sql, logger, admit: () => service.admit(), keyCacheSeconds: deps.config.faults.keyCacheSeconds };
 
   server.addService(
     { Export: unaryMethod<PartialSuccess>(TRACE_EXPORT_PATH, (partial) => encodeExportResponse('protobuf', partial)) },

@@ -6,6 +6,7 @@ import { storeUnavailable } from '../../platform/store-errors.js';
 import type { IngestService } from '../ingest-service.js';
 import { PROJECT_HEADER } from '../ingest-service.js';
 import type { Reservation } from '../write/ingest-budget.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 import { readOtlpBody } from './otlp-body.js';
 import { encodingOf, requireEncoding } from './otlp-request.js';
 import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
@@ -17,7 +18,9 @@ import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpE
  * google.rpc.Status for a failed protobuf request — and `{detail, code}` JSON otherwise.
  */
 
-function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpError): void {
+function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpError, metrics: Metrics): void {
+  metrics.ingestRequests.inc({ code: error.code });
+  metrics.countOverload(error.status, error.reason);
   res.set(error.headers).status(error.status);
   if (encoding === 'protobuf') {
     res.type(OTLP_CONTENT_TYPES.protobuf).send(encodeErrorStatus(error.status, error.detail));
@@ -29,6 +32,7 @@ function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpErro
 export function createOtlpRouter(deps: AppDeps, service: IngestService): Router {
   const router = express.Router();
   const limit = deps.config.otlpMaxBytes;
+  const metrics = deps.metrics;
 
   router.post('/v1/traces', async (req: Request, res: Response) => {
     // Known before anything else, so even an auth failure answers in the caller's encoding.
@@ -38,16 +42,23 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
       requireScope(principal, 'ingest');
       const requestEncoding = requireEncoding(req.headers['content-type']);
-      // Memory admission: the body, what it inflates to and what it decodes into are charged to
-      // this reservation as they come (INGEST_MAX_INFLIGHT_BYTES), and released when the request
-      // ends (after the answer): the decoded rows live on the compute pool and in the writer until then.
-      reservation = service.writer.admit();
+      // Admission: refused while settling lags past SETTLE_MAX_LAG_MS; then memory: the body, what
+      // it inflates to and what it decodes into are charged to this reservation as they come
+      // (INGEST_MAX_INFLIGHT_BYTES), and released when the request ends (after the answer): the
+      // decoded rows live on the compute pool and in the writer until then.
+      reservation = service.admit();
       const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
+      metrics.ingestBodyBytes.observe(body.length);
       const projectHeader = req.headers[PROJECT_HEADER];
       // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
       // The store waits inside are bounded (INGEST_TIMEOUT_MS): a store that does not answer is a
       // 503 + Retry-After well inside the exporter's own timeout, never a request left hanging.
       const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
+      metrics.ingestRequests.inc({ code: 'ok' });
+      metrics.spansAccepted.inc(result.acceptedSpans);
+      metrics.spansDuplicate.inc(result.duplicateSpans);
+      metrics.spansRejected.inc({ reason: 'invalid' }, result.rejectedSpans - result.rejectedOverLimit);
+      metrics.spansRejected.inc({ reason: 'trace_span_limit' }, result.rejectedOverLimit);
       res
         .status(200)
         .type(OTLP_CONTENT_TYPES[requestEncoding])
@@ -61,18 +72,19 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
       // ECONNRESET, not 413, and retried the same body.
       if (res.headersSent) return;
       if (error instanceof HttpError) {
-        sendError(res, encoding, error);
+        sendError(res, encoding, error, metrics);
         return;
       }
+      metrics.countError(error);
       // A store that is not there is a 503 the exporter retries, never a 500 it drops the batch on.
       const unavailable = storeUnavailable(error);
       if (unavailable) {
         req.log?.warn({ err: error }, 'OTLP ingest: store unavailable');
-        sendError(res, encoding, unavailable);
+        sendError(res, encoding, unavailable, metrics);
         return;
       }
       req.log?.error({ err: error }, 'OTLP ingest failed');
-      sendError(res, encoding, new HttpError(500, 'internal_error', 'Internal server error'));
+      sendError(res, encoding, new HttpError(500, 'internal_error', 'Internal server error'), metrics);
     } finally {
       reservation?.release();
     }
@@ -85,6 +97,7 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
         res,
         encodingOf(req.headers['content-type']),
         new HttpError(404, 'not_found', `Lookout accepts OpenTelemetry traces only (POST /v1/traces); ${signal} are not supported`),
+        metrics,
       );
     });
   }

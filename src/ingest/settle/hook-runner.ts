@@ -47,6 +47,8 @@ export class HookRunner {
     private readonly hooks: TraceHooks,
     private readonly logger: Logger,
     limits: Partial<HookRunnerLimits> = {},
+    /** Hears each listener's run over a group: whether it succeeded (the metrics). */
+    private readonly onRun?: (ok: boolean) => void,
   ) {
     ({ concurrency: this.concurrency, maxQueued: this.maxQueued, groupSize: this.groupSize, maxQueuedBytes: this.maxQueuedBytes } = { ...DEFAULT_LIMITS, ...limits });
   }
@@ -110,7 +112,9 @@ export class HookRunner {
     for (const listener of this.hooks.onTracesProcessed) {
       try {
         await listener(traces);
+        this.onRun?.(true);
       } catch (error) {
+        this.onRun?.(false);
         this.logger.error({ err: error, traces: traces.length }, 'onTracesProcessed hook failed');
       }
     }

@@ -17,6 +17,7 @@ import { markFirstSettled } from './stored-traces.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 
 /** Traces one settle round claims at most (the default of `chunkSize`): the largest round a deployment runs. */
 export const SETTLE_ROUND_TRACES = 5000;
@@ -64,6 +65,8 @@ export interface TraceSettlerOptions {
   maxCachedSpans?: number;
   /** Bytes of span rows held in memory for open traces (SETTLE_CACHE_MAX_BYTES); past it, traces are read back. */
   maxCachedBytes?: number;
+  /** Rounds, their duration, traces settled and hook outcomes are counted here when given. */
+  metrics?: Metrics;
   /** Spans held in memory for one trace; past it, the trace is read back (its rows are copied to a worker at settling, a read-back is one string). */
   maxCachedSpansPerTrace?: number;
 }
@@ -79,7 +82,8 @@ export class TraceSettler {
   private readonly leaseMs: number;
 
   constructor(private readonly options: TraceSettlerOptions) {
-    this.hookRunner = new HookRunner(options.hooks, options.logger);
+    const metrics = options.metrics;
+    this.hookRunner = new HookRunner(options.hooks, options.logger, {}, metrics ? (ok) => metrics.hookGroups.inc({ outcome: ok ? 'ok' : 'failed' }) : undefined);
     this.cache = new SettleCache(options.maxCachedSpans ?? 200_000, options.maxCachedSpansPerTrace ?? 2000, Date.now, options.maxCachedBytes);
     this.leaseMs = options.leaseMs ?? 60_000;
   }
@@ -99,6 +103,11 @@ export class TraceSettler {
     );
     // Without a settler in this process (no worker role) there is nothing to keep spans for.
     if (this.timer) this.cache.add(notes, recorded);
+  }
+
+  /** Hooks queued or running in this process, and the bytes of the queued payloads (metrics). */
+  get hookLoad(): { pending: number; queuedBytes: number } {
+    return { pending: this.hookRunner.pending, queuedBytes: this.hookRunner.queuedPayloadBytes };
   }
 
   start(): void {
@@ -132,6 +141,7 @@ export class TraceSettler {
       await this.claimAndProcess({});
       this.cache.sweep(2 * this.options.maxWaitMs + this.leaseMs);
     } catch (error) {
+      this.options.metrics?.countError(error);
       this.options.logger.error({ err: error }, 'trace settling failed; will retry');
     }
   }
@@ -177,9 +187,14 @@ export class TraceSettler {
       await renewal;
     };
     let payloads: { hook: ProcessedTrace; bytes: number }[];
+    const metrics = this.options.metrics;
+    const started = performance.now();
     try {
       payloads = await this.settleRound(round);
+      metrics?.settleRounds.inc({ outcome: 'ok' });
+      metrics?.settleRoundDuration.observe((performance.now() - started) / 1000);
     } catch (error) {
+      metrics?.settleRounds.inc({ outcome: 'failed' });
       await stopRenewing();
       await releaseClaims(sql, token).catch(() => {});
       throw error;
@@ -287,6 +302,8 @@ export class TraceSettler {
     await ch.insertLines(ch.table('event_generation_completed'), settled.flatMap((s) => s.generationRewriteLines), 'ingest');
     await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
     await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
+    this.options.metrics?.tracesSettled.inc({ source: 'memory' }, held.length);
+    this.options.metrics?.tracesSettled.inc({ source: 'read_back' }, toRead.length);
     return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));
   }
 }

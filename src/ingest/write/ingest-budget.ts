@@ -25,8 +25,10 @@ import { HttpError } from '../../platform/http/errors.js';
 export const DECODED_BYTES_PER_BODY_BYTE = { protobuf: 7, json: 6 } as const;
 
 export class OverloadedError extends HttpError {
-  constructor(status: 429 | 503, detail: string, retryAfterSeconds: number) {
+  /** `reason` names the bound for the metrics: ingest_budget, settle_lag, storage_failing, shutting_down. */
+  constructor(status: 429 | 503, detail: string, retryAfterSeconds: number, reason: string) {
     super(status, status === 429 ? 'rate_limited' : 'overloaded', detail, { 'Retry-After': String(retryAfterSeconds) });
+    this.reason = reason;
   }
 }
 
@@ -77,7 +79,7 @@ export class IngestBudget {
   take(reservation: Reservation, bytes: number): void {
     const alone = this.holders.size === 0 || (this.holders.size === 1 && this.holders.has(reservation));
     if (!alone && this.inflight + bytes > this.limit) {
-      throw new OverloadedError(429, `Ingest memory budget full (INGEST_MAX_INFLIGHT_BYTES=${this.limit}); retry shortly`, 1);
+      throw new OverloadedError(429, `Ingest memory budget full (INGEST_MAX_INFLIGHT_BYTES=${this.limit}); retry shortly`, 1, 'ingest_budget');
     }
     this.inflight += bytes;
     this.holders.add(reservation);

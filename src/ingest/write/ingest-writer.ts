@@ -178,9 +178,9 @@ export class IngestWriter {
    * its body; throws 503 with Retry-After while stopping or while storage keeps failing.
    */
   admit(): Reservation {
-    if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5);
+    if (this.stopped) throw new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5, 'shutting_down');
     if (this.failures >= 3 && Date.now() - this.lastFailureAt < 5000) {
-      throw this.lastFailure ?? new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
+      throw this.lastFailure ?? new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5, 'storage_failing');
     }
     if (this.options.diskLow?.()) {
       throw new StoreUnavailableError('disk', 'Free space under DATA_DIR is below its floor (DATA_DIR_MIN_FREE_MB); retry once space is freed');
@@ -196,7 +196,7 @@ export class IngestWriter {
 
   /** Queues rows for the next flush; resolves once they are durable. */
   write(write: PreparedWrite): Promise<WriteResult> {
-    if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5));
+    if (this.stopped) return Promise.reject(new OverloadedError(503, 'Lookout is shutting down; retry shortly', 5, 'shutting_down'));
     if (write.rows.spans.keys.length === 0) return Promise.resolve({ written: 0, duplicates: 0, rejected: 0, rejectMessage: '' });
     return new Promise<WriteResult>((resolve, reject) => {
       const entry: Pending = { write, resolve, reject };
@@ -396,7 +396,7 @@ export class IngestWriter {
           this.options.logger.error({ err: cleanupError, spans: this.unstored.length }, 'rows of a failed flush not removed yet; removed before the next flush');
         }
       }
-      const failure = unavailable ?? new OverloadedError(503, 'Could not store the spans; retry shortly', 5);
+      const failure = unavailable ?? new OverloadedError(503, 'Could not store the spans; retry shortly', 5, 'storage_failing');
       for (const p of batch) {
         clearTimeout(p.timer);
         p.reject(failure);

@@ -8,7 +8,7 @@ import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type Ga
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
 import type { Fragment } from './sql/fragment.js';
-import { bodyFormat, StatementRunner, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './sql/statement-runner.js';
+import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './sql/statement-runner.js';
 
 /**
  * Settings every statement carries, on both backends (the server client's defaults; the embedded
@@ -44,6 +44,8 @@ export interface ClickHouseStore {
   insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[]): Promise<void>;
   /** Whether the store answers within `timeoutMs` (default 2 s): the readiness probe. */
   ping(timeoutMs?: number): Promise<boolean>;
+  /** Tells `observer` of every statement from now on (the service's metrics); null stops. */
+  observe(observer: StatementObserver | null): void;
   /** How values are bound: typed literals on the embedded engine, server parameters on a server. */
   binding: ParamBinding;
   /** The analytics lane's admission (analytics-gate.ts); the same as gates.analytics. */
@@ -179,7 +181,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     throw clickhouseUnavailable(error);
   }
   const embedded = !options.url;
-  const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads') };
+  const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads', 'interactive') };
   const stats = options.statsFile ? new StatementStats(options.statsFile) : null;
   await stats?.start(client);
   const runner = new StatementRunner({
@@ -202,6 +204,9 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
     insertBody: (table, parts, lane, columns) => runner.insertBody(table, parts, lane, columns),
     ping: (timeoutMs) => runner.ping(timeoutMs),
+    observe: (observer) => {
+      runner.observer = observer;
+    },
     binding: runner.binding,
     gate: gates.analytics,
     gates,

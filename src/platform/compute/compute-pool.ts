@@ -75,6 +75,7 @@ export interface ComputeCpu {
 export class ComputeOutOfMemoryError extends HttpError {
   constructor(readonly task: string) {
     super(503, 'overloaded', `The server ran out of memory for this ${task} task; retry later`, { 'Retry-After': '5' });
+    this.reason = 'compute_memory';
   }
 }
 
@@ -86,6 +87,8 @@ export class ComputePool {
   private readonly tids = new Set<number>();
   readonly threads: number;
   readonly heapMb: number;
+  /** Hears every task's name and seconds, queueing included (the service's metrics); null: nobody. */
+  onTask: ((name: string, seconds: number) => void) | null = null;
 
   constructor(options: ComputePoolOptions) {
     const { threads, workerFile } = options;
@@ -116,19 +119,35 @@ export class ComputePool {
   /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
   async run<Input, Output>(task: ComputeTask<Input, Output>, input: Input, transfer: ArrayBuffer[] = []): Promise<Output> {
     const { name } = task;
-    if (!this.pool) return this.tasks.run(name, input) as Output;
+    const onTask = this.onTask;
+    const started = onTask ? performance.now() : 0;
+    if (!this.pool) {
+      try {
+        return this.tasks.run(name, input) as Output;
+      } finally {
+        onTask?.(name, (performance.now() - started) / 1000);
+      }
+    }
     let reply: ComputeWorkerReply;
     try {
       reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
     } catch (error) {
       if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new ComputeOutOfMemoryError(name);
       throw error;
+    } finally {
+      onTask?.(name, (performance.now() - started) / 1000);
     }
     if (this.statsFile) {
       this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
       this.tids.add(reply.tid);
     }
     return reply.out as Output;
+  }
+
+  /** Threads, the share of their time spent on tasks since start (0 to 1), and tasks waiting for a thread. */
+  get load(): { threads: number; utilization: number; queued: number } {
+    if (!this.pool) return { threads: 0, utilization: 0, queued: 0 };
+    return { threads: this.threads, utilization: this.pool.utilization, queued: this.pool.queueSize };
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { HttpError } from './errors.js';
 import { storeUnavailable } from '../store-errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 /** Unknown routes: 404 `not_found`, in the same body shape as every other error. */
 export const notFoundHandler: RequestHandler = (req, res) => {
@@ -16,14 +17,17 @@ interface BodyParserError {
 /**
  * Writes `{detail, code}` for every failure. Body-parser failures keep their 4xx status (malformed
  * JSON is the client's fault, never a 500); anything unexpected is logged in full and answered
- * with a generic 500 so no stack trace reaches a client.
+ * with a generic 500 so no stack trace reaches a client. `metrics` counts 429/503 answers by reason
+ * and PostgreSQL errors by SQLSTATE.
  */
-export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+export const errorHandler = (metrics?: Metrics): ErrorRequestHandler => (err, req, res, _next) => {
+  metrics?.countError(err);
   if (res.headersSent) {
     res.end();
     return;
   }
   if (err instanceof HttpError) {
+    metrics?.countOverload(err.status, err.reason);
     res.set(err.headers).status(err.status).json({ detail: err.detail, code: err.code });
     return;
   }

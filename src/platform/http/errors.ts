@@ -3,6 +3,9 @@
  * `{detail, code}` bodies; the codes are stable (docs/errors.md lists them).
  */
 export class HttpError extends Error {
+  /** Why a 429 or 503 was answered, for the metrics (a word from a fixed set); unset otherwise. */
+  reason?: string;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -52,8 +55,9 @@ export class QueryTimeoutError extends HttpError {
 
 /** Over a bounded queue; the client retries after `Retry-After`. */
 export class RateLimitedError extends HttpError {
-  constructor(detail: string, retryAfterSeconds: number) {
+  constructor(detail: string, retryAfterSeconds: number, reason?: string) {
     super(429, 'rate_limited', detail, { 'Retry-After': String(retryAfterSeconds) });
+    this.reason = reason;
   }
 }
 

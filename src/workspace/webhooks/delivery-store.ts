@@ -155,3 +155,11 @@ export async function pruneDeliveries(sql: SqlHandle, before: Date): Promise<voi
     delete from webhook_events ev where ev.created_at < ${before}
       and not exists (select 1 from webhook_deliveries d where d.event_id = ev.event_id)`;
 }
+
+/** Attempts waiting to be sent, all processes (the metrics' backlog): all pending, and those due now. */
+export async function deliveryBacklog(sql: SqlHandle): Promise<{ pending: number; due: number }> {
+  const [row] = await sql<{ pending: number; due: number }[]>`
+    select count(*)::int as pending, (count(*) filter (where next_attempt_at <= now()))::int as due
+    from webhook_deliveries where status = 'pending'`;
+  return row;
+}

@@ -30,6 +30,8 @@ export interface DelivererOptions {
   /** Injectable clock and randomness (tests); every time the deliverer writes comes from `clock`. */
   clock?: () => number;
   random?: () => number;
+  /** Hears each attempt's outcome (the metrics): succeeded, retry (failed, queued again), gave_up, failed (a test event). */
+  onOutcome?: (outcome: 'succeeded' | 'retry' | 'gave_up' | 'failed') => void;
 }
 
 /**
@@ -54,6 +56,7 @@ export class WebhookDeliverer {
   private aborter = new AbortController();
   private readonly loop: WokenPollLoop;
   private lastPrune = 0;
+  private readonly onOutcome: NonNullable<DelivererOptions['onOutcome']>;
 
   constructor(
     private readonly sql: Sql,
@@ -69,6 +72,7 @@ export class WebhookDeliverer {
     this.retainMs = options.retainMs ?? 30 * 24 * 3600 * 1000;
     this.clock = options.clock ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.onOutcome = options.onOutcome ?? (() => {});
     this.loop = new WokenPollLoop({
       pollMs: this.pollMs,
       round: () => this.round(),
@@ -187,6 +191,7 @@ export class WebhookDeliverer {
       if (outcome.ok) {
         const done = await finishAttempt(tx, attempt.id, { status: 'succeeded', responseStatus: outcome.status, error: null, nextAttemptAt: null, at });
         if (done) await recordEndpointSuccess(tx, attempt.endpoint_id);
+        if (done) this.onOutcome('succeeded');
         return;
       }
       // Locked, so a PATCH disabling the endpoint either sees the retry queued here (and ends it) or is seen here.
@@ -199,15 +204,17 @@ export class WebhookDeliverer {
       if (next !== null) {
         const done = await finishAttempt(tx, attempt.id, { ...failed, status: 'failed', nextAttemptAt: new Date(next) });
         if (done) {
+          this.onOutcome('retry');
           await queueAttempts(tx, [{ tenantId: attempt.tenant_id, endpointId: attempt.endpoint_id, eventId: attempt.event_id, eventType: attempt.event_type, attempt: attempt.attempt + 1, at: new Date(next) }]);
         }
         return;
       }
       if (isTest) {
-        await finishAttempt(tx, attempt.id, { ...failed, status: 'failed', nextAttemptAt: null });
+        if (await finishAttempt(tx, attempt.id, { ...failed, status: 'failed', nextAttemptAt: null })) this.onOutcome('failed');
         return;
       }
       const done = await finishAttempt(tx, attempt.id, { ...failed, status: 'gave_up', nextAttemptAt: null, error: endpoint?.enabled ? outcome.error : `${outcome.error}; endpoint disabled` });
+      if (done) this.onOutcome('gave_up');
       if (done && endpoint?.enabled && (await recordEndpointGiveUp(tx, attempt.endpoint_id))) {
         this.logger.warn({ endpoint_id: attempt.endpoint_id }, 'webhook endpoint disabled: too many deliveries in a row gave up');
       }

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../app/app-deps.js';
 import type { LookoutModule } from '../../app/module.js';
 import { secretBox } from '../../app/secret-box-access.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
+import { deliveryBacklog } from './delivery-store.js';
 import { webhookRoutes } from './webhook-routes.js';
 
 declare module '../../app/app-deps.js' {
@@ -24,7 +25,9 @@ export const webhooksModule: LookoutModule = {
       secretBox(deps),
       { ...deps.config.webhooks, publicUrl: deps.config.publicUrl },
       deps.logger.child({ component: 'webhooks' }),
+      { onOutcome: (outcome) => deps.metrics.webhookDeliveries.inc({ outcome }) },
     );
+    deps.metrics.sources.webhookBacklog = () => deliveryBacklog(deps.sql);
   },
   api(deps: AppDeps) {
     const router = Router();

@@ -63,7 +63,7 @@ beforeAll(async () => {
   await migratePostgres(pg.sql, migrationDirs.postgres);
   await migrateClickHouse(cluster.store, migrationDirs.clickhouse, { replicated: false });
   const config = loadConfig({
-    PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: pg.url, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: KEY,
+    PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: pg.url, LOG_LEVEL: 'silent', METRICS_PORT: '0', LOOKOUT_BOOTSTRAP_KEY: KEY,
     LOOKOUT_MIGRATE: 'off', TRACE_SETTLE_MS: '200', TRACE_MAX_WAIT_MS: '1500',
   });
   service = await startService(config, { logger: pino({ level: 'silent' }), clickhouse: cluster.store });

@@ -21,7 +21,7 @@ describe('LOOKOUT_MIGRATE=off', () => {
     const dataDir = tempDataDir('lookout-migrate-off-');
     dirs.push(dataDir);
     // Embedded stores belong to one process at a time: the CLI runs and exits before the service opens them.
-    const off = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: 'lk_migrate_off_bootstrap_0123456789', LOOKOUT_MIGRATE: 'off' });
+    const off = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', METRICS_PORT: '0', LOOKOUT_BOOTSTRAP_KEY: 'lk_migrate_off_bootstrap_0123456789', LOOKOUT_MIGRATE: 'off' });
     await expect(startService(off, { logger: pino({ level: 'silent' }) })).rejects.toThrow(/Migrations pending \(sql\/001_tenancy\.sql, .*clickhouse\/001_spans\.sql.*\) and LOOKOUT_MIGRATE is off: run `npm run admin -- migrate` first/);
 
     const cli = await run(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src', 'cli', 'admin.ts'), 'migrate'], {

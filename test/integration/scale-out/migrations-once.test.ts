@@ -17,7 +17,7 @@ let pg: PostgresStore;
 let ch: ClickHouseStore;
 
 const config = (dataDir: string) =>
-  loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: pg.url, LOG_LEVEL: 'silent', LOOKOUT_BOOTSTRAP_KEY: 'lk_scale_out_bootstrap_0123456789' });
+  loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: pg.url, LOG_LEVEL: 'silent', METRICS_PORT: '0', LOOKOUT_BOOTSTRAP_KEY: 'lk_scale_out_bootstrap_0123456789' });
 
 beforeAll(async () => {
   const dataDir = tempDataDir('lookout-scale-out-');

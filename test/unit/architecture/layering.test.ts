@@ -30,7 +30,7 @@ const DEPENDENCIES: Record<string, string[]> = {
   tenancy: [],
   ingest: [],
   traces: ['ingest'],
-  analytics: ['cost', 'workspace/artifacts'],
+  analytics: ['cost', 'workspace/artifacts', 'ingest'],
   cost: ['cli'],
   mcp: ['analytics', 'workspace/projects'],
   dashboard: [],
@@ -49,6 +49,7 @@ const PORTS: Record<string, Record<string, string>> = {
   ingest: {
     'ingest/trace-hooks.ts': 'what a settled trace tells its listeners (issues, monitors, trace reads)',
     'ingest/trace-hook-registry.ts': 'where a module registers a settled-trace listener',
+    'ingest/freshness.ts': 'how fresh answers that read processed traces are (trace list, views)',
   },
   cost: {
     'cost/cost-engine.ts': 'cost figures inside preset views',

@@ -20,8 +20,8 @@ describe('OTLP/gRPC failures', () => {
       [new ForbiddenError(), 'PERMISSION_DENIED'],
       [new NotFoundError('Project not found'), 'NOT_FOUND'],
       [new PayloadTooLargeError(1024), 'RESOURCE_EXHAUSTED'],
-      [new OverloadedError(429, 'budget full', 1), 'UNAVAILABLE'],
-      [new OverloadedError(503, 'shutting down', 5), 'UNAVAILABLE'],
+      [new OverloadedError(429, 'budget full', 1, 'ingest_budget'), 'UNAVAILABLE'],
+      [new OverloadedError(503, 'shutting down', 5, 'shutting_down'), 'UNAVAILABLE'],
       [new HttpError(500, 'internal_error', 'secret stack detail'), 'INTERNAL'],
     ];
     for (const [error, code] of cases) expect([error.status, name(grpcFailure(error).code)]).toEqual([error.status, code]);
@@ -30,9 +30,9 @@ describe('OTLP/gRPC failures', () => {
   });
 
   it('carry a RetryInfo with the Retry-After delay only on the retryable overload answers', () => {
-    const budget = grpcFailure(new OverloadedError(429, 'budget full', 1));
+    const budget = grpcFailure(new OverloadedError(429, 'budget full', 1, 'ingest_budget'));
     expect(retryDelayMs(budget.metadata.get(STATUS_DETAILS_KEY)[0] as Buffer)).toBe(1000);
-    const stopping = grpcFailure(new OverloadedError(503, 'shutting down', 5));
+    const stopping = grpcFailure(new OverloadedError(503, 'shutting down', 5, 'shutting_down'));
     expect(retryDelayMs(stopping.metadata.get(STATUS_DETAILS_KEY)[0] as Buffer)).toBe(5000);
     for (const error of [new ValidationError('bad'), new PayloadTooLargeError(1024), new UnauthorizedError()]) {
       expect(grpcFailure(error).metadata.get(STATUS_DETAILS_KEY)).toEqual([]);

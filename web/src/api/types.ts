@@ -49,7 +49,7 @@ export interface Percentiles {
   p99: number | null;
 }
 
-export interface GeneralView {
+export interface GeneralView extends FreshnessFields {
   /** The window the answer covers (the analytics module adds it beside the series). */
   window?: { start: string; end_exclusive: string };
   requests: DatedValue[];
@@ -252,7 +252,14 @@ export interface TraceListItem {
   estimated_cost_usd?: number | null;
 }
 
-export interface TraceList {
+/** How fresh a trace list or view answer is (docs/analytics.md "Freshness"); absent from older servers. */
+export interface FreshnessFields {
+  data_as_of?: string | null;
+  settle_lag_ms?: number | null;
+  settle_max_lag_ms?: number | null;
+}
+
+export interface TraceList extends FreshnessFields {
   traces: TraceListItem[];
   next_cursor?: string | null;
 }

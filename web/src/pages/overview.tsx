@@ -1,4 +1,5 @@
 import { getGeneralView, getWindowView, listTraces } from '../api/endpoints.js';
+import { Freshness } from '../components/freshness.js';
 import { getHourlySeries, type HourlySeries } from '../api/hourly-series.js';
 import type { DatedValue, GeneralView, WindowView } from '../api/types.js';
 import { CostDetails, CostValue } from '../components/cost-summary.js';
@@ -232,6 +233,7 @@ export function OverviewPage({ projectId, window, customActive }: { projectId: s
     <>
       <div class="page-head">
         <h1>Overview</h1>
+        <Freshness data={view.data} />
         <WindowPicker window={window} customActive={customActive} />
       </div>
       {/* Nothing to chart yet: the one useful thing to show is how to send a first trace. */}

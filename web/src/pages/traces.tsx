@@ -5,6 +5,7 @@ import { ExporterSnippet } from '../components/exporter-snippet.js';
 import { FilterBar } from '../components/filter-bar.js';
 import { Link } from '../components/link.js';
 import { Empty, Loaded } from '../components/states.js';
+import { Freshness } from '../components/freshness.js';
 import { formatCount, formatDateTime, formatMs, formatUsd } from '../format.js';
 import { navigate, setQuery } from '../router.js';
 import { useResource } from '../use-resource.js';
@@ -47,6 +48,7 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
     <>
       <div class="page-head">
         <h1>Traces</h1>
+        <Freshness data={traces.data} />
       </div>
       <FilterBar label="Trace filters">
         <label class="inline-field">

@@ -36,6 +36,8 @@ export class AnalyticsGate {
   constructor(
     private readonly limits: GateLimits = DEFAULT_GATE_LIMITS,
     private readonly what = 'analytics queries',
+    /** The lane's name, for the metrics' reason (`<lane>_queue`). */
+    private readonly lane = 'analytics',
   ) {
     if (limits.maxConcurrency < 1 || limits.maxPerTenant < 1) throw new Error(`concurrency limits of ${what} must be at least 1`);
   }
@@ -54,7 +56,7 @@ export class AnalyticsGate {
     // that fits now skips no one who could run: a busy tenant's queue never holds up other tenants.
     if (this.fits(tenantId)) return this.take(tenantId);
     if (this.queue.length >= this.limits.maxQueue) {
-      throw new RateLimitedError(`Too many ${this.what} are running or waiting; retry shortly`, this.retryAfterSeconds());
+      throw new RateLimitedError(`Too many ${this.what} are running or waiting; retry shortly`, this.retryAfterSeconds(), `${this.lane}_queue`);
     }
     return new Promise<() => void>((resolve, reject) => {
       const waiter: Waiter = {

@@ -124,7 +124,19 @@ const LANE_PRIORITY: Record<Lane, number> = { ingest: 1, system: 2, interactive:
 
 const isGated = (lane: Lane): lane is GatedLane => lane === 'analytics' || lane === 'interactive';
 
+/**
+ * Who hears of every statement (the service's metrics): its lane, its seconds (a gated read's wait
+ * included) and its error, if any; and a gated read refused before it ran.
+ */
+export interface StatementObserver {
+  statement(lane: Lane, seconds: number, error: unknown): void;
+  gateRefused(lane: GatedLane, reason: 'queue_full' | 'timeout'): void;
+}
+
 export class StatementRunner {
+  /** Set by the service (ClickHouseStore.observe); null: nobody listens. */
+  observer: StatementObserver | null = null;
+
   /** Clients of each gated lane not running a statement now; its gate admits at most as many statements as there are clients. */
   private readonly idle: Record<GatedLane, ClickHouseClient[]>;
   /** Statements in flight per client of the ungated lanes. */
@@ -154,7 +166,22 @@ export class StatementRunner {
 
   /** Runs a SELECT and returns its rows (JSONEachRow). */
   async read<Row = Record<string, unknown>>(statement: Fragment, options: ReadOptions): Promise<Row[]> {
-    return this.run(statement, options, (client, settings) => this.select<Row>(client, statement, settings));
+    return this.observed(options.lane, () => this.run(statement, options, (client, settings) => this.select<Row>(client, statement, settings)));
+  }
+
+  /** `work` timed and its failure told to the observer; a bare call when nobody listens. */
+  private async observed<T>(lane: Lane, work: () => Promise<T>): Promise<T> {
+    const observer = this.observer;
+    if (!observer) return work();
+    const started = performance.now();
+    try {
+      const result = await work();
+      observer.statement(lane, (performance.now() - started) / 1000, null);
+      return result;
+    } catch (error) {
+      observer.statement(lane, (performance.now() - started) / 1000, error);
+      throw error;
+    }
   }
 
   /** `work` counted under its statement kind when the benchmark asks for it. */
@@ -169,7 +196,7 @@ export class StatementRunner {
    * them on the event loop stalled it). Same lanes, gate and guard check as `read`.
    */
   async readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer> {
-    return this.run(statement, options, (client, settings) => this.selectBytes(client, statement, settings));
+    return this.observed(options.lane, () => this.run(statement, options, (client, settings) => this.selectBytes(client, statement, settings)));
   }
 
   /** A read's lane: ungated lanes on their least busy client, a gated lane through its gate with its time limit. */
@@ -189,7 +216,13 @@ export class StatementRunner {
     if (!options.scope) throw new Error(`a read on the ${lane} lane needs the scope of its tenant`);
     const timeoutSeconds = options.timeoutSeconds ?? this.options.queryTimeoutSeconds;
     const deadline = Date.now() + timeoutSeconds * 1000;
-    const release = await this.options.gates[lane].acquire(options.scope.tenantId, deadline, timeoutSeconds);
+    let release: () => void;
+    try {
+      release = await this.options.gates[lane].acquire(options.scope.tenantId, deadline, timeoutSeconds);
+    } catch (error) {
+      this.observer?.gateRefused(lane, error instanceof QueryTimeoutError ? 'timeout' : 'queue_full');
+      throw error;
+    }
     const client = this.idle[lane].pop() ?? this.options.clients[lane][0];
     try {
       // What the wait left of the limit, to the millisecond (ClickHouse takes fractional seconds).
@@ -210,16 +243,20 @@ export class StatementRunner {
    */
   async command(statement: Fragment, lane: WriteLane): Promise<void> {
     const compiled = compile(statement, this.options.binding);
-    await this.onLane(lane, (client) =>
-      this.measured(lane, statement, () => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...withSettings(this.requestSettings(lane), querySize(compiled.sql)) })),
+    await this.observed(lane, () =>
+      this.onLane(lane, (client) =>
+        this.measured(lane, statement, () => client.command({ query: compiled.sql, ...this.queryParams(compiled.params), ...withSettings(this.requestSettings(lane), querySize(compiled.sql)) })),
+      ),
     );
   }
 
   /** Inserts rows as JSONEachRow. `table` is a qualified name from ClickHouseStore.table. */
   async insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void> {
     if (rows.length === 0) return;
-    await this.onLane(lane, (client) =>
-      this.measured(lane, `INSERT INTO ${table}`, () => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) })),
+    await this.observed(lane, () =>
+      this.onLane(lane, (client) =>
+        this.measured(lane, `INSERT INTO ${table}`, () => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) })),
+      ),
     );
   }
 
@@ -243,7 +280,9 @@ export class StatementRunner {
     let bytes = 0;
     for (const part of parts) bytes += part.byteLength;
     if (bytes === 0) return;
-    await this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns), () => bytes));
+    await this.observed(lane, () =>
+      this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns), () => bytes)),
+    );
   }
 
   private async sendBody(client: ClickHouseClient, table: string, parts: readonly Uint8Array[], bytes: number, lane: WriteLane, columns?: readonly string[]): Promise<void> {

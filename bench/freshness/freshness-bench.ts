@@ -1,0 +1,285 @@
+/**
+ * Freshness at a sustained rate (npm run bench:freshness): how long after an exporter's request is
+ * acknowledged its trace is listed, queryable as trace.processed, and — for a failing run — has
+ * opened an issue and reached a webhook receiver; and the highest offered rate at which the settle
+ * lag stays bounded for a whole run.
+ *
+ *   npm run bench:freshness -- --duration 60 --burst-batches 100 --rates 0.3,0.5,0.7,0.85,1
+ *
+ * 1. Burst: the same kind of batches (bench/ingest's synthetic agent runs) sent as fast as they are
+ *    accepted; its rate is the accepted burst rate.
+ * 2. For each fraction of it (--rates; or absolute spans/s with --spans-per-second a,b,c): a
+ *    constant offered rate for --duration seconds: every 200 ms a request carrying that tick's share
+ *    of spans as traces of 10–50 spans, one run in ten failing with a tool of its own (so it opens an
+ *    issue of its own and sends an `issue.created` webhook to a local receiver). Refused requests
+ *    (429/503) are retried after Retry-After, as an exporter does, and counted. Two probe traces a
+ *    second (each its own agent name, all on one thread) are followed: polled in the trace list
+ *    (thread filter) and in trace.processed (analytics query), to time acknowledged → listed and
+ *    acknowledged → processed. Every second the metrics endpoint gives the settle queue's depth and
+ *    oldest due age, and /proc the service's RSS.
+ * 3. A rate's lag is bounded when the oldest due trace never waited longer than --lag-ok-ms and
+ *    no request was refused for settle lag. Prints per rate, then last:
+ *      accepted burst rate: N spans/s
+ *      sustainable rate: M spans/s
+ *
+ * Between rates the service drains its settle queue; one service serves every rate.
+ */
+import http from 'node:http';
+import { shapedBatch, syntheticBatch, type Batch, type TraceShape } from '../ingest/synthetic-batch.js';
+import { sendBatches } from '../otlp-senders.js';
+import { BENCH_KEY, memoryMiB, numberArg, startServiceProcess, type ServiceProcess } from '../service-process.js';
+import { freePortNumber, percentile, scrapeGauges } from './freshness-probes.js';
+
+const TICK_MS = 200;
+const PROBES_PER_SECOND = 2;
+const PROBE_THREAD = 'freshness-probe';
+
+function listArg(name: string): number[] | null {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1].split(',').map(Number).filter((n) => n > 0) : null;
+}
+
+const duration = numberArg('duration', 60);
+const burstBatches = numberArg('burst-batches', 100);
+const settleMs = numberArg('settle-ms', 3000);
+const maxLagMs = numberArg('max-lag-ms', 30_000);
+const lagOkMs = numberArg('lag-ok-ms', settleMs + 5000);
+
+/** A deterministic 10–50 span count and failure for trace `n`. */
+function shapeOf(n: number): TraceShape {
+  const spans = 10 + ((n * 7919) % 41);
+  return n % 10 === 0 ? { spans, failTool: `flaky_tool_${n}` } : { spans };
+}
+
+async function api(svc: ServiceProcess, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${svc.url}/api${path}`, {
+    method,
+    headers: { authorization: `Bearer ${BENCH_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+interface RateResult {
+  offered: number;
+  sent: number;
+  refused: number;
+  refusedForLag: number;
+  listed: number[];
+  processed: number[];
+  issueOpened: number[];
+  webhook: number[];
+  series: { t: number; depth: number; oldestS: number; rssMiB: number }[];
+  bounded: boolean;
+}
+
+/** Webhook arrivals by the failing tool named in the issue title. */
+function startReceiver(): Promise<{ port: number; arrivals: Map<string, { at: number; createdAt: number }>; close(): void }> {
+  const arrivals = new Map<string, { at: number; createdAt: number }>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      try {
+        const event = JSON.parse(Buffer.concat(chunks).toString());
+        const tool = /flaky_tool_\d+/.exec(event.data?.issue?.title ?? '')?.[0];
+        if (event.type === 'issue.created' && tool) arrivals.set(tool, { at, createdAt: Date.parse(event.data.issue.created_at) });
+      } catch {
+        // not ours
+      }
+      res.writeHead(200).end();
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, arrivals, close: () => server.close() })));
+}
+
+async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaited<ReturnType<typeof startReceiver>>, rate: number, firstTrace: number): Promise<{ result: RateResult; nextTrace: number }> {
+  let trace = firstTrace;
+  let probe = 0;
+  const result: RateResult = { offered: rate, sent: 0, refused: 0, refusedForLag: 0, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
+  const probeAck = new Map<string, number>();
+  const failAck = new Map<string, number>();
+  const pendingListed = new Set<string>();
+  const pendingProcessed = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  let carry = 0;
+  const started = Date.now();
+
+  const send = async (batch: Batch, probes: string[], fails: string[]) => {
+    for (;;) {
+      const res = await fetch(`${svc.url}/v1/traces`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${BENCH_KEY}`, 'x-lookout-project': svc.project, 'content-type': 'application/x-protobuf' },
+        body: new Uint8Array(batch.protobuf),
+      });
+      const text = await res.text();
+      if (res.status === 200) break;
+      if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}: ${text}`);
+      result.refused++;
+      if (/SETTLE_MAX_LAG_MS/.test(text)) result.refusedForLag++;
+      await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? '1') * 1000));
+    }
+    const at = Date.now();
+    result.sent += batch.spans;
+    for (const p of probes) {
+      probeAck.set(p, at);
+      pendingListed.add(p);
+      pendingProcessed.add(p);
+    }
+    for (const f of fails) failAck.set(f, at);
+  };
+
+  const ticker = setInterval(() => {
+    if (Date.now() - started >= duration * 1000) return;
+    carry += (rate * TICK_MS) / 1000;
+    const shapes: TraceShape[] = [];
+    const probes: string[] = [];
+    const fails: string[] = [];
+    const probeEvery = Math.max(1, Math.round(1000 / TICK_MS / PROBES_PER_SECOND));
+    if (Math.floor((Date.now() - started) / TICK_MS) % probeEvery === 0) {
+      const name = `probe-${firstTrace}-${probe++}`;
+      shapes.push({ spans: 10, agent: name, thread: PROBE_THREAD });
+      probes.push(name);
+      carry -= 10;
+    }
+    while (carry >= 10) {
+      const shape = shapeOf(trace++);
+      if (shape.spans > carry && shapes.length > 0) break;
+      shapes.push(shape);
+      if (shape.failTool) fails.push(shape.failTool);
+      carry -= shape.spans;
+    }
+    if (shapes.length === 0) return;
+    const work = send(shapedBatch(shapes), probes, fails).catch((error) => console.error(String(error)));
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  }, TICK_MS);
+
+  const watcher = setInterval(async () => {
+    try {
+      const gauges = await scrapeGauges(metricsUrl, ['lookout_settle_queue_depth', 'lookout_settle_oldest_due_age_seconds']);
+      result.series.push({ t: (Date.now() - started) / 1000, depth: gauges.lookout_settle_queue_depth ?? 0, oldestS: gauges.lookout_settle_oldest_due_age_seconds ?? 0, rssMiB: memoryMiB(svc.pid, 'VmRSS') });
+    } catch {
+      // the next second reads again
+    }
+  }, 1000);
+
+  const poller = setInterval(async () => {
+    try {
+      if (pendingListed.size > 0) {
+        const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${PROBE_THREAD}&limit=100`);
+        const now = Date.now();
+        for (const t of list.traces as { agent_name: string }[]) {
+          if (pendingListed.delete(t.agent_name)) result.listed.push(now - probeAck.get(t.agent_name)!);
+        }
+      }
+      const names = [...pendingProcessed].slice(0, 50);
+      if (names.length > 0) {
+        const end = new Date(Date.now() + 3_600_000).toISOString().slice(0, 14) + '00:00Z';
+        const start = new Date(Date.now() - 3_600_000).toISOString().slice(0, 14) + '00:00Z';
+        const answer = await api(svc, 'POST', `/projects/${svc.project}/analytics/query`, {
+          from: 'trace.processed', start, end_exclusive: end,
+          measures: [{ as: 'n', agg: 'count' }],
+          group_by: [{ field: 'agent_name' }],
+          filters: [{ field: 'agent_name', op: 'in', value: names }],
+        });
+        const now = Date.now();
+        for (const row of answer.rows as { agent_name: string }[]) {
+          if (pendingProcessed.delete(row.agent_name)) result.processed.push(now - probeAck.get(row.agent_name)!);
+        }
+      }
+    } catch (error) {
+      console.error(`probe poll failed: ${String(error)}`);
+    }
+  }, 250);
+
+  await new Promise((r) => setTimeout(r, duration * 1000));
+  clearInterval(ticker);
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  // What was acknowledged still settles: wait (bounded) for the probes and the webhooks.
+  const drainDeadline = Date.now() + Math.max(30_000, maxLagMs + settleMs + 10_000);
+  while (Date.now() < drainDeadline && (pendingListed.size > 0 || pendingProcessed.size > 0 || [...failAck.keys()].some((f) => !receiver.arrivals.has(f)))) {
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  clearInterval(poller);
+  clearInterval(watcher);
+  for (const [tool, ack] of failAck) {
+    const arrival = receiver.arrivals.get(tool);
+    if (!arrival) continue;
+    result.issueOpened.push(arrival.createdAt - ack);
+    result.webhook.push(arrival.at - ack);
+  }
+  const maxOldest = Math.max(0, ...result.series.map((s) => s.oldestS));
+  result.bounded = maxOldest * 1000 <= lagOkMs && result.refusedForLag === 0 && pendingListed.size === 0;
+  return { result, nextTrace: trace };
+}
+
+function ms(values: number[]): string {
+  if (values.length === 0) return 'none';
+  return `p50 ${Math.round(percentile(values, 0.5))} ms, p99 ${Math.round(percentile(values, 0.99))} ms (${values.length})`;
+}
+
+function report(r: RateResult): void {
+  console.log(`\n== offered ${Math.round(r.offered)} spans/s for ${duration} s: sent ${r.sent} spans, ${r.refused} answers 429/503 (${r.refusedForLag} for settle lag)`);
+  console.log(`  acknowledged -> listed:                ${ms(r.listed)}`);
+  console.log(`  acknowledged -> trace.processed:       ${ms(r.processed)}`);
+  console.log(`  failing run  -> issue opened:          ${ms(r.issueOpened)}`);
+  console.log(`  failing run  -> webhook delivered:     ${ms(r.webhook)}`);
+  const step = Math.max(1, Math.ceil(r.series.length / 12));
+  const rows = r.series.filter((_s, i) => i % step === 0 || i === r.series.length - 1);
+  console.log(`  t(s)  queue depth  oldest due(s)  RSS(MiB)`);
+  for (const s of rows) console.log(`  ${String(Math.round(s.t)).padStart(4)}  ${String(s.depth).padStart(11)}  ${s.oldestS.toFixed(1).padStart(13)}  ${String(s.rssMiB).padStart(8)}`);
+  console.log(`  lag ${r.bounded ? 'bounded' : 'NOT bounded'} (oldest due age limit ${lagOkMs} ms)`);
+}
+
+async function drain(metricsUrl: string): Promise<void> {
+  const deadline = Date.now() + 5 * 60_000;
+  while (Date.now() < deadline) {
+    const g = await scrapeGauges(metricsUrl, ['lookout_settle_queue_depth']);
+    if ((g.lookout_settle_queue_depth ?? 0) === 0) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function main(): Promise<void> {
+  const metricsPort = await freePortNumber();
+  const svc = await startServiceProcess('freshness', {
+    TRACE_SETTLE_MS: String(settleMs),
+    SETTLE_MAX_LAG_MS: String(maxLagMs),
+    METRICS_PORT: String(metricsPort),
+    LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1',
+  });
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  const receiver = await startReceiver();
+  try {
+    await api(svc, 'POST', `/projects/${svc.project}/webhooks`, { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['issue.created'] });
+    // 1. The burst: bench/ingest's batches of 1000 spans, as fast as they are accepted (4 senders).
+    const batches = Array.from({ length: burstBatches }, () => syntheticBatch(1000));
+    const burst = await sendBatches(svc, batches, 4);
+    const burstRate = Math.round(burst.rate);
+    console.log(`burst: ${burst.spans} spans in ${burst.seconds.toFixed(1)} s, ${burst.retries} answers 429/503 retried`);
+    await drain(metricsUrl);
+
+    const absolute = listArg('spans-per-second');
+    const rates = absolute ?? (listArg('rates') ?? [0.3, 0.5, 0.7, 0.85, 1]).map((f) => f * burstRate);
+    let sustainable = 0;
+    let nextTrace = 1;
+    for (const rate of rates) {
+      const { result, nextTrace: next } = await runRate(svc, metricsUrl, receiver, rate, nextTrace);
+      nextTrace = next;
+      report(result);
+      if (result.bounded) sustainable = Math.max(sustainable, Math.round(result.sent / duration));
+      await drain(metricsUrl);
+      if (!result.bounded) break;
+    }
+    console.log(`\naccepted burst rate: ${burstRate} spans/s`);
+    console.log(`sustainable rate: ${sustainable} spans/s`);
+  } finally {
+    receiver.close();
+    await svc.stop();
+  }
+}
+
+await main();
