@@ -335,6 +335,29 @@ describe('OTLP logs: GenAI content sent as log events', () => {
     expect(chatContent(await contextSpans(id))).toEqual(baseline.chats);
   });
 
+  it('records that came long before their spans (their queue entry settled with no span yet) still join when the spans settle', async () => {
+    const sdk = exporters('protobuf');
+    let run: Run | null = null;
+    // The spans are made (ids known) but held back; only the records are sent.
+    run = agentRun(sdk.tracer, 'none', {
+      chat1: () => emitMessageEvents(sdk.logger, MESSAGE_EVENTS.chat1),
+      chat2: () => emitMessageEvents(sdk.logger, MESSAGE_EVENTS.chat2),
+    });
+    await sdk.flushLogs();
+    const id = lookoutTraceId(project.id, run.otelTraceId);
+    const { sql } = svc.service.deps;
+    const queued = async () => (await sql`select count(*)::int as n from settle_queue where trace_id = ${id}::uuid`)[0].n as number;
+    expect(await queued()).toBe(1);
+    // The records' queue entry comes due (TRACE_MAX_WAIT_MS) and is settled: nothing to summarize yet, so no trace.
+    await waitFor(async () => ((await queued()) === 0 ? true : undefined), 20_000, 'the records-only queue entry settled');
+    expect((await detail(id)).status).toBe(404);
+    // Now the spans, in a new queue entry this process holds whole: settled from memory, the records read from the store.
+    await sdk.flushSpans();
+    await sdk.shutdown();
+    const settled = await settledRow(id);
+    expectSameAsBaseline((await detail(id)).body, settled);
+  });
+
   it('keeps other records with a span context as events of their span', async () => {
     const sdk = exporters('protobuf');
     const run = agentRun(sdk.tracer, 'span', {
