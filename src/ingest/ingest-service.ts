@@ -15,6 +15,8 @@ import { OverloadedError } from './write/ingest-budget.js';
 import type { OtlpEncoding } from './otlp/otlp-response.js';
 import { TraceSettler } from './settle/trace-settler.js';
 import { registerTraces } from './settle/stored-traces.js';
+import { storedLogCounts } from '../spans/stored-log-records.js';
+import { traceKeyString } from '../spans/stored-spans.js';
 import { registryWindowMs } from './settle/stored-traces-jobs.js';
 import { RegistryWindow } from './settle/stored-traces-window.js';
 import type { TracePricing } from '../spans/trace-pricing.js';
@@ -199,15 +201,50 @@ export class IngestService {
     if (prepared.lines.length === 0) return result;
     const origin = otlpOrigin(principal.keyId, principal.userId ?? '');
     try {
+      const { lines, traces } = await this.withinTraceLimit(prepared.lines, prepared.lineTraces, prepared.traces, result);
+      if (lines.length === 0) return result;
       // Durable before the answer, then queued: a failure of either is a 503 the exporter retries
       // (the same records again collapse by record_id).
-      await this.deps.ch.insertLines(this.deps.ch.table('span_logs'), prepared.lines, 'ingest');
-      await this.settler.recordLogRecords(prepared.traces.map((t) => ({ ...t, origin })));
+      await this.deps.ch.insertLines(this.deps.ch.table('span_logs'), lines, 'ingest');
+      await this.settler.recordLogRecords(traces.map((t) => ({ ...t, origin })));
     } catch (error) {
       this.deps.logger.error({ err: error }, 'storing log records failed');
       throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5);
     }
     return result;
+  }
+
+  /**
+   * A trace keeps at most TRACE_MAX_SPANS log records, as it keeps at most that many spans (every
+   * read of the trace joins them all); records past it are rejected, counted in `result`. Requests
+   * racing for the same trace may together pass the limit by what they carry.
+   */
+  private async withinTraceLimit(lines: string[], lineTraces: number[], traces: { tenantId: string; projectId: string; traceId: string }[], result: LogsIngestResult): Promise<{ lines: string[]; traces: typeof traces }> {
+    const limit = this.deps.config.traceMaxSpans;
+    const stored = await storedLogCounts(this.deps.ch, traces);
+    const counts = traces.map((t) => stored.get(traceKeyString(t)) ?? 0);
+    const kept: string[] = [];
+    const keptTraces = new Set<number>();
+    const full = new Set<number>();
+    lines.forEach((line, i) => {
+      const t = lineTraces[i];
+      if (counts[t] >= limit) {
+        full.add(t);
+        return;
+      }
+      counts[t]++;
+      keptTraces.add(t);
+      kept.push(line);
+    });
+    const rejected = lines.length - kept.length;
+    if (rejected > 0) {
+      const named = [...full].slice(0, 3).map((t) => traces[t].traceId);
+      const message = `rejected ${rejected} log records: trace ${named.join(', ')}${full.size > 3 ? ` and ${full.size - 3} more` : ''} reached the limit of ${limit} log records per trace (TRACE_MAX_SPANS)`;
+      result.acceptedLogRecords -= rejected;
+      result.rejectedLogRecords += rejected;
+      result.errorMessage = result.errorMessage ? `${result.errorMessage}; ${message}` : message;
+    }
+    return { lines: kept, traces: [...keptTraces].map((t) => traces[t]) };
   }
 
   /**

@@ -2,7 +2,7 @@ import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { param, raw, sql } from '../platform/clickhouse/sql/fragment.js';
 import { scopedTable, tenantGuard, traceKeysGuard, type TenantScope } from '../platform/clickhouse/sql/tenant-guard.js';
 import { STORED_LOG_COLUMNS } from './span-log-records.js';
-import { selectJsonEachRowBytes, type TraceKey } from './stored-spans.js';
+import { selectJsonEachRowBytes, traceKeyString, type TraceKey } from './stored-spans.js';
 import { isOtelTraceId } from './trace-id.js';
 
 /**
@@ -35,4 +35,16 @@ export async function logsStoredSince(ch: ClickHouseStore, scope: TenantScope, t
     { lane: 'interactive', scope },
   );
   return Number(row?.n ?? 0);
+}
+
+/** Log records stored per trace now (the per-trace limit), on the ingest lane; counted as stored, a re-sent copy not merged yet included. */
+export async function storedLogCounts(ch: ClickHouseStore, keys: readonly TraceKey[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (keys.length === 0) return counts;
+  const rows = await ch.read<{ tenant_id: string; project_id: string; trace_id: string; n: number | string }>(
+    sql`SELECT tenant_id, project_id, trace_id, count() AS n FROM ${raw(ch.table('span_logs'))} WHERE ${traceKeysGuard(keys)} GROUP BY tenant_id, project_id, trace_id`,
+    { lane: 'ingest' },
+  );
+  for (const r of rows) counts.set(traceKeyString({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id }), Number(r.n));
+  return counts;
 }

@@ -49,6 +49,8 @@ export type PrepareLogsResult =
       lines: string[];
       /** Distinct traces the rows belong to. */
       traces: LogTraceKey[];
+      /** For each line, the index of its trace in `traces`. */
+      lineTraces: number[];
     };
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -98,7 +100,8 @@ export function prepareLogs(input: PrepareLogsInput): PrepareLogsResult {
   const listed: string[] = [];
   const projects = new Set<string>();
   const lines: string[] = [];
-  const traces = new Map<string, LogTraceKey>();
+  const traces = new Map<string, { key: LogTraceKey; index: number }>();
+  const lineTraces: number[] = [];
   let missingProject = false;
   for (const rl of decoded.resourceLogs) {
     const project = projectOf(rl.resource, input.fixedProject);
@@ -147,7 +150,10 @@ export function prepareLogs(input: PrepareLogsInput): PrepareLogsResult {
             timestamp: nsToDateTime64(timeNs),
           }),
         );
-        traces.set(`${project}\u0000${traceId}`, { tenantId: input.tenantId, projectId: project, traceId });
+        const traceKey = `${project}\u0000${traceId}`;
+        let known = traces.get(traceKey);
+        if (!known) traces.set(traceKey, (known = { key: { tenantId: input.tenantId, projectId: project, traceId }, index: traces.size }));
+        lineTraces.push(known.index);
       }
     }
   }
@@ -162,7 +168,7 @@ export function prepareLogs(input: PrepareLogsInput): PrepareLogsResult {
     const project = projectOf(rl.resource, input.fixedProject);
     if (project !== null) projects.add(project);
   }
-  return { kind: 'prepared', acceptedRecords: accepted, rejectedRecords: rejected, errorMessage, projects: [...projects], lines, traces: [...traces.values()] };
+  return { kind: 'prepared', acceptedRecords: accepted, rejectedRecords: rejected, errorMessage, projects: [...projects], lines, traces: [...traces.values()].map((t) => t.key), lineTraces };
 }
 
 export const prepareLogsTask = computeTask<PrepareLogsInput, PrepareLogsResult>('prepare-logs');

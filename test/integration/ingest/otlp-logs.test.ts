@@ -33,7 +33,8 @@ const manager = new AsyncLocalStorageContextManager();
 
 beforeAll(async () => {
   // A trace re-opened by a record (no root in that write) settles after TRACE_MAX_WAIT_MS, as after a late span.
-  svc = await startTestService({ TRACE_MAX_WAIT_MS: '1500' });
+  // TRACE_MAX_SPANS also bounds the log records of a trace; the runs here carry at most 8.
+  svc = await startTestService({ TRACE_MAX_WAIT_MS: '1500', TRACE_MAX_SPANS: '10' });
   project = await svc.newProject('logs');
   ingestKey = await svc.newKey('ingest', { projectId: project.id });
   context.setGlobalContextManager(manager.enable());
@@ -426,6 +427,34 @@ describe('OTLP logs: what is refused', () => {
     const clean = await postOtlp(svc.url, ingestKey, ProtobufLogsSerializer.serializeRequest(records.slice(1, 2))!, { path: '/v1/logs' });
     expect(clean.status).toBe(200);
     expect(decodeLogsExportResponse(clean.body)).toBeNull();
+  });
+
+  it('keeps at most TRACE_MAX_SPANS records per trace, rejecting the rest by name', async () => {
+    let spanId = '';
+    const records = recordsOf((logger, tracer) =>
+      tracer.startActiveSpan('chat', (span) => {
+        spanId = span.spanContext().spanId;
+        for (let i = 0; i < 12; i++) logger.emit({ eventName: 'app.step', body: `step ${i}` });
+        span.end();
+      }),
+    );
+    const first = await postOtlp(svc.url, ingestKey, ProtobufLogsSerializer.serializeRequest(records)!, { path: '/v1/logs' });
+    expect(first.status).toBe(200);
+    const partial = decodeLogsExportResponse(first.body);
+    expect(partial?.rejectedLogRecords).toBe(2);
+    expect(partial?.errorMessage).toMatch(/^rejected 2 log records: trace [0-9a-f-]{36} reached the limit of 10 log records per trace \(TRACE_MAX_SPANS\)$/);
+    const more = recordsOf((logger) =>
+      context.with(trace.setSpanContext(context.active(), records[0].spanContext!), () => logger.emit({ eventName: 'app.step', body: 'one more' })),
+    );
+    const second = decodeLogsExportResponse((await postOtlp(svc.url, ingestKey, ProtobufLogsSerializer.serializeRequest(more)!, { path: '/v1/logs' })).body);
+    expect(second?.rejectedLogRecords).toBe(1);
+    const { ch } = svc.service.deps;
+    const stored = await ch.client.query({
+      query: `SELECT count() AS n FROM ${ch.table('span_logs')} FINAL WHERE span_id = {s:String}`,
+      query_params: { s: spanId },
+      format: 'JSONEachRow',
+    });
+    expect((await stored.json<{ n: number | string }>()).map((r) => Number(r.n))).toEqual([10]);
   });
 
   it('answers bad bodies and bad credentials with a clear 4xx and stores nothing', async () => {
