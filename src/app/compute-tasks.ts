@@ -4,6 +4,7 @@ import { createPriceTrace } from '../cost/ingest-pricing.js';
 import type { PriceCatalog } from '../cost/price-catalog.js';
 import { prepareIngest, prepareIngestTask } from '../ingest/write/ingest-prepare.js';
 import { settleSummaries, settleSummariesTask, type SettleSummariesInput } from '../ingest/settle/settle-summaries.js';
+import { prepareLogs, prepareLogsTask } from '../ingest/write/logs-prepare.js';
 import type { PriceTrace } from '../spans/trace-pricing.js';
 import { ComputePool, type ComputePoolOptions } from '../platform/compute/compute-pool.js';
 import { ComputeTaskTable } from '../platform/compute/compute-task.js';
@@ -29,6 +30,7 @@ function settleTask(input: SettleSummariesInput) {
  */
 export const computeTasks = new ComputeTaskTable()
   .bind(prepareIngestTask, prepareIngest)
+  .bind(prepareLogsTask, prepareLogs)
   .bind(settleSummariesTask, settleTask)
   .bind(traceDetailTask, buildTraceDetail)
   .bind(tracePageTask, buildTracePage);

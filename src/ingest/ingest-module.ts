@@ -17,7 +17,7 @@ declare module '../app/app-deps.js' {
 }
 
 /**
- * The ingest module: POST /v1/traces at the root, OTLP/gRPC on its own port (OTLP_GRPC_PORT), the
+ * The ingest module: POST /v1/traces and /v1/logs at the root, OTLP/gRPC on its own port (OTLP_GRPC_PORT), the
  * writer and the settler as background work.
  * Processed traces are priced with the cost module's book (`deps.services.priceBook`, set in its
  * init, which runs before this one: src/app/modules.ts lists cost first), on the compute pool
@@ -53,7 +53,7 @@ export const ingestModule: LookoutModule = {
   },
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),
   listen: (deps) => startOtlpGrpcServer(deps, ingestService(deps)),
-  // /v1/traces and OTLP/gRPC in `ingest` processes; start/stop in all (the settler runs only with `worker`).
+  // /v1/traces, /v1/logs and OTLP/gRPC in `ingest` processes; start/stop in all (the settler runs only with `worker`).
   roles: { root: 'ingest', listen: 'ingest', background: 'any' },
   async start(deps) {
     await ingestService(deps).start();

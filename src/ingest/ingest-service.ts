@@ -11,9 +11,12 @@ import { ownedBytes } from '../platform/compute/owned-bytes.js';
 import { otlpOrigin } from '../spans/event-rows.js';
 import { PROJECT_RESOURCE_ATTRIBUTE } from './write/ingest-prepare.js';
 import { IngestWriter } from './write/ingest-writer.js';
+import { OverloadedError } from './write/ingest-budget.js';
 import type { OtlpEncoding } from './otlp/otlp-response.js';
 import { TraceSettler } from './settle/trace-settler.js';
 import { registerTraces } from './settle/stored-traces.js';
+import { storedLogCounts } from '../spans/stored-log-records.js';
+import { traceKeyString } from '../spans/stored-spans.js';
 import { registryWindowMs } from './settle/stored-traces-jobs.js';
 import { RegistryWindow } from './settle/stored-traces-window.js';
 import type { TracePricing } from '../spans/trace-pricing.js';
@@ -22,6 +25,7 @@ import type { Metrics } from '../platform/metrics/metrics.js';
 import type { Reservation } from './write/ingest-budget.js';
 import { queueDepth } from './settle/settle-queue.js';
 import { SettleLag } from './settle/settle-lag.js';
+import { prepareLogsTask } from './write/logs-prepare.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
@@ -70,10 +74,23 @@ export interface IngestResult {
   errorMessage: string;
 }
 
+/** What one ExportLogsServiceRequest came to (ExportLogsServiceResponse's partial_success). */
+export interface LogsIngestResult {
+  acceptedLogRecords: number;
+  rejectedLogRecords: number;
+  errorMessage: string;
+}
+
 export { PROJECT_RESOURCE_ATTRIBUTE };
 export const PROJECT_HEADER = 'x-lookout-project';
 
 const PROJECT_CACHE_MS = 30_000;
+
+function noProject(what: string): ValidationError {
+  return new ValidationError(
+    `No project for the ${what}: send the ${PROJECT_HEADER} header, set the resource attribute ${PROJECT_RESOURCE_ATTRIBUTE}, or use a project-limited API key`,
+  );
+}
 
 export class IngestService {
   readonly writer: IngestWriter;
@@ -179,6 +196,91 @@ export class IngestService {
   }
 
   /**
+   * Every project of a request exists in the principal's tenant, else 404 with nothing written. The
+   * stores' part of a request is bounded (INGEST_TIMEOUT_MS): this check here, the write after it.
+   * Decoding is the compute pool's, not a store's, and is not counted.
+   */
+  private async requireProjects(tenantId: string, projects: string[]): Promise<void> {
+    const timeoutMs = this.deps.config.faults?.ingestTimeoutMs;
+    for (const projectId of projects) {
+      const exists = this.projectExists(tenantId, projectId);
+      if (!(await (timeoutMs === undefined ? exists : within(exists, timeoutMs)))) throw new NotFoundError('Project not found');
+    }
+  }
+
+  /**
+   * One ExportLogsServiceRequest body (any transport: the caller authenticated it and holds its
+   * admission reservation): decoded, checked and turned into `span_logs` rows on the compute pool,
+   * its projects checked (nothing is written for a project of another tenant), the rows stored, and
+   * their traces queued to settle again (the records join their spans there and at every read).
+   * Throws HttpErrors for 4xx/503; records without a span context come back as rejected.
+   */
+  async ingestLogs(principal: Principal, projectHeader: string | undefined, body: Buffer, encoding: OtlpEncoding): Promise<LogsIngestResult> {
+    const fixedProject = this.fixedProject(principal, projectHeader);
+    const payload = ownedBytes(body);
+    const prepared = await this.deps.compute.run(
+      prepareLogsTask,
+      { body: payload, encoding, tenantId: principal.tenantId, fixedProject, maxFutureSkewMs: this.deps.config.ingestMaxFutureSkewMs },
+      [payload.buffer as ArrayBuffer],
+    );
+    if (prepared.kind === 'undecodable') throw new ValidationError(prepared.message);
+    if (prepared.kind === 'no_project') throw noProject('log records');
+    await this.requireProjects(principal.tenantId, prepared.projects);
+    const result: LogsIngestResult = {
+      acceptedLogRecords: prepared.acceptedRecords,
+      rejectedLogRecords: prepared.rejectedRecords,
+      errorMessage: prepared.errorMessage,
+    };
+    if (prepared.lines.length === 0) return result;
+    const origin = otlpOrigin(principal.keyId, principal.userId ?? '');
+    try {
+      const { lines, traces } = await this.withinTraceLimit(prepared.lines, prepared.lineTraces, prepared.traces, result);
+      if (lines.length === 0) return result;
+      // Durable before the answer, then queued: a failure of either is a 503 the exporter retries
+      // (the same records again collapse by record_id).
+      await this.deps.ch.insertLines(this.deps.ch.table('span_logs'), lines, 'ingest');
+      await this.settler.recordLogRecords(traces.map((t) => ({ ...t, origin })));
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'storing log records failed');
+      throw new OverloadedError(503, 'Trace storage is unavailable; retry shortly', 5, 'storage_failing');
+    }
+    return result;
+  }
+
+  /**
+   * A trace keeps at most TRACE_MAX_SPANS log records, as it keeps at most that many spans (every
+   * read of the trace joins them all); records past it are rejected, counted in `result`. Requests
+   * racing for the same trace may together pass the limit by what they carry.
+   */
+  private async withinTraceLimit(lines: string[], lineTraces: number[], traces: { tenantId: string; projectId: string; traceId: string }[], result: LogsIngestResult): Promise<{ lines: string[]; traces: typeof traces }> {
+    const limit = this.deps.config.traceMaxSpans;
+    const stored = await storedLogCounts(this.deps.ch, traces);
+    const counts = traces.map((t) => stored.get(traceKeyString(t)) ?? 0);
+    const kept: string[] = [];
+    const keptTraces = new Set<number>();
+    const full = new Set<number>();
+    lines.forEach((line, i) => {
+      const t = lineTraces[i];
+      if (counts[t] >= limit) {
+        full.add(t);
+        return;
+      }
+      counts[t]++;
+      keptTraces.add(t);
+      kept.push(line);
+    });
+    const rejected = lines.length - kept.length;
+    if (rejected > 0) {
+      const named = [...full].slice(0, 3).map((t) => traces[t].traceId);
+      const message = `rejected ${rejected} log records: trace ${named.join(', ')}${full.size > 3 ? ` and ${full.size - 3} more` : ''} reached the limit of ${limit} log records per trace (TRACE_MAX_SPANS)`;
+      result.acceptedLogRecords -= rejected;
+      result.rejectedLogRecords += rejected;
+      result.errorMessage = result.errorMessage ? `${result.errorMessage}; ${message}` : message;
+    }
+    return { lines: kept, traces: [...keptTraces].map((t) => traces[t]) };
+  }
+
+  /**
    * One OTLP request body: decoded, validated, normalized and turned into rows on the compute pool
    * (the body is handed over without a copy), its projects checked (a project of another tenant is
    * a 404), then written durably. Throws HttpErrors for 4xx/429/503.
@@ -201,18 +303,8 @@ export class IngestService {
       [payload.buffer as ArrayBuffer],
     );
     if (prepared.kind === 'undecodable') throw new ValidationError(prepared.message);
-    if (prepared.kind === 'no_project') {
-      throw new ValidationError(
-        `No project for the spans: send the ${PROJECT_HEADER} header, set the resource attribute ${PROJECT_RESOURCE_ATTRIBUTE}, or use a project-limited API key`,
-      );
-    }
-    // The stores' part of the request is bounded (INGEST_TIMEOUT_MS): the project check here, the
-    // write in the writer. Decoding above is the compute pool's, not a store's, and is not counted.
-    const timeoutMs = this.deps.config.faults?.ingestTimeoutMs;
-    for (const projectId of prepared.projects) {
-      const exists = this.projectExists(principal.tenantId, projectId);
-      if (!(await (timeoutMs === undefined ? exists : within(exists, timeoutMs)))) throw new NotFoundError('Project not found');
-    }
+    if (prepared.kind === 'no_project') throw noProject('spans');
+    await this.requireProjects(principal.tenantId, prepared.projects);
     const result: IngestResult = {
       acceptedSpans: prepared.acceptedSpans,
       rejectedSpans: prepared.rejectedSpans,

@@ -8,6 +8,7 @@ import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { SpanRow } from './event-rows.js';
 import { normalizedSpan, type NormalizedSpan, type SpanBase, type SpanKindName, type StatusCodeName } from './normalized-span.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
+import { applyLogRecords, type StoredLogRow } from './span-log-records.js';
 
 /**
  * Reading spans back from ClickHouse for settling (and the traces API): the stored row is turned
@@ -43,8 +44,13 @@ function parseObject<T>(text: string | T, fallback: T): T {
   }
 }
 
-export function spanFromStoredRow(row: StoredSpanRow): NormalizedSpan {
-  const attributes = parseObject<Attributes>(row.attributes, {});
+/**
+ * `logs`: the span's log records (span-log-records.ts, in emission order), applied before the
+ * mapping so content sent as log events counts as the same content on the span.
+ */
+export function spanFromStoredRow(row: StoredSpanRow, logs?: readonly StoredLogRow[]): NormalizedSpan {
+  const joined = applyLogRecords(parseObject<Attributes>(row.attributes, {}), parseObject<DecodedEvent[]>(row.events, []), logs);
+  const attributes = joined.attributes;
   const resource = parseObject<Attributes>(row.resource, {});
   const base: SpanBase = {
     tenantId: row.tenant_id,
@@ -63,7 +69,7 @@ export function spanFromStoredRow(row: StoredSpanRow): NormalizedSpan {
     statusDescription: row.status_description,
     serviceName: row.service_name,
     attributes,
-    events: parseObject<DecodedEvent[]>(row.events, []),
+    events: joined.events,
     resource,
     scopeName: row.scope_name,
     scopeVersion: row.scope_version,

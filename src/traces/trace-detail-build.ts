@@ -1,5 +1,6 @@
 import { compareNs, type NormalizedSpan } from '../spans/normalized-span.js';
 import { spanFromStoredRow, storedRowsFromBytes } from '../spans/stored-spans.js';
+import { logRecordsBySpan, spanLogKey } from '../spans/span-log-records.js';
 import { summarizeTrace, type TraceRow } from '../spans/trace-summary.js';
 import { SYSTEM_ORIGIN } from '../spans/origin.js';
 import { contextSpansJson, defaultSpansJson, orderSpans, type SpanViewOptions } from './trace-view.js';
@@ -22,6 +23,8 @@ export interface TraceDetailInput {
   rows: Uint8Array;
   view: SpanViewOptions;
   page: TraceDetailPage;
+  /** JSONEachRow bytes of the log records of the same id (span-log-records.ts), joined to their spans. */
+  logs?: Uint8Array;
 }
 
 export type TraceDetailResult =
@@ -59,7 +62,7 @@ export const compareSpanKeys = (a: SpanCursorKey, b: SpanCursorKey) =>
   compareNs(a.startNs, b.startNs) || a.depth - b.depth || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0);
 
 /** The spans of the requested trace; an OpenTelemetry id sent to several projects resolves to the one with the newest span. */
-function chooseTrace(bytes: Uint8Array): NormalizedSpan[] {
+function chooseTrace(bytes: Uint8Array, logBytes: Uint8Array | undefined): NormalizedSpan[] {
   const rows = storedRowsFromBytes(bytes);
   if (rows.length === 0) return [];
   let chosen = rows[0].trace_id;
@@ -81,10 +84,11 @@ function chooseTrace(bytes: Uint8Array): NormalizedSpan[] {
   // A span copy left by a concurrent writer is dropped by span id.
   const seen = new Set<string>();
   const spans: NormalizedSpan[] = [];
+  const logs = logRecordsBySpan(logBytes);
   for (const r of rows) {
     if (r.trace_id !== chosen || seen.has(r.span_id)) continue;
     seen.add(r.span_id);
-    spans.push(spanFromStoredRow(r));
+    spans.push(spanFromStoredRow(r, logs.get(spanLogKey(r.tenant_id, r.project_id, r.trace_id, r.span_id))));
   }
   return spans;
 }
@@ -93,7 +97,7 @@ function chooseTrace(bytes: Uint8Array): NormalizedSpan[] {
 export const traceDetailTask = computeTask<TraceDetailInput, TraceDetailResult>('trace-detail');
 
 export function buildTraceDetail(input: TraceDetailInput): TraceDetailResult {
-  const spans = chooseTrace(input.rows);
+  const spans = chooseTrace(input.rows, input.logs);
   if (spans.length === 0) return { found: false };
   const summary = summarizeTrace(spans, { origin: SYSTEM_ORIGIN, processedAt: '1970-01-01 00:00:00.000' });
   const ordered = orderSpans(spans, summary.tree);

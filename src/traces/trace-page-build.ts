@@ -1,6 +1,7 @@
 import { compareNs, type NormalizedSpan } from '../spans/normalized-span.js';
 import { buildSpanTree } from '../spans/span-tree.js';
 import { spanFromStoredRow, storedRowsFromBytes } from '../spans/stored-spans.js';
+import { logRecordsBySpan, spanLogKey } from '../spans/span-log-records.js';
 import { compareSpanKeys, encodeSpanCursor, type SpanCursorKey } from './trace-detail-build.js';
 import { defaultSpansJson, type SpanViewOptions } from './trace-view.js';
 import { computeTask } from '../platform/compute/compute-task.js';
@@ -22,6 +23,8 @@ export interface TracePageInput {
   cursor: SpanCursorKey | null;
   limit: number;
   view: SpanViewOptions;
+  /** JSONEachRow bytes of the trace's log records (span-log-records.ts), joined to the page's spans. */
+  logs?: Uint8Array;
 }
 
 export interface TracePageResult {
@@ -54,12 +57,13 @@ export const tracePageTask = computeTask<TracePageInput, TracePageResult>('trace
 
 export function buildTracePage(input: TracePageInput): TracePageResult {
   const depths = input.skeleton ? depthsFromSkeleton(input.skeleton) : null;
+  const logs = logRecordsBySpan(input.logs);
   const seen = new Set<string>();
   const keyed: { span: NormalizedSpan; key: SpanCursorKey }[] = [];
   for (const row of storedRowsFromBytes(input.rows)) {
     if (row.trace_id !== input.traceId || seen.has(row.span_id)) continue;
     seen.add(row.span_id);
-    const span = spanFromStoredRow(row);
+    const span = spanFromStoredRow(row, logs.get(spanLogKey(row.tenant_id, row.project_id, row.trace_id, row.span_id)));
     // Without a group of spans that start together no two keys share a start: depth never decides.
     const key = { startNs: span.startNs, depth: depths?.get(span.spanId) ?? 0, spanId: span.spanId };
     const cursor = input.cursor;

@@ -6,6 +6,7 @@ import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './tra
 import { storedTraceDetailPage } from './trace-page.js';
 import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
 import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
+import { readLogsOfTraceId } from '../spans/stored-log-records.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailTask } from './trace-detail-build.js';
 
@@ -75,9 +76,11 @@ export class TraceService {
   }
 
   /** Every stored span of the trace, parsed, summarized and paged on the compute pool (trace-detail-build.ts). */
-  private async wholeTraceDetail(scope: TraceScope, traceId: string, input: Omit<TraceDetailInput, 'rows'>): Promise<TraceDetailResult> {
-    const rows = await readTraceBytes(this.deps.ch, scope, traceId);
-    return this.deps.compute.run(traceDetailTask, { ...input, rows }, [rows.buffer as ArrayBuffer]);
+  private async wholeTraceDetail(scope: TraceScope, traceId: string, input: Omit<TraceDetailInput, 'rows' | 'logs'>): Promise<TraceDetailResult> {
+    // The log records joined to the spans (span-log-records.ts): read here too, so a record is seen
+    // as soon as it is stored, before its trace settles again.
+    const [rows, logs] = await Promise.all([readTraceBytes(this.deps.ch, scope, traceId), readLogsOfTraceId(this.deps.ch, scope, traceId)]);
+    return this.deps.compute.run(traceDetailTask, { ...input, rows, logs }, [rows.buffer as ArrayBuffer, logs.buffer as ArrayBuffer]);
   }
 
   /** A page of processed traces, newest first; one row beyond the page says whether another follows. */

@@ -27,7 +27,7 @@ type Json = Record<string, unknown>;
  * a quote is always escaped, so key-like text in values is never touched.
  */
 const BIG_INT_FIELD =
-  /([{,]\s*"(?:startTimeUnixNano|endTimeUnixNano|timeUnixNano|start_time_unix_nano|end_time_unix_nano|time_unix_nano|intValue|int_value)"\s*:\s*)(-?\d{16,})(?=\s*[,}])/g;
+  /([{,]\s*"(?:startTimeUnixNano|endTimeUnixNano|timeUnixNano|observedTimeUnixNano|start_time_unix_nano|end_time_unix_nano|time_unix_nano|observed_time_unix_nano|intValue|int_value)"\s*:\s*)(-?\d{16,})(?=\s*[,}])/g;
 
 export function parseOtlpJsonText(text: string): unknown {
   const protectedText = text.replace(BIG_INT_FIELD, '$1"$2"');
@@ -38,17 +38,17 @@ export function parseOtlpJsonText(text: string): unknown {
   }
 }
 
-function field(obj: Json, camel: string, snake: string): unknown {
+export function field(obj: Json, camel: string, snake: string): unknown {
   const v = obj[camel];
   return v === undefined ? obj[snake] : v;
 }
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A container list (resourceSpans, scopeSpans): not an array means the body is not an export at all (400). */
-function containerList(value: unknown, where: string): unknown[] {
+export function containerList(value: unknown, where: string): unknown[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new OtlpDecodeError(`${where} must be an array`);
   return value;
@@ -61,12 +61,12 @@ function list(value: unknown, where: string): unknown[] {
   return value;
 }
 
-function obj(value: unknown): Json {
+export function obj(value: unknown): Json {
   return isObject(value) ? value : {};
 }
 
 /** A string field; null or absent is '' (the protobuf JSON mapping's default), numbers and booleans are taken as text. */
-function str(value: unknown, where = 'a string field'): string {
+export function str(value: unknown, where = 'a string field'): string {
   if (typeof value === 'string') return value;
   if (value === undefined || value === null) return '';
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
@@ -74,7 +74,7 @@ function str(value: unknown, where = 'a string field'): string {
 }
 
 /** A uint64 nanosecond time given as a string or number, as an exact decimal string ('' when malformed). */
-function nanos(value: unknown): string {
+export function nanos(value: unknown): string {
   if (value === undefined || value === null || value === '') return '0';
   if (typeof value === 'string') return /^\d+$/.test(value) ? value.replace(/^0+(?=\d)/, '') : '';
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0) {
@@ -90,7 +90,7 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * An id as lowercase hex. OTLP/JSON says hex; some clients follow the generic protobuf JSON mapping
  * and send base64, which is recognised when its decoded length is the id's byte length.
  */
-function id(value: unknown, bytes: number): string {
+export function id(value: unknown, bytes: number): string {
   // Anything but a string is left for validation to name (it never matches the hex pattern).
   const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : typeof value === 'object' ? '(not a string)' : String(value);
   if (s === '') return '';
@@ -113,7 +113,7 @@ const SPAN_KINDS: Record<string, number> = {
 };
 const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
 
-function enumValue(value: unknown, names: Record<string, number>): number {
+export function enumValue(value: unknown, names: Record<string, number>): number {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   if (typeof value === 'string') {
     if (Object.hasOwn(names, value)) return names[value];
@@ -153,7 +153,7 @@ function boolValue(value: unknown, where: string): boolean {
  * An AnyValue. null or an empty object is the empty value; anything else of the wrong type is a
  * problem of the span. `depth` counts the arrayValue / kvlistValue levels above this value.
  */
-function anyValue(raw: unknown, where: string, depth: number): AttributeValue {
+export function anyValue(raw: unknown, where: string, depth: number): AttributeValue {
   if (raw === undefined || raw === null) return null;
   if (!isObject(raw)) throw new SpanDecodeProblem(`${where}: the value must be an AnyValue object`);
   let x: unknown;
@@ -176,7 +176,7 @@ function anyValue(raw: unknown, where: string, depth: number): AttributeValue {
 }
 
 /** A KeyValue list; `attribute` names the top-level attribute a nested list belongs to, for messages. */
-function keyValues(raw: unknown, where: string, depth = 0, attribute?: string): Attributes {
+export function keyValues(raw: unknown, where: string, depth = 0, attribute?: string): Attributes {
   const out: Attributes = {};
   list(raw, where).forEach((kv, i) => {
     if (!isObject(kv)) throw new SpanDecodeProblem(`${where}[${i}] must be a KeyValue object, got ${kv === null ? 'null' : Array.isArray(kv) ? 'an array' : typeof kv}`);
@@ -241,7 +241,7 @@ function span(raw: unknown, resourceProblem: string | null): DecodedSpan {
 }
 
 /** A problem of a resource or scope (its attributes, its name) rejects all of its spans. */
-function groupProblem<T>(decode: () => T, fallback: T, what: string): { value: T; problem: string | null } {
+export function groupProblem<T>(decode: () => T, fallback: T, what: string): { value: T; problem: string | null } {
   try {
     return { value: decode(), problem: null };
   } catch (err) {

@@ -47,7 +47,7 @@ function signedToValue(value: LongLike | number): number | string {
   return ((BigInt(high) << 32n) | BigInt(low)).toString();
 }
 
-function hex(bytes: Uint8Array | null | undefined): string {
+export function hex(bytes: Uint8Array | null | undefined): string {
   if (!bytes || bytes.length === 0) return '';
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
@@ -62,7 +62,7 @@ function placeOf(key: unknown): string {
   return `attribute "${String(key).slice(0, 60)}"`;
 }
 
-function anyValue(v: any, key: unknown, depth: number): AttributeValue {
+export function anyValue(v: any, key: unknown, depth: number): AttributeValue {
   if (!v) return null;
   // `value` is protobufjs's virtual oneof getter: the name of the field that is set.
   switch (v.value as string | undefined) {
@@ -88,7 +88,7 @@ function anyValue(v: any, key: unknown, depth: number): AttributeValue {
 }
 
 /** `topKey`: inside a nested kvlist, the top-level attribute it belongs to (named in a rejection). */
-function keyValues(list: any[] | null | undefined, depth = 0, topKey?: unknown): Attributes {
+export function keyValues(list: any[] | null | undefined, depth = 0, topKey?: unknown): Attributes {
   const out: Attributes = {};
   if (!list) return out;
   for (const kv of list) setAttribute(out, kv.key, anyValue(kv.value, depth === 0 ? kv.key : topKey, depth));

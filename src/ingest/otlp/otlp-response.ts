@@ -72,3 +72,28 @@ export function decodeExportResponse(body: Uint8Array): PartialSuccess | null {
   if (!decoded.partialSuccess) return null;
   return { rejectedSpans: decoded.partialSuccess.rejectedSpans ?? 0, errorMessage: decoded.partialSuccess.errorMessage ?? '' };
 }
+
+export interface LogsPartialSuccess {
+  rejectedLogRecords: number;
+  errorMessage: string;
+}
+
+/** An ExportLogsServiceResponse (POST /v1/logs), `partial_success` only when records were rejected or there is a warning. */
+export function encodeLogsExportResponse(encoding: OtlpEncoding, partial: LogsPartialSuccess): Buffer {
+  const hasPartial = partial.rejectedLogRecords > 0 || partial.errorMessage !== '';
+  if (encoding === 'json') {
+    const body = hasPartial ? { partialSuccess: { rejectedLogRecords: String(partial.rejectedLogRecords), errorMessage: partial.errorMessage } } : {};
+    return Buffer.from(JSON.stringify(body));
+  }
+  const type = otlpSchema().ExportLogsServiceResponse;
+  const message = type.fromObject(hasPartial ? { partialSuccess: { rejectedLogRecords: partial.rejectedLogRecords, errorMessage: partial.errorMessage } } : {});
+  return Buffer.from(type.encode(message).finish());
+}
+
+/** Reads a protobuf ExportLogsServiceResponse back (tests check answers with it). */
+export function decodeLogsExportResponse(body: Uint8Array): LogsPartialSuccess | null {
+  const type = otlpSchema().ExportLogsServiceResponse;
+  const decoded = type.toObject(type.decode(body), { longs: Number }) as { partialSuccess?: { rejectedLogRecords?: number; errorMessage?: string } };
+  if (!decoded.partialSuccess) return null;
+  return { rejectedLogRecords: decoded.partialSuccess.rejectedLogRecords ?? 0, errorMessage: decoded.partialSuccess.errorMessage ?? '' };
+}

@@ -9,12 +9,13 @@ import type { Reservation } from '../write/ingest-budget.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import { readOtlpBody } from './otlp-body.js';
 import { encodingOf, requireEncoding } from './otlp-request.js';
-import { encodeErrorStatus, encodeExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
+import { encodeErrorStatus, encodeExportResponse, encodeLogsExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
+import type { Principal } from '../../tenancy/tenancy-store.js';
 
 /**
  * OTLP/HTTP at the root, so stock exporters work with
- * OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT. Answers follow the OTLP/HTTP specification: the
- * response body is in the request's encoding — an ExportTraceServiceResponse on success, a
+ * OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT: traces and logs. Answers follow the OTLP/HTTP
+ * specification: the response body is in the request's encoding — an Export*ServiceResponse on success, a
  * google.rpc.Status for a failed protobuf request — and `{detail, code}` JSON otherwise.
  */
 
@@ -34,69 +35,89 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
   const limit = deps.config.otlpMaxBytes;
   const metrics = deps.metrics;
 
-  router.post('/v1/traces', async (req: Request, res: Response) => {
-    // Known before anything else, so even an auth failure answers in the caller's encoding.
-    const encoding = encodingOf(req.headers['content-type']);
-    let reservation: Reservation | null = null;
-    try {
-      const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
-      requireScope(principal, 'ingest');
-      const requestEncoding = requireEncoding(req.headers['content-type']);
-      // Admission: refused while settling lags past SETTLE_MAX_LAG_MS; then memory: the body, what
-      // it inflates to and what it decodes into are charged to this reservation as they come
-      // (INGEST_MAX_INFLIGHT_BYTES), and released when the request ends (after the answer): the
-      // decoded rows live on the compute pool and in the writer until then.
-      reservation = service.admit();
-      const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
-      metrics.ingestBodyBytes.observe(body.length);
-      const projectHeader = req.headers[PROJECT_HEADER];
-      // Decoding, validation and row building run on the compute pool (IngestService.ingest), not here.
-      // The store waits inside are bounded (INGEST_TIMEOUT_MS): a store that does not answer is a
-      // 503 + Retry-After well inside the exporter's own timeout, never a request left hanging.
-      const result = await service.ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
-      metrics.ingestRequests.inc({ code: 'ok' });
+  /**
+   * One OTLP/HTTP export: authentication, the memory admission, the body (limit, gzip), then the
+   * signal's transport-neutral ingest (IngestService.ingest / ingestLogs), answered in the
+   * request's encoding.
+   */
+  const exportRoute =
+    (ingest: (principal: Principal, project: string | undefined, body: Buffer, encoding: OtlpEncoding) => Promise<Buffer>) =>
+    async (req: Request, res: Response) => {
+      // Known before anything else, so even an auth failure answers in the caller's encoding.
+      const encoding = encodingOf(req.headers['content-type']);
+      let reservation: Reservation | null = null;
+      try {
+        const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
+        requireScope(principal, 'ingest');
+        const requestEncoding = requireEncoding(req.headers['content-type']);
+        // Admission: refused while settling lags past SETTLE_MAX_LAG_MS; then memory: the body, what
+        // it inflates to and what it decodes into are charged to this reservation as they come
+        // (INGEST_MAX_INFLIGHT_BYTES), and released when the request ends (after the answer): the
+        // decoded rows live on the compute pool and in the writer until then.
+        reservation = service.admit();
+        const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
+        metrics.ingestBodyBytes.observe(body.length);
+        const projectHeader = req.headers[PROJECT_HEADER];
+        // Decoding, validation and row building run on the compute pool, not here. The store waits
+        // inside are bounded (INGEST_TIMEOUT_MS): a store that does not answer is a 503 + Retry-After
+        // well inside the exporter's own timeout, never a request left hanging.
+        const answer = await ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
+        metrics.ingestRequests.inc({ code: 'ok' });
+        res.status(200).type(OTLP_CONTENT_TYPES[requestEncoding]).send(answer);
+      } catch (error) {
+        reservation?.release();
+        // A refusal can come before the body is read in full (413, 429, 401 ...). The answer goes out at
+        // once on a connection that stays open: Node reads and drops the rest of the body, so the
+        // exporter finishes sending and then reads the status. Closing instead (Connection: close, or
+        // destroying the request) reset the connection under the unsent body, and the exporter saw
+        // ECONNRESET, not 413, and retried the same body.
+        if (res.headersSent) return;
+        if (error instanceof HttpError) {
+          sendError(res, encoding, error, metrics);
+          return;
+        }
+        metrics.countError(error);
+        // A store that is not there is a 503 the exporter retries, never a 500 it drops the batch on.
+        const unavailable = storeUnavailable(error);
+        if (unavailable) {
+          req.log?.warn({ err: error }, 'OTLP ingest: store unavailable');
+          sendError(res, encoding, unavailable, metrics);
+          return;
+        }
+        req.log?.error({ err: error }, 'OTLP ingest failed');
+        sendError(res, encoding, new HttpError(500, 'internal_error', 'Internal server error'), metrics);
+      } finally {
+        reservation?.release();
+      }
+    };
+
+  router.post(
+    '/v1/traces',
+    exportRoute(async (principal, project, body, encoding) => {
+      const result = await service.ingest(principal, project, body, encoding);
       metrics.spansAccepted.inc(result.acceptedSpans);
       metrics.spansDuplicate.inc(result.duplicateSpans);
       metrics.spansRejected.inc({ reason: 'invalid' }, result.rejectedSpans - result.rejectedOverLimit);
       metrics.spansRejected.inc({ reason: 'trace_span_limit' }, result.rejectedOverLimit);
-      res
-        .status(200)
-        .type(OTLP_CONTENT_TYPES[requestEncoding])
-        .send(encodeExportResponse(requestEncoding, { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage }));
-    } catch (error) {
-      reservation?.release();
-      // A refusal can come before the body is read in full (413, 429, 401 ...). The answer goes out at
-      // once on a connection that stays open: Node reads and drops the rest of the body, so the
-      // exporter finishes sending and then reads the status. Closing instead (Connection: close, or
-      // destroying the request) reset the connection under the unsent body, and the exporter saw
-      // ECONNRESET, not 413, and retried the same body.
-      if (res.headersSent) return;
-      if (error instanceof HttpError) {
-        sendError(res, encoding, error, metrics);
-        return;
-      }
-      metrics.countError(error);
-      // A store that is not there is a 503 the exporter retries, never a 500 it drops the batch on.
-      const unavailable = storeUnavailable(error);
-      if (unavailable) {
-        req.log?.warn({ err: error }, 'OTLP ingest: store unavailable');
-        sendError(res, encoding, unavailable, metrics);
-        return;
-      }
-      req.log?.error({ err: error }, 'OTLP ingest failed');
-      sendError(res, encoding, new HttpError(500, 'internal_error', 'Internal server error'), metrics);
-    } finally {
-      reservation?.release();
-    }
-  });
+      return encodeExportResponse(encoding, { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage });
+    }),
+  );
 
-  // Only traces are taken: say so plainly instead of a bare 404, so a misconfigured exporter's log explains itself.
-  for (const signal of ['logs', 'metrics', 'profiles'] as const) {
+  router.post(
+    '/v1/logs',
+    exportRoute(async (principal, project, body, encoding) => {
+      const result = await service.ingestLogs(principal, project, body, encoding);
+      return encodeLogsExportResponse(encoding, { rejectedLogRecords: result.rejectedLogRecords, errorMessage: result.errorMessage });
+    }),
+  );
+
+  // Traces and logs only: say so plainly instead of a bare 404, so a misconfigured exporter's log explains itself.
+  for (const signal of ['metrics', 'profiles'] as const) {
     router.all(`/v1/${signal}`, (req: Request, res: Response) => {
       sendError(
         res,
         encodingOf(req.headers['content-type']),
-        new HttpError(404, 'not_found', `Lookout accepts OpenTelemetry traces only (POST /v1/traces); ${signal} are not supported`),
+        new HttpError(404, 'not_found', `Lookout accepts OpenTelemetry traces and logs only (POST /v1/traces, POST /v1/logs); ${signal} are not supported`),
         metrics,
       );
     });

@@ -5,7 +5,8 @@ import type { ToolCalledRow } from '../../spans/event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from '../write/packed-tool-rows.js';
 import { packHook, type PackedHook } from './packed-hook.js';
-import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredTraceSpans } from '../../spans/stored-spans.js';
+import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow, type StoredTraceSpans } from '../../spans/stored-spans.js';
+import { logRecordsBySpan, spanLogKey } from '../../spans/span-log-records.js';
 import { summarizeTrace, type TraceSummary } from '../../spans/trace-summary.js';
 import type { Origin } from '../../spans/origin.js';
 import type { PriceTrace } from '../../spans/trace-pricing.js';
@@ -40,6 +41,8 @@ export interface SettleSummariesInput {
   traces: SettleTraceInput[];
   /** JSONEachRow bytes of STORED_SPAN_COLUMNS holding the spans of every trace without `rows`. */
   stored?: Uint8Array;
+  /** JSONEachRow bytes of STORED_LOG_COLUMNS: the log records of these traces' spans (span-log-records.ts). */
+  logs?: Uint8Array;
   /** The price catalog shared with the pool (TracePricing); absent or null: costs `unavailable`. */
   prices?: SharedValueRef | null;
 }
@@ -79,6 +82,8 @@ export const settleSummariesTask = computeTask<SettleSummariesInput, SettledTrac
 
 export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledTrace[] {
   const options = { processedAt: input.processedAt, priceTrace };
+  const logs = logRecordsBySpan(input.logs);
+  const withLogs = (row: StoredSpanRow) => spanFromStoredRow(row, logs.size === 0 ? undefined : logs.get(spanLogKey(row.tenant_id, row.project_id, row.trace_id, row.span_id)));
   // Read-back rows, grouped by trace; a copy of a span left by a concurrent writer elsewhere is
   // dropped by span id (cheaper than FINAL over the whole table).
   const stored = new Map<string, StoredTraceSpans>();
@@ -89,14 +94,14 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
       if (!entry) stored.set(key, (entry = { spans: [], ingestAgentNames: new Map() }));
       if (entry.ingestAgentNames.has(row.span_id)) continue;
       entry.ingestAgentNames.set(row.span_id, row.agent_name);
-      entry.spans.push(spanFromStoredRow(row));
+      entry.spans.push(withLogs(row));
     }
   }
   const out: SettledTrace[] = [];
   for (const t of input.traces) {
     if (t.rows) {
       if (t.rows.byteLength === 0) continue;
-      const spans = storedRowsFromSpanLines(t.rows).map(spanFromStoredRow);
+      const spans = storedRowsFromSpanLines(t.rows).map(withLogs);
       const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
       const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];

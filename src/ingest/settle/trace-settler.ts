@@ -13,6 +13,7 @@ import { SettleCache, type CachedTrace } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
 import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
 import { readTraceSpansBytes, traceKeyString } from '../../spans/stored-spans.js';
+import { readTraceLogsBytes } from '../../spans/stored-log-records.js';
 import { markFirstSettled } from './stored-traces.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
@@ -108,6 +109,18 @@ export class TraceSettler {
   /** Hooks queued or running in this process, and the bytes of the queued payloads (metrics). */
   get hookLoad(): { pending: number; queuedBytes: number } {
     return { pending: this.hookRunner.pending, queuedBytes: this.hookRunner.queuedPayloadBytes };
+  }
+
+  /**
+   * Log records stored for these traces (span_logs): each trace is due again like one that got a
+   * late span, whether it was settled already or has no span yet. Not added to the span cache: the
+   * queue row's count moves past what the cache counted, so such a trace is read back from
+   * ClickHouse with its records.
+   */
+  async recordLogRecords(keys: { tenantId: string; projectId: string; traceId: string; origin: Origin }[]): Promise<void> {
+    if (keys.length === 0) return;
+    const { sql, settleMs, maxWaitMs } = this.options;
+    await recordTraces(sql, keys.map((k) => ({ ...k, hasRoot: false })), { settleMs, maxWaitMs });
   }
 
   start(): void {
@@ -230,6 +243,7 @@ export class TraceSettler {
     stored: Uint8Array,
     processedAt: string,
     first: Set<string>,
+    logs: Uint8Array,
   ): Promise<SettledTrace[]> {
     const { compute, pricing } = this.options;
     // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
@@ -254,7 +268,8 @@ export class TraceSettler {
         }
         return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
       });
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices }, [packed.buffer]));
+      // The log records are few next to the spans: each task gets a copy of the round's.
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined }, [packed.buffer]));
       group = [];
       groupSpans = 0;
     };
@@ -266,7 +281,7 @@ export class TraceSettler {
     send();
     if (readBack.length > 0) {
       const traces = readBack.map((r) => ({ ...r, firstProcessing: first.has(r.key) }));
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, stored, prices }, [stored.buffer as ArrayBuffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, stored, prices, logs: logs.byteLength > 0 ? logs : undefined }, [stored.buffer as ArrayBuffer]));
     }
     return (await Promise.all(tasks)).flat();
   }
@@ -284,9 +299,12 @@ export class TraceSettler {
     }
     // Traces not provably held here whole are read back (one query for the round, parsed on the
     // pool); meanwhile the round takes the first-settle mark of the traces that never had one.
-    const [stored, first] = await Promise.all([
+    // The round's log records too (span_logs), for every trace: they join their spans whichever
+    // came first, so a trace held here whole still gets the records stored by any process.
+    const [stored, first, logs] = await Promise.all([
       toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
       markFirstSettled(this.options.sql, round.claims),
+      readTraceLogsBytes(ch, round.claims),
     ]);
     const settled = await this.summarize(
       held,
@@ -294,6 +312,7 @@ export class TraceSettler {
       stored,
       processedAt,
       first,
+      logs,
     );
     const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);
     const processedRows = settled.map((s) => s.processedLine);

@@ -204,10 +204,10 @@ describe('POST /v1/traces', () => {
     expect((await postOtlp(svc.url, svc.adminKey, protobufBody(agentRun().spans), { headers: { 'x-lookout-project': 'nope' } })).status).toBe(404);
   });
 
-  it('says plainly that logs and metrics are not accepted', async () => {
-    const logs = await postOtlp(svc.url, svc.adminKey, '{}', { contentType: 'application/json', path: '/v1/logs' });
-    expect(logs.status).toBe(404);
-    expect(JSON.parse(logs.body.toString()).detail).toMatch(/traces only.*logs are not supported/);
+  it('says plainly that metrics are not accepted', async () => {
+    const profiles = await postOtlp(svc.url, svc.adminKey, '{}', { contentType: 'application/json', path: '/v1/profiles' });
+    expect(profiles.status).toBe(404);
+    expect(JSON.parse(profiles.body.toString()).detail).toMatch(/traces and logs only.*profiles are not supported/);
     const metrics = await postOtlp(svc.url, svc.adminKey, '', { path: '/v1/metrics' });
     expect(metrics.status).toBe(404);
     expect(metrics.contentType).toBe('application/x-protobuf');

@@ -79,7 +79,8 @@ async function wholeTrace(cursor: string | null = null, limit = 100_000) {
 }
 
 beforeAll(async () => {
-  svc = await startTestService({ TRACE_SETTLE_MS: '500' });
+  // A trace re-opened by log records (no root in that write) settles TRACE_MAX_WAIT_MS after them.
+  svc = await startTestService({ TRACE_SETTLE_MS: '500', TRACE_MAX_WAIT_MS: '3000' });
   ({ tenantId, adminKey } = await svc.newTenant('pages'));
   projectId = (await svc.newProject('pages', adminKey)).id;
   await send(Array.from({ length: SPANS }, (_, i) => span(i)));
@@ -130,6 +131,54 @@ describe('trace-detail pages of a big settled trace', () => {
     const bad = await svc.call('GET', `/traces/${otelTraceId}?span_cursor=nonsense`, { key: adminKey });
     expect(bad.status).toBe(400);
   }, 60_000);
+
+  it('falls back to the whole trace while log records are newer than the summary, and pages join them once it is settled again', async () => {
+    const readNow = async () =>
+      (await svc.call('GET', `/traces/${otelTraceId}?span_limit=1`, { key: adminKey })).body as { agent_output: unknown; spans: { events: { name: string }[] }[] };
+    expect((await readNow()).agent_output).toBeNull();
+    const ingestKey = await svc.newKey('ingest', { key: adminKey });
+    const nowNs = (BigInt(Date.now()) * 1_000_000n).toString();
+    const record = (spanId: string, eventName: string, body: object) => ({ timeUnixNano: nowNs, traceId: otelTraceId, spanId, eventName, body });
+    const answer = { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'all pages done' } };
+    const res = await fetch(`${svc.url}/v1/logs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ingestKey}`, 'x-lookout-project': projectId },
+      body: JSON.stringify({
+        resourceLogs: [
+          {
+            scopeLogs: [
+              {
+                logRecords: [
+                  record(spanIdOf(2555), 'gen_ai.choice', { kvlistValue: { values: [{ key: 'index', value: { intValue: '0' } }, { key: 'finish_reason', value: { stringValue: 'stop' } }, { key: 'message', value: { kvlistValue: { values: [{ key: 'role', value: { stringValue: 'assistant' } }, { key: 'content', value: { stringValue: answer.message.content } }] } } }] } }),
+                  record(spanIdOf(0), 'app.checkpoint', { stringValue: 'half way' }),
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({});
+    const expectedOutput = [{ role: 'assistant', parts: [{ type: 'text', content: 'all pages done' }], finish_reason: 'stop' }];
+    // Until the trace settles again the stored summary does not have them: the whole trace is read.
+    expect(await storedTraceDetailPage(svc.service.deps.ch, svc.service.deps.compute, { tenantId, projectId }, otelTraceId, { view, limit: 10, cursor: null })).toBeNull();
+    expect((await readNow()).agent_output).toEqual(expectedOutput);
+    // Settled again: served from the summary and a page again, with the records joined.
+    const page = await waitFor(
+      async () => (await storedTraceDetailPage(svc.service.deps.ch, svc.service.deps.compute, { tenantId, projectId }, otelTraceId, { view, limit: 1, cursor: null })) ?? undefined,
+      60_000,
+      'the trace settled again with its records',
+    );
+    if (!page.found || page.invalidCursor) throw new Error('no page');
+    expect(JSON.parse(String(page.trace.agent_output))).toEqual(expectedOutput);
+    const [root] = JSON.parse(page.spansJson) as { otel_span_id: string; events: { name: string; attributes: Record<string, unknown> }[] }[];
+    expect(root.otel_span_id).toBe(spanIdOf(0));
+    expect(root.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['mark', { k: 'v' }],
+      ['app.checkpoint', { 'log.body': 'half way' }],
+    ]);
+  }, 90_000);
 
   it('falls back to the whole trace once more spans arrive than the summary counted', async () => {
     await send([span(SPANS)]);
