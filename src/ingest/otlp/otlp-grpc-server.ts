@@ -3,22 +3,23 @@ import type { AppDeps } from '../../app/app-deps.js';
 import type { ModuleListener } from '../../app/module.js';
 import type { IngestService } from '../ingest-service.js';
 import { exportHandler } from './otlp-grpc-export.js';
-import { encodeExportResponse, type PartialSuccess } from './otlp-response.js';
+import { encodeExportResponse, encodeLogsExportResponse, type LogsPartialSuccess, type PartialSuccess } from './otlp-response.js';
 
 /**
  * OTLP/gRPC (OTLP specification, "OTLP/gRPC"): the collector services on a port of their own
  * (OTLP_GRPC_PORT, default 4317), served by @grpc/grpc-js in processes with the `ingest` role.
  *
- * The request deserializer hands the ExportTraceServiceRequest bytes over as they came: they are
- * decoded with the vendored protos on the compute pool, as an OTLP/HTTP protobuf body is, not on
- * the event loop. The response serializer encodes the ExportTraceServiceResponse (partial_success
- * only when spans were rejected) with the same protobufjs schema the HTTP answer uses.
+ * Two services, TraceService and LogsService, each with its one Export method. The request
+ * deserializer hands the Export*ServiceRequest bytes over as they came: they are decoded with the
+ * vendored protos on the compute pool, as an OTLP/HTTP protobuf body is, not on the event loop. The
+ * response serializer encodes the Export*ServiceResponse (partial_success only when something was
+ * rejected) with the same protobufjs schema the HTTP answer uses.
  */
 
 export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+export const LOGS_EXPORT_PATH = '/opentelemetry.proto.collector.logs.v1.LogsService/Export';
 /** Signals Lookout does not take: answered UNIMPLEMENTED with a message that says so, as HTTP's 404 does. */
 export const UNSUPPORTED_EXPORT_PATHS = {
-  logs: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
   metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
   profiles: '/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export',
 } as const;
@@ -64,10 +65,19 @@ export async function startOtlpGrpcServer(deps: AppDeps, service: IngestService)
       }),
     },
   );
+  server.addService(
+    { Export: unaryMethod<LogsPartialSuccess>(LOGS_EXPORT_PATH, (partial) => encodeLogsExportResponse('protobuf', partial)) },
+    {
+      Export: exportHandler('LogsService/Export', callDeps, async (principal, project, body) => {
+        const result = await service.ingestLogs(principal, project, body, 'protobuf');
+        return { rejectedLogRecords: result.rejectedLogRecords, errorMessage: result.errorMessage };
+      }),
+    },
+  );
   for (const [signal, path] of Object.entries(UNSUPPORTED_EXPORT_PATHS)) {
     server.addService({ Export: unaryMethod<Buffer>(path, passBytes) }, {
       Export: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
-        callback({ code: grpc.status.UNIMPLEMENTED, details: `Lookout accepts OpenTelemetry traces only (TraceService/Export); ${signal} are not supported` }),
+        callback({ code: grpc.status.UNIMPLEMENTED, details: `Lookout accepts OpenTelemetry traces and logs only (TraceService/Export, LogsService/Export); ${signal} are not supported` }),
     });
   }
 

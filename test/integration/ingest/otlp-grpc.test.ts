@@ -1,6 +1,9 @@
 import http from 'node:http';
 import grpc from '@grpc/grpc-js';
-import { diag, DiagLogLevel } from '@opentelemetry/api';
+import { diag, DiagLogLevel, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
+import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -8,9 +11,9 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestService } from '../../../src/ingest/ingest-service.js';
-import { TRACE_EXPORT_PATH, UNSUPPORTED_EXPORT_PATHS } from '../../../src/ingest/otlp/otlp-grpc-server.js';
+import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH, UNSUPPORTED_EXPORT_PATHS } from '../../../src/ingest/otlp/otlp-grpc-server.js';
 import { retryDelayMs, STATUS_DETAILS_KEY } from '../../../src/ingest/otlp/otlp-grpc-status.js';
-import { decodeExportResponse } from '../../../src/ingest/otlp/otlp-response.js';
+import { decodeExportResponse, decodeLogsExportResponse } from '../../../src/ingest/otlp/otlp-response.js';
 import { otlpSchema } from '../../../src/ingest/otlp/otlp-schema.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
@@ -269,7 +272,77 @@ describe('OTLP/gRPC TraceService/Export', () => {
     expect(grpc.status[answer.error!.code]).toBe('UNIMPLEMENTED');
     expect(answer.error!.details).toMatch(/metrics are not supported/);
   });
+});
 
+describe('OTLP/gRPC LogsService/Export', () => {
+  const QUESTION = 'What is the weather in Paris?';
+  const ANSWER = 'It is 18°C and sunny in Paris.';
+
+  /** A model call without content on its span, its content as the GenAI log events, and one record outside any span. */
+  function callWithEvents() {
+    const spanExporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'weather' }), spanProcessors: [new SimpleSpanProcessor(spanExporter)] }).getTracer('grpc-logs');
+    const start = Date.now() - 3000;
+    const span = tracer.startSpan('chat gpt-4o-mini', {
+      kind: SpanKind.CLIENT,
+      startTime: start,
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 20, 'gen_ai.usage.output_tokens': 9 },
+    });
+    const inSpan = trace.setSpan(ROOT_CONTEXT, span);
+    const logExporter = new InMemoryLogRecordExporter();
+    const logger = new LoggerProvider({ resource: resourceFromAttributes({ 'service.name': 'weather' }), processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] }).getLogger('grpc-logs');
+    logger.emit({ eventName: 'gen_ai.user.message', context: inSpan, body: { content: QUESTION }, attributes: { 'gen_ai.system': 'openai' } });
+    logger.emit({ eventName: 'gen_ai.choice', context: inSpan, body: { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: ANSWER } }, attributes: { 'gen_ai.system': 'openai' } });
+    logger.emit({ body: 'a log line outside any span', context: ROOT_CONTEXT });
+    span.end(start + 800);
+    return { spans: spanExporter.getFinishedSpans(), records: logExporter.getFinishedLogRecords(), otelTraceId: span.spanContext().traceId };
+  }
+
+  async function exportRecords(records: ReadableLogRecord[], key: string | null, gzip = false): Promise<ExportResult> {
+    const exporter = new OTLPLogExporter({
+      url: `http://${svc.grpcAddress()}`,
+      metadata: metadata(key, project.id),
+      compression: gzip ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE,
+      timeoutMillis: 30_000,
+    });
+    try {
+      return await new Promise<ExportResult>((resolve) => exporter.export(records, resolve));
+    } finally {
+      await exporter.shutdown();
+    }
+  }
+
+  it('joins GenAI events sent by the gRPC logs exporter to their span, as the same records over HTTP, and rejects records without a span context', async () => {
+    const overGrpc = callWithEvents();
+    expect(overGrpc.records).toHaveLength(3);
+    // The exact answer first, from a plain client: one record refused, the two events kept.
+    const answer = await rawCall(LOGS_EXPORT_PATH, ProtobufLogsSerializer.serializeRequest(overGrpc.records)!, metadata(svc.adminKey, project.id));
+    expect(answer.error).toBeNull();
+    expect(decodeLogsExportResponse(answer.response!)).toEqual({ rejectedLogRecords: 1, errorMessage: expect.stringContaining('no span context') });
+    // The stock exporter (gzip) with the same records: a retried export, stored once.
+    expect((await exportRecords(overGrpc.records, svc.adminKey, true)).code).toBe(ExportResultCode.SUCCESS);
+    expect((await exportSpans(overGrpc.spans, svc.adminKey, { projectId: project.id })).code).toBe(ExportResultCode.SUCCESS);
+
+    const overHttp = callWithEvents();
+    expect((await postOtlp(svc.url, svc.adminKey, ProtobufLogsSerializer.serializeRequest(overHttp.records)!, { path: '/v1/logs', headers: { 'x-lookout-project': project.id } })).status).toBe(200);
+    expect((await postOtlp(svc.url, svc.adminKey, protobufBody(overHttp.spans), { headers: { 'x-lookout-project': project.id } })).status).toBe(200);
+
+    const g = await settledTrace(lookoutTraceId(project.id, overGrpc.otelTraceId));
+    const h = await settledTrace(lookoutTraceId(project.id, overHttp.otelTraceId));
+    expect(g.agent_input_display).toBe(QUESTION);
+    expect(JSON.stringify(g.agent_output)).toContain(ANSWER);
+    for (const field of ['agent_input', 'agent_output', 'agent_input_display', 'interaction', 'stats'] as const) {
+      expect([field, g[field]]).toEqual([field, h[field]]);
+    }
+  });
+
+  it('refuses a bad key with UNAUTHENTICATED, as traces', async () => {
+    const error = grpcError(await exportRecords(callWithEvents().records, 'lk_not_a_real_key_0123456789'));
+    expect([grpc.status[error.code], error.details]).toEqual(['UNAUTHENTICATED', 'Unknown or revoked API key']);
+  });
+});
+
+describe('OTLP/gRPC shutdown', () => {
   // Last: it stops the service.
   it('closes with the service: a call in flight is answered once durable, new calls are refused', async () => {
     const { writer } = svc.service.deps.services.ingest as IngestService;
