@@ -52,10 +52,13 @@ export function asText(column: Column): string {
   return quoted;
 }
 
-/** Every stored version of every row, all columns (ids as text), in column order. */
-export async function allRows(store: ClickHouseStore, table: string): Promise<Record<string, unknown>[]> {
+/**
+ * Every stored version of every row, all columns (ids as text), in column order; with `final`, only
+ * the row versions a read with FINAL sees (each key's newest in a ReplacingMergeTree table).
+ */
+export async function allRows(store: ClickHouseStore, table: string, options: { final?: boolean } = {}): Promise<Record<string, unknown>[]> {
   const list = await columns(store, table);
-  return rows(store, `SELECT ${list.map(asText).join(', ')} FROM ${store.table(table)} ORDER BY ${list.map((c) => `\`${c.name}\``).join(', ')}`);
+  return rows(store, `SELECT ${list.map(asText).join(', ')} FROM ${store.table(table)}${options.final ? ' FINAL' : ''} ORDER BY ${list.map((c) => `\`${c.name}\``).join(', ')}`);
 }
 
 /**
