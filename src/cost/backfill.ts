@@ -9,6 +9,7 @@ import { GENERATION_MARGIN_MS, parseChTime } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
 import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
 import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
+import { rowText } from '../platform/clickhouse/row-text.js';
 
 /**
  * The cost backfill (`npm run admin -- backfill-costs`, `POST /api/admin/backfill-costs`): prices
@@ -78,8 +79,8 @@ WHERE ${tenantGuard({ tenantId, projectId })} AND trace_id IN ${param('Array(UUI
   for (const g of result) {
     const list = byTrace.get(String(g.trace_id)) ?? [];
     list.push({
-      model: String(g.model ?? ''),
-      provider: String(g.provider ?? ''),
+      model: rowText(g.model),
+      provider: rowText(g.provider),
       inputTokens: Number(g.input_tokens),
       outputTokens: Number(g.output_tokens),
       cachedInputTokens: Number(g.cached_input_tokens),

@@ -65,10 +65,10 @@ async function applyPostgres(tx: SqlHandle, dir: string): Promise<string[]> {
 
 /** Applies each PostgreSQL migration once, in one transaction under the migration lock. */
 export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> {
-  return sql.begin(async (tx) => {
+  return sql.begin<string[]>(async (tx) => {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
     return applyPostgres(tx, dir);
-  }) as Promise<string[]>;
+  });
 }
 
 /**
@@ -84,7 +84,7 @@ export async function migrateStores(sql: Sql, ch: ClickHouseStore, dirs: Migrati
     const postgres = await applyPostgres(tx, dirs.postgres);
     const clickhouse = await migrateClickHouse(ch, dirs.clickhouse);
     return { postgres, clickhouse };
-  }) as Promise<MigrationResult>;
+  });
 }
 
 /** Files not yet applied, per store: what a process started with migration turned off checks. */

@@ -55,12 +55,12 @@ export interface LaneControls {
  * The drivers per lane (on a server, the same client repeated). A gated lane holds one per slot;
  * `ingest` more than one, so an insert does not wait behind a settling read of a big trace.
  */
-export interface LaneClients {
+export type LaneClients = {
   ingest: ClickHouseClient[];
   system: ClickHouseClient[];
   analytics: ClickHouseClient[];
   interactive: ClickHouseClient[];
-}
+};
 
 /**
  * An insert of a body straight into the engine, for a client on the embedded engine: chdb's raw
