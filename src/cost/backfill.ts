@@ -144,8 +144,8 @@ ORDER BY tenant_id, project_id, trace_id LIMIT ${param('UInt32', batchSize)}`,
         const cost = computeStoredTraceCost(generations.get(String(row.trace_id)) ?? [], catalog, parseChTime(row.timestamp) ?? new Date());
         costs.set(String(row.trace_id), cost.estimated_cost_usd);
         result.priced_at = cost.cost_priced_at;
-        // A rewrite is a second version of the trace's row: never the first processing (clickhouse/006),
-        // so at most one row per trace carries first_processing = 1.
+        // A rewrite is a second version of the trace's row; first_processing (clickhouse/006, no
+        // longer written or read) goes back to its default like every row written today.
         return { ...row, ...cost, first_processing: 0, processed_at: shiftTime(row.processed_at) };
       });
       await store.insert(table, rewritten, 'system');

@@ -13,7 +13,6 @@ import { SettleCache, type CachedTrace } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
 import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
 import { readTraceSpansBytes, traceKeyString } from '../../spans/stored-spans.js';
-import { markFirstSettled } from './stored-traces.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
@@ -34,10 +33,6 @@ export const SETTLE_ROUND_TRACES = 5000;
  * the hooks, and only then finishes the claim — which fails if a newer span was recorded meanwhile.
  * A round that dies anywhere before that leaves its claims to expire and be settled again under a
  * newer version: hooks run once per settle version, and a finished trace's hooks have run.
- *
- * Each round also takes the first-settle mark of its traces in PostgreSQL (stored-traces.ts): the
- * traces it returns are written with first_processing = 1, every other row with 0, so a trace has at
- * most one trace.processed row with 1 (readers skip FINAL for keys whose only row it is).
  *
  * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
  * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
@@ -214,7 +209,6 @@ export class TraceSettler {
     readBack: { key: string; origin: Origin }[],
     stored: Uint8Array,
     processedAt: string,
-    first: Set<string>,
   ): Promise<SettledTrace[]> {
     const { compute, pricing } = this.options;
     // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
@@ -237,7 +231,7 @@ export class TraceSettler {
           packed.set(line, at);
           at += line.byteLength;
         }
-        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
+        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()] };
       });
       tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices }, [packed.buffer]));
       group = [];
@@ -250,8 +244,7 @@ export class TraceSettler {
     }
     send();
     if (readBack.length > 0) {
-      const traces = readBack.map((r) => ({ ...r, firstProcessing: first.has(r.key) }));
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, stored, prices }, [stored.buffer as ArrayBuffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces: readBack, stored, prices }, [stored.buffer as ArrayBuffer]));
     }
     return (await Promise.all(tasks)).flat();
   }
@@ -267,18 +260,13 @@ export class TraceSettler {
       if (trace) held.push({ key: traceKeyString(claim), origin: claim.origin, trace });
       else toRead.push(claim);
     }
-    // Traces not provably held here whole are read back (one query for the round, parsed on the
-    // pool); meanwhile the round takes the first-settle mark of the traces that never had one.
-    const [stored, first] = await Promise.all([
-      toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
-      markFirstSettled(this.options.sql, round.claims),
-    ]);
+    // Traces not provably held here whole are read back: one query for the round, parsed on the pool.
+    const stored = toRead.length > 0 ? await readTraceSpansBytes(ch, toRead) : new Uint8Array(0);
     const settled = await this.summarize(
       held,
       toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
       stored,
       processedAt,
-      first,
     );
     const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);
     const processedRows = settled.map((s) => s.processedLine);
