@@ -112,7 +112,7 @@ function querySize(text: string): { clickhouse_settings?: Record<string, number>
 
 /** Two requests' settings in one (a command carries its lane's controls and perhaps a raised max_query_size). */
 function withSettings(...parts: { clickhouse_settings?: Record<string, number | string> }[]): { clickhouse_settings?: Record<string, number | string> } {
-  const merged = Object.assign({}, ...parts.map((p) => p.clickhouse_settings ?? {}));
+  const merged = Object.fromEntries(parts.flatMap((p) => Object.entries(p.clickhouse_settings ?? {})));
   return Object.keys(merged).length > 0 ? { clickhouse_settings: merged } : {};
 }
 
