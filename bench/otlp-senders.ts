@@ -1,4 +1,4 @@
-import type { Batch } from './ingest/synthetic-batch.js';
+import type { Batch } from '../test/helpers/synthetic-batch.js';
 import { BENCH_KEY, type ServiceProcess } from './service-process.js';
 
 export type Encoding = 'protobuf' | 'json';

@@ -25,7 +25,7 @@
  * Between rates the service drains its settle queue; one service serves every rate.
  */
 import http from 'node:http';
-import { shapedBatch, syntheticBatch, type Batch, type TraceShape } from '../ingest/synthetic-batch.js';
+import { shapedBatch, syntheticBatch, type Batch, type TraceShape } from '../../test/helpers/synthetic-batch.js';
 import { sendBatches } from '../otlp-senders.js';
 import { BENCH_KEY, memoryMiB, numberArg, startServiceProcess, type ServiceProcess } from '../service-process.js';
 import { freePortNumber, percentile, scrapeGauges } from './freshness-probes.js';

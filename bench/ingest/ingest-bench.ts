@@ -41,7 +41,7 @@ import { BENCH_KEY, memoryMiB, numberArg, root, startServiceProcess, type Servic
 import { cpuBetween, cpuSampler, readComputeStats, type CpuSampler, type CpuSnapshot, type CpuSplit } from './cpu-split.js';
 import { enginePoolsLine, engineStatsLines, readEngineStats } from './engine-stats.js';
 import { postgresStatsLines, readPostgresStats } from './postgres-stats.js';
-import { syntheticBatch, type Batch } from './synthetic-batch.js';
+import { syntheticBatch, type Batch } from '../../test/helpers/synthetic-batch.js';
 
 const BATCHES = numberArg('batches', 300);
 const CONCURRENCY = numberArg('concurrency', 8);

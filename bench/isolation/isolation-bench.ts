@@ -20,7 +20,7 @@ import os from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { probeHealthz } from '../../test/helpers/loop-probe.js';
 import { chainRequests } from '../../test/helpers/span-chain.js';
-import { syntheticBatch } from '../ingest/synthetic-batch.js';
+import { syntheticBatch } from '../../test/helpers/synthetic-batch.js';
 import { postTraces, sendBatches } from '../otlp-senders.js';
 import { BENCH_KEY, memoryMiB, numberArg, startServiceProcess } from '../service-process.js';
 

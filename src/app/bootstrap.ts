@@ -12,5 +12,5 @@ export async function bootstrapTenant(sql: Sql, bootstrapKey: string | null): Pr
     if ((await tenantCount(tx)) > 0) return null;
     const created = await provisionTenant(tx, 'default', bootstrapKey ?? undefined);
     return { tenantId: created.tenant.id, adminKey: created.adminKey, generated: !bootstrapKey };
-  }) as Promise<{ tenantId: string; adminKey: string; generated: boolean } | null>;
+  });
 }

@@ -9,6 +9,7 @@ import { GENERATION_MARGIN_MS, parseChTime } from './cost-engine.js';
 import { WRITTEN } from './cost-sql.js';
 import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
 import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
+import { rowText } from '../platform/clickhouse/row-text.js';
 
 /**
  * The cost backfill (`npm run admin -- backfill-costs`, `POST /api/admin/backfill-costs`): prices
@@ -78,8 +79,8 @@ WHERE ${tenantGuard({ tenantId, projectId })} AND trace_id IN ${param('Array(UUI
   for (const g of result) {
     const list = byTrace.get(String(g.trace_id)) ?? [];
     list.push({
-      model: String(g.model ?? ''),
-      provider: String(g.provider ?? ''),
+      model: rowText(g.model),
+      provider: rowText(g.provider),
       inputTokens: Number(g.input_tokens),
       outputTokens: Number(g.output_tokens),
       cachedInputTokens: Number(g.cached_input_tokens),
@@ -143,8 +144,8 @@ ORDER BY tenant_id, project_id, trace_id LIMIT ${param('UInt32', batchSize)}`,
         const cost = computeStoredTraceCost(generations.get(String(row.trace_id)) ?? [], catalog, parseChTime(row.timestamp) ?? new Date());
         costs.set(String(row.trace_id), cost.estimated_cost_usd);
         result.priced_at = cost.cost_priced_at;
-        // A rewrite is a second version of the trace's row: never the first processing (clickhouse/006),
-        // so at most one row per trace carries first_processing = 1.
+        // A rewrite is a second version of the trace's row; first_processing (clickhouse/006, no
+        // longer written or read) goes back to its default like every row written today.
         return { ...row, ...cost, first_processing: 0, processed_at: shiftTime(row.processed_at) };
       });
       await store.insert(table, rewritten, 'system');

@@ -7,6 +7,7 @@ import {
   liveCountSql, liveModelsSql, liveRollupSql, storedSql,
   type BucketSpec, type GenerationScope, type SqlFragment, type TraceSelection,
 } from './cost-sql.js';
+import { rowText } from '../platform/clickhouse/row-text.js';
 
 /**
  * Runs the cost SQL (cost-sql.ts) for a trace selection and folds the rows into one mergeable
@@ -173,7 +174,7 @@ export interface RolledUpRow {
 
 export function rolledUp(row: Record<string, unknown>, modelColumn = 'model'): RolledUpRow {
   return {
-    model: String(row[modelColumn] ?? ''),
+    model: rowText(row[modelColumn]),
     input: Number(row.input), cached: Number(row.cached), cacheWrite: Number(row.cache_write ?? 0), output: Number(row.output),
     tokens: Number(row.tokens), calls: Number(row.calls), tier: Number(row.tier), atSeconds: Number(row.at_s),
   };
@@ -237,7 +238,7 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection, stor
       p.liveWithoutGenerations = Number(row.without_generations);
     }
     const pairs = (await queryRows(scope, liveModelsSql(sel, gen, cap)))
-      .map((r) => ({ model: String(r.model ?? ''), provider: String(r.provider ?? ''), volume: Number(r.tokens) + Number(r.cached) + Number(r.cache_write) }))
+      .map((r) => ({ model: rowText(r.model), provider: rowText(r.provider), volume: Number(r.tokens) + Number(r.cached) + Number(r.cache_write) }))
       .filter((r) => r.volume > 0);
     const kept = pairs.slice(0, scope.limits.modelRollup);
     modelRollupTruncated = pairs.length > kept.length;
@@ -245,7 +246,7 @@ export async function runTraceCost(scope: EngineScope, sel: TraceSelection, stor
     for (const row of await queryRows(scope, liveRollupSql(sel, gen, cap, spec))) {
       const p = at(row);
       const r = rolledUp(row);
-      const key = pairKey(r.model, String(row.provider ?? ''));
+      const key = pairKey(r.model, rowText(row.provider));
       if (r.tokens + r.cached + r.cacheWrite === 0) continue;
       if (!resolved.has(key)) {
         p.cutModelTokens += r.tokens;

@@ -174,7 +174,7 @@ export function resolveModel(catalog: PriceCatalog, model: string, providerHint?
   const name = model.trim().toLowerCase();
   if (!name) return null;
   let memo = cache.get(catalog);
-  if (!memo) cache.set(catalog, (memo = new Map()));
+  if (!memo) cache.set(catalog, (memo = new Map<string, ResolvedModel | null>()));
   const memoKey = `${(providerHint ?? '').trim().toLowerCase()}\u0001${name}`;
   if (memo.has(memoKey)) return memo.get(memoKey) ?? null;
 

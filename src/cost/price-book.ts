@@ -36,7 +36,7 @@ export class PriceBook {
    * Fetches provider data from `url`; on success it becomes the catalog with fetchedAt = now.
    * Any failure (network, status, JSON, shape) leaves the current catalog in place.
    */
-  async refresh(url: string, fetchImpl: FetchLike = fetch as unknown as FetchLike, timeoutMs = 30_000): Promise<RefreshResult> {
+  async refresh(url: string, fetchImpl: FetchLike = fetch, timeoutMs = 30_000): Promise<RefreshResult> {
     try {
       const response = await fetchImpl(url, { signal: AbortSignal.timeout(timeoutMs) });
       if (!response.ok) throw new Error(`price refresh answered HTTP ${response.status}`);

@@ -114,6 +114,6 @@ export function cachedPlan(model: ModelInfo, bucket: number): PricePlan | null |
 
 export function rememberPlan(model: ModelInfo, bucket: number, plan: PricePlan | null): void {
   let byBucket = plans.get(model);
-  if (!byBucket) plans.set(model, (byBucket = new Map()));
+  if (!byBucket) plans.set(model, (byBucket = new Map<number, PricePlan | null>()));
   byBucket.set(bucket, plan);
 }

@@ -1,10 +1,11 @@
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import type { PriceCatalog } from './price-catalog.js';
-import { bucketSpecFor, DEFAULT_TIMEOUT_SECONDS, pairKey, priceBucket, queryRows, rolledUp, runTraceCost, type CostLimits } from './cost-engine.js';
+import { bucketSpecFor, DEFAULT_TIMEOUT_SECONDS, pairKey, priceBucket, queryRows, rolledUp, runTraceCost, type CostLimits, type ResolvedPair } from './cost-engine.js';
 import { generationModelsSql, generationRollupSql, type SqlFragment } from './cost-sql.js';
 import { summarize } from './cost-summary.js';
 import { resolveCatalog, resolveLimits } from './cost-object.js';
 import { roundUsd } from './stored-cost.js';
+import { rowText } from '../platform/clickhouse/row-text.js';
 
 /**
  * The analytics query's cost measures (trace_cost on trace.processed,
@@ -96,17 +97,17 @@ async function traceCostRows(ctx: CostQueryContext, request: CostQueryRequest, c
  */
 async function generationCostRows(ctx: CostQueryContext, request: CostQueryRequest, catalog: PriceCatalog | null, now: Date): Promise<Map<string, Record<string, unknown>>> {
   const pairs = (await queryRows(costScope(ctx), generationModelsSql(request.table, request.where))).map((r) => ({
-    model: String(r.model ?? ''),
-    provider: String(r.provider ?? ''),
+    model: rowText(r.model),
+    provider: rowText(r.provider),
   }));
-  const { spec, resolved } = catalog ? bucketSpecFor(catalog, pairs) : { spec: { providers: [], models: [], breaks: [], granularity: [] }, resolved: new Map() };
+  const { spec, resolved } = catalog ? bucketSpecFor(catalog, pairs) : { spec: { providers: [], models: [], breaks: [], granularity: [] }, resolved: new Map<string, ResolvedPair>() };
   const groups = new Map<string, { cost: number; priced: number; unpriced: number }>();
   for (const row of await queryRows(costScope(ctx), generationRollupSql(request.table, request.where, request.groups, spec))) {
     const key = JSON.stringify(request.groups.map((_, i) => row[`cg_${i}`]));
     let group = groups.get(key);
     if (!group) groups.set(key, (group = { cost: 0, priced: 0, unpriced: 0 }));
     const r = rolledUp(row, 'cost_model');
-    const cost = priceBucket(resolved.get(pairKey(r.model, String(row.cost_provider ?? ''))), r, now);
+    const cost = priceBucket(resolved.get(pairKey(r.model, rowText(row.cost_provider))), r, now);
     if (cost === null) group.unpriced += 1;
     else {
       group.cost += cost;

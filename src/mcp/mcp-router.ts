@@ -34,7 +34,7 @@ function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const entry = tools.find(({ tool }) => tool.name === request.params.name);
     if (!entry) return toolError(`Unknown tool: ${request.params.name}`, 'not_found');
-    const args = structuredClone(request.params.arguments ?? {}) as Record<string, unknown>;
+    const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
     if (!entry.validate(args)) return toolError(describeValidationError('body', entry.validate.errors).replace(/^body: /, 'arguments: '), 'validation_error');
     try {
       const project = await projectForPrincipal(deps, principal, String(args.project_id));

@@ -22,6 +22,8 @@ export interface McpTool {
   title: string;
   description: string;
   inputSchema: JsonSchema;
+  // Arguments arrive validated by ajv against inputSchema; each tool reads them as its schema says.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- validated against inputSchema before run
   run(args: Record<string, any>, ctx: McpToolContext): Promise<Record<string, unknown>>;
 }
 

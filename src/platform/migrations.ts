@@ -65,13 +65,13 @@ async function applyPostgres(tx: SqlHandle, dir: string): Promise<string[]> {
 
 /** Applies each PostgreSQL migration once, in one transaction under the migration lock. */
 export async function migratePostgres(sql: Sql, dir: string): Promise<string[]> {
-  return sql.begin(async (tx) => {
+  return sql.begin<string[]>(async (tx) => {
     // A migration may rewrite a large table, and waiting for another process's run is expected:
     // the pool's statement_timeout does not apply here.
     await tx`set local statement_timeout = 0`;
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
     return applyPostgres(tx, dir);
-  }) as Promise<string[]>;
+  });
 }
 
 /**
@@ -90,7 +90,7 @@ export async function migrateStores(sql: Sql, ch: ClickHouseStore, dirs: Migrati
     const postgres = await applyPostgres(tx, dirs.postgres);
     const clickhouse = await migrateClickHouse(ch, dirs.clickhouse);
     return { postgres, clickhouse };
-  }) as Promise<MigrationResult>;
+  });
 }
 
 /** Files not yet applied, per store: what a process started with migration turned off checks. */

@@ -112,7 +112,7 @@ export function normalizeExport(decoded: DecodedExport, scope: IngestScope): Nor
   // One SHA-1 per trace, not per span.
   const traceIds = new Map<string, string>();
   for (const rs of decoded.resourceSpans) {
-    const serviceName = typeof rs.resource['service.name'] === 'string' ? (rs.resource['service.name'] as string) : '';
+    const serviceName = typeof rs.resource['service.name'] === 'string' ? (rs.resource['service.name']) : '';
     for (const ss of rs.scopes) {
       for (const s of ss.spans) {
         let traceId = traceIds.get(s.traceId);

@@ -60,11 +60,6 @@ export interface TraceProcessedRow extends Origin, TraceCost {
   generations: number;
   generations_with_provider: number;
   tool_calls: number;
-  /**
-   * 1 only on the row of a trace's first settle (the settler's mark in PostgreSQL, stored_traces);
-   * 0 on every later processing and on traces processed before the mark existed (clickhouse/006).
-   */
-  first_processing: number;
   processed_at: string;
 }
 
@@ -121,8 +116,6 @@ export interface SummarizeOptions {
    */
   processedAt: string;
   priceTrace?: PriceTrace;
-  /** This processing is the trace's first settle (the settler's mark): trace.processed first_processing = 1. */
-  firstProcessing?: boolean;
 }
 
 /** At most this many user-facing messages are carried per trace; later calls count as omitted. */
@@ -291,7 +284,6 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
     models,
     ...runCoverageCounts(calls),
     tool_calls: toolSpans.length,
-    first_processing: options.firstProcessing ? 1 : 0,
     processed_at: processedAt,
   };
   const trace: TraceRow = {

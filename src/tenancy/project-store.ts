@@ -90,7 +90,7 @@ export async function deleteProject(sql: SqlHandle, tenantId: string, projectId:
  * Puts `orderedIds` first, in that order; the tenant's other projects keep their relative order after
  * them. Returns the ids that are not the tenant's own projects (the caller answers 400 for them).
  */
-export async function reorderProjects(sql: SqlHandle & { begin: Function }, tenantId: string, orderedIds: string[]): Promise<string[]> {
+export async function reorderProjects(sql: SqlHandle & { begin: unknown }, tenantId: string, orderedIds: string[]): Promise<string[]> {
   return (sql.begin as (fn: (tx: SqlHandle) => Promise<string[]>) => Promise<string[]>)(async (tx) => {
     const rows = await tx<{ id: string }[]>`
       select id from projects where tenant_id = ${tenantId} order by sort_order, created_at, id for update`;

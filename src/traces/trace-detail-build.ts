@@ -46,11 +46,13 @@ export function encodeSpanCursor(key: SpanCursorKey): string {
 export function decodeSpanCursor(cursor: string): SpanCursorKey | null {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (!Array.isArray(value) || value.length !== 3) return null;
+    const [startNs, depth, spanId] = value as unknown[];
     if (
-      Array.isArray(value) && value.length === 3 && typeof value[0] === 'string' && /^\d{1,20}$/.test(value[0]) &&
-      Number.isInteger(value[1]) && value[1] >= 0 && typeof value[2] === 'string' && value[2].length <= 64
+      typeof startNs === 'string' && /^\d{1,20}$/.test(startNs) &&
+      typeof depth === 'number' && Number.isInteger(depth) && depth >= 0 && typeof spanId === 'string' && spanId.length <= 64
     ) {
-      return { startNs: value[0], depth: value[1], spanId: value[2] };
+      return { startNs, depth, spanId };
     }
   } catch {
     // not a cursor

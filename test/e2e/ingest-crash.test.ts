@@ -105,7 +105,7 @@ describe('crash safety', () => {
     const restarted = current;
     const get = async (p: string) => {
       const res = await fetch(`${restarted.url}/api${p}`, { headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` } });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: (await res.json()) };
     };
     // Every acknowledged span is stored.
     for (const t of acknowledged) {

@@ -177,11 +177,11 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
       const match = /"port":(\d+)[^\n]*lookout listening/.exec(output);
       if (match) resolve(`http://127.0.0.1:${match[1]}`);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    exited.then((code) => reject(new Error(`service exited with ${code}: ${output}`)));
+    void exited.then((code) => reject(new Error(`service exited with ${code}: ${output}`)));
     setTimeout(() => reject(new Error(`service did not start: ${output}`)), 90_000).unref();
   });
   return {

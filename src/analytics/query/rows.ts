@@ -6,13 +6,14 @@
  * (docs/analytics-query.md).
  */
 import type { OutputColumn } from './build.js';
+import { rowText } from '../../platform/clickhouse/row-text.js';
 
 const INTEGER_TEXT = /^-?\d+$/;
 
 export function integerValue(raw: unknown): number | string | null {
   if (raw === null || raw === undefined) return null;
   if (typeof raw === 'number') return raw;
-  const text = String(raw);
+  const text = rowText(raw);
   if (!INTEGER_TEXT.test(text)) return Number(text);
   const big = BigInt(text);
   const safe = big <= BigInt(Number.MAX_SAFE_INTEGER) && big >= BigInt(Number.MIN_SAFE_INTEGER);
@@ -37,7 +38,7 @@ export function shapeRow(raw: Record<string, unknown>, columns: readonly OutputC
         row[column.alias] = floatValue(value);
         break;
       case 'string':
-        row[column.alias] = value === null || value === undefined ? null : String(value);
+        row[column.alias] = value === null || value === undefined ? null : rowText(value);
         break;
       default: {
         const never: never = column.kind;

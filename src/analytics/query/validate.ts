@@ -21,7 +21,6 @@ import {
   type FieldDef,
   type FilterOp,
   type Limits,
-  type NumericAgg,
   allEvents,
 } from '../catalog.js';
 import { parseWindow, type QueryWindow } from './window.js';
@@ -208,7 +207,7 @@ function validateMeasure(raw: unknown, event: EventDef, path: string, limits: Li
     if (measure.field === undefined) fail(`${path}.field is required for ${agg}`);
     field = resolveField(event, measure.field, `${path}.field`);
     // uniqExact takes any field; the numeric aggregations need a measure whose aggs list them.
-    if (agg !== 'uniqExact' && (field.type !== 'number' || !field.aggs.includes(agg as NumericAgg))) {
+    if (agg !== 'uniqExact' && (field.type !== 'number' || !field.aggs.includes(agg))) {
       fail(`${agg} is not valid for ${field.field}`);
     }
   }

@@ -89,7 +89,7 @@ export function presetViewRoutes(deps: AppDeps): Router {
       handler: async ({ tenantId, project, query }) => {
         // The path names the view; a contradicting ?view= is a mistake worth reporting.
         if (query.view !== undefined && query.view !== '' && query.view !== view) {
-          throw new ValidationError(`view: this path serves the ${view} view; use /projects/{project_id}/analytics?view=${String(query.view)}`);
+          throw new ValidationError(`view: this path serves the ${view} view; use /projects/{project_id}/analytics?view=${typeof query.view === 'string' ? query.view : JSON.stringify(query.view)}`);
         }
         return answerView(deps, view, () => runPresetView(services, tenantId, project.id, view, query));
       },

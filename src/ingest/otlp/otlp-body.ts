@@ -97,7 +97,7 @@ export async function readOtlpBody(req: IncomingMessage, options: OtlpBodyOption
       req.removeListener('error', onAbort);
       req.removeListener('close', onClose);
     };
-    const fail = (error: unknown) => {
+    const fail = (error: Error) => {
       if (settled) return;
       settled = true;
       cleanup();
@@ -144,7 +144,7 @@ export async function readOtlpBody(req: IncomingMessage, options: OtlpBodyOption
           });
         }
       } catch (error) {
-        fail(error);
+        fail(error as Error);
       }
     }
     function onEnd() {
@@ -164,7 +164,7 @@ export async function readOtlpBody(req: IncomingMessage, options: OtlpBodyOption
         try {
           keep(chunk, true);
         } catch (error) {
-          fail(error);
+          fail(error as Error);
         }
       });
       gunzip.on('end', finish);

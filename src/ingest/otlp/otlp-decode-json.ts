@@ -92,7 +92,7 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  */
 export function id(value: unknown, bytes: number): string {
   // Anything but a string is left for validation to name (it never matches the hex pattern).
-  const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : typeof value === 'object' ? '(not a string)' : String(value);
+  const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value) : '(not a string)';
   if (s === '') return '';
   if (s.length === bytes * 2 && HEX.test(s)) return s.toLowerCase();
   if (s.length === Math.ceil(bytes / 3) * 4 && BASE64.test(s)) {

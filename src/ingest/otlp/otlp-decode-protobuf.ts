@@ -52,7 +52,57 @@ export function hex(bytes: Uint8Array | null | undefined): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- protobufjs message objects are untyped reflections of the schema */
+/**
+ * The message objects protobufjs decodes from proto/ (it reflects the schema at run time, so these
+ * are declared here, field for field of what this file reads). Unset fields are absent or null;
+ * `value` on an AnyValue is protobufjs's virtual oneof getter: the name of the field that is set.
+ */
+interface PbAnyValue {
+  value?: 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' | 'arrayValue' | 'kvlistValue' | 'bytesValue';
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: LongLike | number;
+  doubleValue?: number;
+  arrayValue?: { values?: PbAnyValue[] | null };
+  kvlistValue?: { values?: PbKeyValue[] | null };
+  bytesValue?: Uint8Array;
+}
+interface PbKeyValue {
+  key: string;
+  value?: PbAnyValue | null;
+}
+interface PbEvent {
+  timeUnixNano?: LongLike | number | null;
+  name?: string | null;
+  attributes?: PbKeyValue[] | null;
+}
+interface PbLink {
+  traceId?: Uint8Array | null;
+  spanId?: Uint8Array | null;
+  attributes?: PbKeyValue[] | null;
+}
+interface PbSpan {
+  traceId?: Uint8Array | null;
+  spanId?: Uint8Array | null;
+  parentSpanId?: Uint8Array | null;
+  traceState?: string | null;
+  name?: string | null;
+  kind?: number | null;
+  startTimeUnixNano?: LongLike | number | null;
+  endTimeUnixNano?: LongLike | number | null;
+  attributes?: PbKeyValue[] | null;
+  events?: PbEvent[] | null;
+  links?: PbLink[] | null;
+  status?: { code?: number | null; message?: string | null } | null;
+}
+interface PbResourceSpans {
+  resource?: { attributes?: PbKeyValue[] | null } | null;
+  scopeSpans?: { scope?: { name?: string | null; version?: string | null } | null; spans?: PbSpan[] | null }[] | null;
+}
+interface PbExportRequest {
+  resourceSpans?: PbResourceSpans[] | null;
+}
+
 /**
  * Where a bad value sits, for the span's rejection message: the top-level attribute `key` (of the
  * span, an event or a link: the JSON decoder names it the same way). Built only when a value is
@@ -62,40 +112,40 @@ function placeOf(key: unknown): string {
   return `attribute "${String(key).slice(0, 60)}"`;
 }
 
-export function anyValue(v: any, key: unknown, depth: number): AttributeValue {
+export function anyValue(v: PbAnyValue | null | undefined, key: unknown, depth: number): AttributeValue {
   if (!v) return null;
-  // `value` is protobufjs's virtual oneof getter: the name of the field that is set.
-  switch (v.value as string | undefined) {
+  // The oneof getter names the field that is set, so that field is present.
+  switch (v.value) {
     case 'stringValue':
-      return v.stringValue;
+      return v.stringValue!;
     case 'boolValue':
-      return v.boolValue;
+      return v.boolValue!;
     case 'intValue':
-      return signedToValue(v.intValue);
+      return signedToValue(v.intValue!);
     case 'doubleValue':
-      return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
+      return Number.isFinite(v.doubleValue) ? v.doubleValue! : String(v.doubleValue);
     case 'arrayValue':
       if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
-      return (v.arrayValue.values ?? []).map((item: any) => anyValue(item, key, depth + 1));
+      return (v.arrayValue!.values ?? []).map((item) => anyValue(item, key, depth + 1));
     case 'kvlistValue':
       if (depth >= MAX_ANY_VALUE_DEPTH) throw new SpanDecodeProblem(`${placeOf(key)}: arrayValue/kvlistValue nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
-      return keyValues(v.kvlistValue.values, depth + 1, key);
+      return keyValues(v.kvlistValue!.values, depth + 1, key);
     case 'bytesValue':
-      return Buffer.from(v.bytesValue).toString('base64');
+      return Buffer.from(v.bytesValue!).toString('base64');
     default:
       return null;
   }
 }
 
 /** `topKey`: inside a nested kvlist, the top-level attribute it belongs to (named in a rejection). */
-export function keyValues(list: any[] | null | undefined, depth = 0, topKey?: unknown): Attributes {
+export function keyValues(list: PbKeyValue[] | null | undefined, depth = 0, topKey?: unknown): Attributes {
   const out: Attributes = {};
   if (!list) return out;
   for (const kv of list) setAttribute(out, kv.key, anyValue(kv.value, depth === 0 ? kv.key : topKey, depth));
   return out;
 }
 
-function span(s: any, groupProblem: string | null): DecodedSpan {
+function span(s: PbSpan, groupProblem: string | null): DecodedSpan {
   const base: DecodedSpan = {
     traceId: hex(s.traceId),
     spanId: hex(s.spanId),
@@ -114,11 +164,11 @@ function span(s: any, groupProblem: string | null): DecodedSpan {
   if (groupProblem) return { ...base, decodeProblem: groupProblem };
   try {
     const events: DecodedEvent[] = [];
-    for (const [i, e] of (s.events ?? []).entries()) {
+    for (const e of s.events ?? []) {
       events.push({ timeNs: unsignedToDecimal(e.timeUnixNano), name: e.name ?? '', attributes: keyValues(e.attributes) });
     }
     const links: DecodedLink[] = [];
-    for (const [i, l] of (s.links ?? []).entries()) {
+    for (const l of s.links ?? []) {
       links.push({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: keyValues(l.attributes) });
     }
     return { ...base, attributes: keyValues(s.attributes), events, links };
@@ -129,7 +179,7 @@ function span(s: any, groupProblem: string | null): DecodedSpan {
 }
 
 /** The resource's attributes, or the problem that rejects all of its spans. */
-function resourceAttributes(rs: any): { attributes: Attributes; problem: string | null } {
+function resourceAttributes(rs: PbResourceSpans): { attributes: Attributes; problem: string | null } {
   try {
     return { attributes: keyValues(rs.resource?.attributes), problem: null };
   } catch (err) {
@@ -139,9 +189,9 @@ function resourceAttributes(rs: any): { attributes: Attributes; problem: string 
 }
 
 export function decodeProtobufExport(body: Uint8Array): DecodedExport {
-  let message: any;
+  let message: PbExportRequest;
   try {
-    message = otlpSchema().ExportTraceServiceRequest.decode(body);
+    message = otlpSchema().ExportTraceServiceRequest.decode(body) as unknown as PbExportRequest;
   } catch (err) {
     throw new OtlpDecodeError(`Invalid protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
   }
@@ -153,19 +203,18 @@ export function decodeProtobufExport(body: Uint8Array): DecodedExport {
   }
 }
 
-function fromMessage(message: any): DecodedExport {
+function fromMessage(message: PbExportRequest): DecodedExport {
   return {
-    resourceSpans: (message.resourceSpans ?? []).map((rs: any) => {
+    resourceSpans: (message.resourceSpans ?? []).map((rs) => {
       const resource = resourceAttributes(rs);
       return {
         resource: resource.attributes,
-        scopes: (rs.scopeSpans ?? []).map((ss: any) => ({
+        scopes: (rs.scopeSpans ?? []).map((ss) => ({
           scopeName: ss.scope?.name ?? '',
           scopeVersion: ss.scope?.version ?? '',
-          spans: (ss.spans ?? []).map((s: any) => span(s, resource.problem)),
+          spans: (ss.spans ?? []).map((s) => span(s, resource.problem)),
         })),
       };
     }),
   };
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */

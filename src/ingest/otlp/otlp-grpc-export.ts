@@ -41,7 +41,8 @@ function metadataText(metadata: grpc.Metadata, key: string): string | undefined 
 }
 
 export function exportHandler<Response>(method: string, deps: ExportCallDeps, ingest: IngestExport<Response>): grpc.handleUnaryCall<Buffer, Response> {
-  return async (call, callback) => {
+  // grpc-js ignores what a handler returns: the call runs as its own promise, which answers through callback.
+  const handle = async (call: grpc.ServerUnaryCall<Buffer, Response>, callback: grpc.sendUnaryData<Response>): Promise<void> => {
     const started = Date.now();
     let reservation: Reservation | null = null;
     const done = (failure: GrpcFailure | null, error?: unknown) => {
@@ -67,4 +68,5 @@ export function exportHandler<Response>(method: string, deps: ExportCallDeps, in
       reservation?.release();
     }
   };
+  return (call, callback) => void handle(call, callback);
 }

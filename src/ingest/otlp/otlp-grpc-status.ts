@@ -43,7 +43,7 @@ function statusTypes(): StatusTypes {
   const rootDir = protoRoot();
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => {
-    if (target.startsWith('google/protobuf/')) return null as unknown as string;
+    if (target.startsWith('google/protobuf/')) return null;
     return path.isAbsolute(target) ? target : path.join(rootDir, target);
   };
   root.loadSync(['google/rpc/status.proto', 'google/rpc/error_details.proto']);

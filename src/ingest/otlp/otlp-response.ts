@@ -23,13 +23,13 @@ export function encodeExportResponse(encoding: OtlpEncoding, partial: PartialSuc
   if (encoding === 'json') {
     // Protobuf JSON mapping: int64 is written as a string.
     const body = hasPartial
-      ? { partialSuccess: { rejectedSpans: String(partial!.rejectedSpans), errorMessage: partial!.errorMessage } }
+      ? { partialSuccess: { rejectedSpans: String(partial.rejectedSpans), errorMessage: partial.errorMessage } }
       : {};
     return Buffer.from(JSON.stringify(body));
   }
   const type = otlpSchema().ExportTraceServiceResponse;
   const message = type.fromObject(
-    hasPartial ? { partialSuccess: { rejectedSpans: partial!.rejectedSpans, errorMessage: partial!.errorMessage } } : {},
+    hasPartial ? { partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage } } : {},
   );
   return Buffer.from(type.encode(message).finish());
 }

@@ -42,7 +42,7 @@ export function otlpSchema(): OtlpSchema {
   // Imports are written relative to the include root (`opentelemetry/proto/...`).
   // google/protobuf/* are protobufjs's bundled common types: they need no file.
   root.resolvePath = (_origin, target) => {
-    if (target.startsWith('google/protobuf/')) return null as unknown as string;
+    if (target.startsWith('google/protobuf/')) return null;
     return path.isAbsolute(target) ? target : path.join(rootDir, target);
   };
   root.loadSync([SERVICE_FILE, LOGS_SERVICE_FILE, STATUS_FILE]);

@@ -32,8 +32,6 @@ export interface SettleTraceInput {
   rows?: Uint8Array;
   /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
   writtenTools?: PackedToolRow[];
-  /** The settler marked this round as the trace's first settle (stored_traces): first_processing = 1. */
-  firstProcessing?: boolean;
 }
 
 export interface SettleSummariesInput {
@@ -102,7 +100,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
     if (t.rows) {
       if (t.rows.byteLength === 0) continue;
       const spans = storedRowsFromSpanLines(t.rows).map(withLogs);
-      const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
+      const { tree: _tree, ...summary } = summarizeTrace(spans, { ...options, origin: t.origin });
       const written = new Map(unpackToolRows(t.writtenTools ?? []).map((r) => [r.span_id, r]));
       const toolRewrites: ToolCalledRow[] = [];
       for (const row of summary.tools) {
@@ -118,7 +116,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
     }
     const entry = stored.get(t.key);
     if (!entry || entry.spans.length === 0) continue;
-    const full = summarizeTrace(entry.spans, { ...options, origin: t.origin, firstProcessing: t.firstProcessing });
+    const full = summarizeTrace(entry.spans, { ...options, origin: t.origin });
     const { tree: _tree, ...summary } = full;
     out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), processedTrace(summary, entry.spans)));
   }

@@ -22,8 +22,8 @@ import type { TraceKey } from '../../spans/stored-spans.js';
  *   one pass over `spans` covers everything — provided no process of an older version still writes.
  * - Retention: a row may go once no writer touched it for longer than the spans live (their TTL plus
  *   how far in the future a span's time may be), and only when ClickHouse holds nothing of the trace:
- *   no span (TTL removes rows at a merge, not at the hour) and no trace.processed row (a recreated
- *   row would mark a second first settle). The delete re-checks last_seen_at under the row lock, so a
+ *   no span (TTL removes rows at a merge, not at the hour) and no trace.processed row: under the
+ *   lifetime rule a row stays while anything of its trace is stored. The delete re-checks last_seen_at under the row lock, so a
  *   writer that registered the trace meanwhile keeps it. Under a window (TRACE_REGISTRY_WINDOW_HOURS)
  *   rows untouched for the window whose latest span starts before it go too, spans stored or not.
  */

@@ -27,7 +27,7 @@ type WindowRecord = Record<string, { since: string; until: string }>;
  * drops expired entries. Returns how long ago this window was first recorded.
  */
 export async function recordWindow(sql: Sql, windowMs: number, lifetimeMs: number): Promise<number> {
-  return (await sql.begin(async (tx) => {
+  return sql.begin<number>(async (tx) => {
     const [row] = await tx<{ value: WindowRecord }[]>`select value from shared_state where name = ${REGISTRY_WINDOWS_STATE} for update`;
     const now = Date.now();
     const record: WindowRecord = {};
@@ -38,7 +38,7 @@ export async function recordWindow(sql: Sql, windowMs: number, lifetimeMs: numbe
       insert into shared_state (name, value, updated_at) values (${REGISTRY_WINDOWS_STATE}, ${tx.json(record)}, now())
       on conflict (name) do update set value = excluded.value, updated_at = now()`;
     return now - Date.parse(since);
-  })) as number;
+  });
 }
 
 /** A writer's view of the window in force: its own (null: none) and the recorded ones, re-read every WINDOW_REREAD_MS. */

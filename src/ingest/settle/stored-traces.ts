@@ -1,6 +1,6 @@
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
-import { isUuidKey, traceKeyParams } from '../../spans/trace-key-params.js';
+import { traceKeyParams } from '../../spans/trace-key-params.js';
 
 /**
  * The stored-trace registry in PostgreSQL (sql/021_stored_traces.sql, 022_stored_traces_window.sql,
@@ -15,7 +15,6 @@ import { isUuidKey, traceKeyParams } from '../../spans/trace-key-params.js';
  * - The answer is trusted only once the registry covers spans stored before it existed
  *   (`complete`: the backfill job, stored-traces-jobs.ts, recorded that it copied every trace of
  *   the `spans` table); until then every trace is treated as known.
- * - The settler marks a trace's first settle (`markFirstSettled`): at most one round ever gets it.
  */
 
 /** shared_state row written when the backfill copied every trace of `spans` into the registry. */
@@ -75,7 +74,7 @@ export interface Registration {
  * when it is older than refreshAfterMs. A row that comes back with `registrations = 1` was inserted by
  * this statement (an update makes it at least 2; `xmax = 0` would say the same through undocumented
  * behaviour). The rows are locked in key order until the statement commits, which orders them
- * against the retention job's delete and the settler's mark (both lock in key order too: no deadlock).
+ * against the retention job's delete (which locks in key order too: no deadlock).
  *
  * `windowMs` (TRACE_REGISTRY_WINDOW_HOURS; null: the spans' lifetime) decides which created rows are
  * trusted. Under a window the retention job deletes a row once it was untouched for the window and
@@ -83,11 +82,7 @@ export interface Registration {
  * (clock − window) cannot be stored without a row, then: its flush would have set latest_span_at at
  * least to its start, and that row could not have gone. The clock is read per returned row with
  * clock_timestamp(), after the row's insert, hence after any delete it saw committed. A created trace
- * with an earlier span is checked in ClickHouse like a known one, and its row is marked first-settled
- * (first_processing = 1 is for a trace's first settle, which a trace this old may have had already).
- * The mark compares with the statement's now(), earlier than the clock read for trust, so every marked
- * row is untrusted; one whose earliest span falls within the statement's own duration of the edge is
- * checked but not marked (at worst a second first_processing = 1, which no reader relies on).
+ * with an earlier span is checked in ClickHouse like a known one.
  */
 export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
   const keys = registeredRows(traces);
@@ -109,9 +104,8 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
       from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${earliest}::float8[], ${latest}::float8[]) with ordinality as k(g, tr, e, l, i)
     ),
     up as (
-      insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, first_settled_at)
-      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0),
-             case when ${windowMs}::float8 is not null and k.e < extract(epoch from now() - ${windowMs}::float8 * interval '1 millisecond') * 1000 then now() end
+      insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at)
+      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0)
       from k order by k.i
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
@@ -142,41 +136,4 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
     registrations.set(spelling, counts[row]);
   }
   return { created, registrations, complete: result[0]?.complete ?? false };
-}
-
-/**
- * The settler's first-settle mark: sets first_settled_at on the round's traces that have none and
- * returns those (traceKeyString, as the caller spelled them). Their trace.processed rows are written
- * with first_processing = 1, every other row with 0, so a key has at most one row with 1 ever; a round
- * that dies after the mark leaves the retry writing 0 (the reader then takes the key through FINAL —
- * exact). Traces without a registry row (stored before it existed and not yet backfilled, or a key
- * that is not a UUID, which no registry row can have — it is left out before the uuid cast, which
- * would otherwise fail the round, and every retry of it) are never marked.
- *
- * The rows are locked first, in key order (`for update` after `order by`): an `UPDATE … FROM`
- * locks them in its join's order, which could cross a writer's upsert locking the same rows in key
- * order and deadlock.
- */
-export async function markFirstSettled(sql: SqlHandle, keys: readonly TraceKey[]): Promise<Set<string>> {
-  const registrable = keys.filter(isUuidKey);
-  const params = traceKeyParams(registrable, (k): TraceKey => k);
-  if (params.rows.length === 0) return new Set();
-  const result = await sql<{ i: number }[]>`
-    with k as (
-      select (${params.tenants}::uuid[])[k.g] as t, (${params.projects}::uuid[])[k.g] as p, k.tr, k.i
-      from unnest(${params.pairs}::int[], ${params.traces}::uuid[]) with ordinality as k(g, tr, i)
-    ),
-    locked as (
-      select s.tenant_id, s.project_id, s.trace_id, k.i from stored_traces s
-      join k on s.tenant_id = k.t and s.project_id = k.p and s.trace_id = k.tr
-      where s.first_settled_at is null
-      order by s.tenant_id, s.project_id, s.trace_id
-      for update of s
-    )
-    update stored_traces s set first_settled_at = now()
-    from locked l
-    where s.tenant_id = l.tenant_id and s.project_id = l.project_id and s.trace_id = l.trace_id and s.first_settled_at is null
-    returning l.i::int4 as i`;
-  const marked = new Set(result.map((r) => r.i - 1));
-  return new Set(registrable.filter((_, i) => marked.has(params.rowOf[i])).map(traceKeyString));
 }

@@ -14,7 +14,6 @@ import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseC
 import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
 import { readTraceSpansBytes, traceKeyString } from '../../spans/stored-spans.js';
 import { readTraceLogsBytes } from '../../spans/stored-log-records.js';
-import { markFirstSettled } from './stored-traces.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
@@ -36,10 +35,6 @@ export const SETTLE_ROUND_TRACES = 5000;
  * the hooks, and only then finishes the claim — which fails if a newer span was recorded meanwhile.
  * A round that dies anywhere before that leaves its claims to expire and be settled again under a
  * newer version: hooks run once per settle version, and a finished trace's hooks have run.
- *
- * Each round also takes the first-settle mark of its traces in PostgreSQL (stored-traces.ts): the
- * traces it returns are written with first_processing = 1, every other row with 0, so a trace has at
- * most one trace.processed row with 1 (readers skip FINAL for keys whose only row it is).
  *
  * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
  * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
@@ -242,7 +237,6 @@ export class TraceSettler {
     readBack: { key: string; origin: Origin }[],
     stored: Uint8Array,
     processedAt: string,
-    first: Set<string>,
     logs: Uint8Array,
   ): Promise<SettledTrace[]> {
     const { compute, pricing } = this.options;
@@ -266,7 +260,7 @@ export class TraceSettler {
           packed.set(line, at);
           at += line.byteLength;
         }
-        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()], firstProcessing: first.has(h.key) };
+        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()] };
       });
       // The log records are few next to the spans: each task gets a copy of the round's.
       tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined }, [packed.buffer]));
@@ -280,8 +274,7 @@ export class TraceSettler {
     }
     send();
     if (readBack.length > 0) {
-      const traces = readBack.map((r) => ({ ...r, firstProcessing: first.has(r.key) }));
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, stored, prices, logs: logs.byteLength > 0 ? logs : undefined }, [stored.buffer as ArrayBuffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces: readBack, stored, prices, logs: logs.byteLength > 0 ? logs : undefined }, [stored.buffer as ArrayBuffer]));
     }
     return (await Promise.all(tasks)).flat();
   }
@@ -298,12 +291,10 @@ export class TraceSettler {
       else toRead.push(claim);
     }
     // Traces not provably held here whole are read back (one query for the round, parsed on the
-    // pool); meanwhile the round takes the first-settle mark of the traces that never had one.
-    // The round's log records too (span_logs), for every trace: they join their spans whichever
-    // came first, so a trace held here whole still gets the records stored by any process.
-    const [stored, first, logs] = await Promise.all([
+    // pool), and the round's log records (span_logs) for every trace: they join their spans
+    // whichever came first, so a trace held here whole still gets the records stored by any process.
+    const [stored, logs] = await Promise.all([
       toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
-      markFirstSettled(this.options.sql, round.claims),
       readTraceLogsBytes(ch, round.claims),
     ]);
     const settled = await this.summarize(
@@ -311,7 +302,6 @@ export class TraceSettler {
       toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
       stored,
       processedAt,
-      first,
       logs,
     );
     const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);

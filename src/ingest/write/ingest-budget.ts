@@ -16,7 +16,7 @@ import { HttpError } from '../../platform/http/errors.js';
 
 /**
  * Heap bytes held per decompressed body byte once a request is decoded, normalized and turned into
- * rows (measured with `--expose-gc` on 1000-span GenAI batches, bench/ingest/synthetic-batch.ts):
+ * rows (measured with `--expose-gc` on 1000-span GenAI batches, test/helpers/synthetic-batch.ts):
  * protobuf 6.6 (the protobufjs message, the decoded export, normalized spans and row objects),
  * OTLP/JSON 3.2 retained plus two transient copies of the text (the UTF-8 string and the copy that
  * quotes 64-bit integers) while it parses. Rounded up: the budget must over- rather than

@@ -5,7 +5,7 @@ import { traceKeysGuard, type TraceKeyLike } from '../../platform/clickhouse/sql
 import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
 import { admitRequest, newFlushSpans, requestParts, type FlushSpans } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';
-import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
+import { traceKeyString } from '../../spans/stored-spans.js';
 import type { RegisteredTrace, Registration } from '../settle/stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../../spans/origin.js';

@@ -236,14 +236,14 @@ function unquotedTable(table: string): string {
 export function durableClusterInserts(client: ClickHouseClient, settings: Record<string, string | number>): ClickHouseClient {
   return new Proxy(client, {
     get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
+      const value: unknown = Reflect.get(target, property, receiver);
       // An insert of pre-encoded JSON lines (insertLines) arrives as `exec` of an INSERT statement.
       if (property === 'insert' || property === 'exec') {
         return (params: SettingsParams & { query?: string }) =>
           property === 'exec' && !/^\s*INSERT\b/i.test(params.query ?? '') ? (value as (p: SettingsParams) => Promise<unknown>).call(target, params) :
           (value as (p: SettingsParams) => Promise<unknown>).call(target, { ...params, clickhouse_settings: { ...settings, ...params.clickhouse_settings } });
       }
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }
@@ -280,11 +280,11 @@ function isolateSessionSettings(client: ClickHouseClient, always: Record<string,
   };
   return new Proxy(client, {
     get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
+      const value: unknown = Reflect.get(target, property, receiver);
       if (property === 'query' || property === 'command' || property === 'exec' || property === 'insert') {
         return async (params: SettingsParams) => (value as (p: SettingsParams) => Promise<unknown>).call(target, await withDefaults(params));
       }
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -79,7 +79,7 @@ export async function writeVersion(sql: Sql, tenantId: string, projectId: string
               ${understanding}, ${expectations}, ${input.createdBy})
       returning id, agent_name, version, understanding, expectations, created_at`;
     return { kind: 'created', version: identity(row) } as const;
-  })) as WriteOutcome;
+  }));
 }
 
 /** Versions of a project, optionally of one agent: by agent name, newest version first. */

@@ -147,15 +147,15 @@ export function extractionGroupListener(sql: Sql, logger: Logger, afterCommit: (
   };
   return async (traces: ProcessedTrace[]): Promise<void> => {
     let events = 0;
-    let failed: unknown = null;
+    const failures: Error[] = [];
     try {
       events = (await extractIssueGroup(sql, traces)).events;
     } catch (error) {
       logger.warn({ err: error, traces: traces.length }, 'issue extraction of a group failed; extracting its traces one by one');
-      for (const t of traces) events += await one(t).catch((e: unknown) => ((failed = e), 0));
+      for (const t of traces) events += await one(t).catch((e: unknown) => (failures.push(e instanceof Error ? e : new Error('issue extraction failed', { cause: e })), 0));
     }
     if (events > 0) afterCommit();
-    if (failed) throw failed;
+    if (failures.length > 0) throw failures[0];
   };
 }
 

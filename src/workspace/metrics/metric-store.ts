@@ -100,7 +100,7 @@ export async function deleteMetric(sql: SqlHandle, tenantId: string, metricId: s
 export async function upsertEvent(sql: SqlHandle, metricId: string, traceId: string, value: EventValue): Promise<StoredEvent> {
   const [row] = await sql<{ id: string; trace_id: string; created_at: Date; value: EventValue }[]>`
     insert into metric_events (id, metric_id, trace_id, value)
-    values (${crypto.randomUUID()}, ${metricId}, ${traceId}, ${sql.json(value as never)})
+    values (${crypto.randomUUID()}, ${metricId}, ${traceId}, ${sql.json(value)})
     on conflict (metric_id, trace_id) do update set value = excluded.value, created_at = now()
     returning id, trace_id, created_at, value`;
   return { id: row.id, trace_id: row.trace_id, created_at: row.created_at.toISOString(), value: row.value };

@@ -193,7 +193,7 @@ export class MonitorEvaluator {
       }
       if (Object.keys(change).length > 0) await updateMonitor(tx, tenantId, monitor.id, change);
       return evaluations;
-    })) as Evaluation[];
+    }));
   }
 }
 

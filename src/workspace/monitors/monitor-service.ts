@@ -96,7 +96,7 @@ export class MonitorService {
       if (!agree) throw new ValidationError('exploration_status and paused disagree');
     }
     await this.load(principal, monitorId);
-    return (await this.deps.sql.begin(async (tx) => {
+    return this.deps.sql.begin<Monitor>(async (tx) => {
       const current = await findMonitor(tx, principal.tenantId, monitorId, { forUpdate: true });
       if (!current) throw new NotFoundError('Monitor not found');
       const change: MonitorChange = {};
@@ -119,7 +119,7 @@ export class MonitorService {
       const row = await updateMonitor(tx, principal.tenantId, current.id, change);
       if (!row) throw nameTaken(change.name ?? current.name);
       return toMonitor(row);
-    })) as Monitor;
+    });
   }
 
   async remove(principal: Principal, monitorId: string): Promise<void> {

@@ -82,7 +82,7 @@ function stringOf(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined) return '';
   try {
-    return typeof value === 'object' ? JSON.stringify(value) : String(value);
+    return typeof value === 'string' ? value : JSON.stringify(value);
   } catch {
     return '';
   }

@@ -85,9 +85,9 @@ export class LinearTracker implements TicketTracker {
       throw new TrackerError('tracker_unreachable', `Linear could not be reached: ${reason}`);
     }
     const text = await response.text();
-    let payload: { data?: T | null; errors?: GraphQlError[] } | null = null;
+    let payload: { data?: T | null; errors?: GraphQlError[] } | null;
     try {
-      payload = text ? JSON.parse(text) : null;
+      payload = text ? (JSON.parse(text) as { data?: T | null; errors?: GraphQlError[] }) : null;
     } catch {
       payload = null;
     }

@@ -141,7 +141,7 @@ export class TicketService {
    * a ticket_create_failed activity) — no link row, token still usable — and the error is answered.
    */
   private async linkFromPreview(tenantId: string, issue: IssueRow, token: string, actor: Origin): Promise<{ status: number }> {
-    const outcome = await this.deps.sql.begin(async (tx) => {
+    const outcome = await this.deps.sql.begin<{ status: number } | { failure: TrackerError }>(async (tx) => {
       const preview = await lockPreview(tx, tenantId, issue.id, token);
       if (!preview) throw new ValidationError('preview_token: unknown for this issue; request a preview first');
       const existing = await findLink(tx, tenantId, issue.id);

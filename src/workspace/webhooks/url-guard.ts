@@ -46,7 +46,7 @@ function expandIpv6(address: string): number[] | null {
   const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
   const left = parse(head);
   const right = parse(tail);
-  const middle = tail === undefined ? [] : Array(8 - left.length - right.length).fill(0);
+  const middle = tail === undefined ? [] : new Array<number>(8 - left.length - right.length).fill(0);
   const groups = [...left, ...middle, ...right];
   return groups.length === 8 ? groups : null;
 }
@@ -97,7 +97,7 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
     if (isNonPublicAddress(host)) throw new ValidationError(`url: ${PRIVATE_ADDRESS_DETAIL}`);
     return url.href;
   }
-  let addresses: dns.LookupAddress[] = [];
+  let addresses: dns.LookupAddress[];
   try {
     // A resolver that hangs must not hold the request: after 3 s the name counts as not resolving.
     let timer: NodeJS.Timeout | undefined;
@@ -123,7 +123,7 @@ export function guardedLookup(allowPrivate: boolean) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      const list = addresses as dns.LookupAddress[];
+      const list = addresses;
       const refused = allowPrivate ? undefined : list.find((a) => isNonPublicAddress(a.address));
       if (refused) return callback(new RefusedAddressError(refused.address), []);
       if (list.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);

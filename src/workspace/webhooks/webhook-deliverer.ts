@@ -5,6 +5,7 @@ import { WokenPollLoop } from '../../platform/woken-poll-loop.js';
 import { dueAttempts, finishAttempt, inFlightByEndpoint, leaseAttempts, nextDueAt, pruneDeliveries, queueAttempts, releaseLeases, type DueAttempt } from './delivery-store.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { slackBody } from './slack-format.js';
+import type { WebhookEnvelope } from './webhook-payload.js';
 import { fanOutOnce } from './webhook-fanout.js';
 import { sendWebhook, DELIVERY_TIMEOUT_MS, type SendOutcome } from './webhook-sender.js';
 import { secretAssociation, signatureHeader } from './webhook-signature.js';
@@ -169,7 +170,7 @@ export class WebhookDeliverer {
     if (secret === null) {
       outcome = { ok: false, status: null, retryAfterMs: null, error: "the endpoint's secret cannot be decrypted with this server's LOOKOUT_SECRET_KEY; rotate the secret" };
     } else {
-      const body = attempt.format === 'slack' ? JSON.stringify(slackBody(JSON.parse(attempt.body))) : attempt.body;
+      const body = attempt.format === 'slack' ? JSON.stringify(slackBody(JSON.parse(attempt.body) as WebhookEnvelope)) : attempt.body;
       const headers = {
         'lookout-event-id': attempt.event_id,
         'lookout-event-type': attempt.event_type,

@@ -1,6 +1,6 @@
 import type { Sql } from '../../platform/postgres/postgres.js';
 import { insertEvents, queueAttempts, type NewAttempt, type NewEvent } from './delivery-store.js';
-import { envelopesFor, type OutboxEvent } from './webhook-payload.js';
+import { envelopesFor, type OutboxEvent, type WebhookEnvelope } from './webhook-payload.js';
 import { enabledEndpointsOf } from './webhook-store.js';
 import { subscribes } from './webhook-types.js';
 
@@ -34,7 +34,7 @@ export async function fanOutOnce(sql: Sql, options: { batchSize: number; publicU
     const targeted = rows
       .map((row) => ({ row, targets: endpoints.filter((e) => e.tenant_id === row.tenant_id && e.project_id === row.project_id && subscribes(e.events, row.name)) }))
       .filter((t) => t.targets.length > 0);
-    const envelopes = targeted.length > 0 ? await envelopesFor(tx, targeted.map((t) => t.row), options.publicUrl) : new Map();
+    const envelopes = targeted.length > 0 ? await envelopesFor(tx, targeted.map((t) => t.row), options.publicUrl) : new Map<string, WebhookEnvelope | null>();
     const bodies: NewEvent[] = [];
     const attempts: NewAttempt[] = [];
     for (const { row, targets } of targeted) {

@@ -73,7 +73,7 @@ export function sendWebhook(target: string, body: string, headers: Record<string
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Lookout-Webhooks/1' },
       agent: false,
-      lookup: guardedLookup(options.allowPrivate) as never,
+      lookup: guardedLookup(options.allowPrivate),
       signal: options.signal,
     });
     timer = setTimeout(() => request.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT_WEBHOOK' })), timeoutMs);
@@ -88,12 +88,12 @@ export function sendWebhook(target: string, body: string, headers: Record<string
       const done = () => {
         if (status >= 200 && status < 300) finish({ ok: true, status, error: null, retryAfterMs: null });
         else {
-          const header = response.headers['retry-after'];
+          const header: string | string[] | undefined = response.headers['retry-after'];
           finish({
             ok: false,
             status,
             error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `receiver answered ${status}`,
-            retryAfterMs: parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now()),
+            retryAfterMs: parseRetryAfter(typeof header === 'string' ? header : header?.[0], Date.now()),
           });
         }
       };

@@ -88,10 +88,10 @@ export class WebhookService {
     // A worker sends it (this process's, or another's at its next poll); the request only waits.
     webhookDeliverer(this.deps)?.kick();
     const deadline = Date.now() + DELIVERY_TIMEOUT_MS + 5_000;
-    let delivery = await findDelivery(this.deps.sql, tenantId, deliveryId!);
+    let delivery = await findDelivery(this.deps.sql, tenantId, deliveryId);
     while (delivery?.status === 'pending' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      delivery = await findDelivery(this.deps.sql, tenantId, deliveryId!);
+      delivery = await findDelivery(this.deps.sql, tenantId, deliveryId);
     }
     if (!delivery) throw new NotFoundError('Webhook not found');
     return toDelivery(delivery);

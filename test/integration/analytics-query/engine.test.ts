@@ -58,7 +58,7 @@ describe('catalog and DDL', () => {
     const notExposed: Record<string, string[]> = {
       // trace_id: not a query dimension; cost bookkeeping is read by trace_cost, not the DSL.
       // generations, generations_with_provider, tool_calls: the window view's coverage counts (005), not queryable fields.
-      // first_processing: the settler's first-settle mark (006), read only to skip FINAL.
+      // first_processing: a column of 006 that nothing writes or reads any more (its default, 0).
       event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at', 'generations', 'generations_with_provider', 'tool_calls', 'first_processing'],
       // Neither provider nor cached tokens are queryable fields of generation.completed.
       // cache_write_input_tokens: cost bookkeeping (004_cache_write_tokens.sql), read by generation_cost / trace_cost only.

@@ -29,7 +29,7 @@ export async function postOtlp(
 }
 
 export const protobufBody = (spans: ReadableSpan[]) => ProtobufTraceSerializer.serializeRequest(spans)!;
-export const jsonBody = (spans: ReadableSpan[]) => new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)!);
+export const jsonBody = (spans: ReadableSpan[]) => new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans));
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {

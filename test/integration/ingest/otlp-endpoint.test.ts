@@ -117,7 +117,7 @@ describe('POST /v1/traces', () => {
     const proto = otlpSchema().ExportTraceServiceRequest;
     const message = proto.decode(protobufBody(bad.spans)) as unknown as { resourceSpans: { scopeSpans: { spans: { traceId: Uint8Array }[] }[] }[] };
     message.resourceSpans[0].scopeSpans[0].spans[0].traceId = new Uint8Array(3);
-    const res = await postOtlp(svc.url, svc.adminKey, proto.encode(message as never).finish(), { headers: { 'x-lookout-project': project.id } });
+    const res = await postOtlp(svc.url, svc.adminKey, proto.encode(message).finish(), { headers: { 'x-lookout-project': project.id } });
     expect(res.status).toBe(200);
     expect(decodeExportResponse(res.body)).toEqual({ rejectedSpans: 1, errorMessage: expect.stringContaining('invalid trace_id') });
   });

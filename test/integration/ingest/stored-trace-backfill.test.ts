@@ -26,7 +26,7 @@ let svc: TestService;
 let dataDir: string;
 
 const sql = () => svc.service.deps.sql;
-const ch = () => svc.service.deps.ch as ClickHouseStore;
+const ch = () => svc.service.deps.ch;
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-backfill-');

@@ -3,9 +3,8 @@
  * ClickHouse inserts and runs the duplicate check in ClickHouse only for traces the registry held
  * already. Against the real stores: new traces cost no ClickHouse read; re-sent spans never double
  * (new and known traces); a flush that failed between the registration and the spans insert is
- * completed exactly by its retry; the span limit stays exact; the settler's first-settle mark puts
- * first_processing = 1 on exactly one trace.processed row per trace (a retried round writes 0, a
- * trace without a registry row 0); the backfill and the retention job, and the retention delete
+ * completed exactly by its retry; the span limit stays exact; a reopened trace, a retried round and
+ * a trace without a registry row each settle with every span; the backfill and the retention job, and the retention delete
  * racing a writer's registration of the same row.
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -13,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
 import type { TraceNote } from '../../../src/ingest/write/ingest-writer.js';
 import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
-import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
+import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
 import { backfillStoredTraces, expireStoredTraces } from '../../../src/ingest/settle/stored-traces-jobs.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
@@ -117,15 +116,15 @@ async function count(query: string, traceId: string): Promise<Record<string, num
 const spanRows = async (traceId: string) =>
   count(`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${opened.table('spans')} WHERE trace_id = {t:String}`, traceId);
 
-/** Every trace.processed row of a trace (no FINAL) and how many carry first_processing = 1. */
+/** Every trace.processed row of a trace (no FINAL). */
 const processedRows = async (traceId: string) =>
-  count(`SELECT count() AS rows, countIf(first_processing = 1) AS first FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
+  count(`SELECT count() AS rows FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
 
 const settledSpanCount = async (traceId: string) =>
   (await count(`SELECT any(span_count) AS n, count() AS rows FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId)) as { n: number; rows: number };
 
 async function registryRow(traceId: string) {
-  const rows = await sql()<{ first_settled_at: Date | null }[]>`select first_settled_at from stored_traces where trace_id = ${traceId}`;
+  const rows = await sql()<{ registrations: string }[]>`select registrations::text from stored_traces where trace_id = ${traceId}`;
   return rows;
 }
 
@@ -209,44 +208,40 @@ describe('the stored-trace registry', () => {
     expect(events).toEqual({ rows: MAX_SPANS - 1, spans: MAX_SPANS - 1 });
   });
 
-  it('marks the first settle: one row with first_processing = 1, a reopened trace\'s later rows 0', async () => {
+  it('a late span reopens a settled trace: processed again with every span, its registry row kept', async () => {
     const run = agentRun(2);
     expect((await send([run.root, run.children[0]])).status).toBe(200);
     await settled(run.traceId);
-    expect(await processedRows(run.traceId)).toEqual({ rows: 1, first: 1 });
-    const [row] = await registryRow(run.traceId);
-    expect(row.first_settled_at).toBeInstanceOf(Date);
-    // A late span reopens the trace: processed again, with 0.
+    expect(await processedRows(run.traceId)).toEqual({ rows: 1 });
+    expect(await registryRow(run.traceId)).toEqual([{ registrations: '1' }]);
     expect((await send([run.children[1]])).status).toBe(200);
     await settled(run.traceId, 2);
-    expect(await processedRows(run.traceId)).toEqual({ rows: 2, first: 1 });
-    expect((await registryRow(run.traceId))[0].first_settled_at).toEqual(row.first_settled_at);
+    expect(await processedRows(run.traceId)).toEqual({ rows: 2 });
+    expect(await registryRow(run.traceId)).toEqual([{ registrations: '2' }]);
     expect(await settledSpanCount(run.traceId)).toEqual({ n: 3, rows: 1 });
   });
 
-  it('a round that failed after taking the mark is retried with 0: no row says first', async () => {
+  it('a round that failed writing its rows is retried: one processed row', async () => {
     const run = agentRun(1);
     failNextInsert = 'event_trace_processed';
     expect((await send([run.root, ...run.children])).status).toBe(200);
     await settled(run.traceId);
     expect(failNextInsert).toBeNull();
-    expect(await processedRows(run.traceId)).toEqual({ rows: 1, first: 0 });
-    expect((await registryRow(run.traceId))[0].first_settled_at).toBeInstanceOf(Date);
+    expect(await processedRows(run.traceId)).toEqual({ rows: 1 });
+    expect(await settledSpanCount(run.traceId)).toEqual({ n: 2, rows: 1 });
   });
 
-  it('never marks a trace the registry does not hold: it settles with first_processing = 0', async () => {
+  it('settles a trace the registry does not hold, and creates no row for it', async () => {
     // Stored, then its row gone before it settles (what a trace stored before the registry and not
-    // yet backfilled looks like): the mark's UPDATE finds no row and creates none.
+    // yet backfilled looks like).
     const run = agentRun(1);
     unregisterBeforeRecord.add(run.traceId);
     expect((await send([run.root, ...run.children])).status).toBe(200);
     expect(unregisterBeforeRecord.has(run.traceId)).toBe(false);
     await settled(run.traceId);
-    expect(await processedRows(run.traceId)).toEqual({ rows: 1, first: 0 });
+    expect(await processedRows(run.traceId)).toEqual({ rows: 1 });
     expect(await settledSpanCount(run.traceId)).toEqual({ n: 2, rows: 1 });
     expect(await registryRow(run.traceId)).toHaveLength(0);
-    const key = { tenantId: svc.service.bootstrap!.tenantId, projectId, traceId: run.traceId };
-    expect(await markFirstSettled(sql(), [key])).toEqual(new Set());
   });
 
   it('until the backfill completes every trace is checked in ClickHouse; the backfill registers every stored trace', async () => {

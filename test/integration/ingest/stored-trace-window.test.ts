@@ -1,8 +1,8 @@
 /**
  * The stored-trace registry under a window (TRACE_REGISTRY_WINDOW_HOURS = 1), against the real
  * stores: a created row is trusted as "nothing stored" only when every span of the flush starts
- * inside the window; a created trace with an older span is checked in ClickHouse and never doubled
- * (nor marked for a second first settle); the window's retention deletes rows whose spans are still
+ * inside the window; a created trace with an older span is checked in ClickHouse and never doubled;
+ * the window's retention deletes rows whose spans are still
  * stored, keeps rows with recent or future-skewed spans, and a re-sent recent batch after it ran is
  * not doubled; rows from migration 021 (latest span unknown) keep the lifetime rule.
  */
@@ -79,7 +79,7 @@ async function count(query: string, traceId: string): Promise<Record<string, num
 /** Span rows of a trace as stored (no FINAL, merges stopped: a doubled span counts twice). */
 const spanRows = (traceId: string) => count(`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${opened.table('spans')} WHERE trace_id = {t:String}`, traceId);
 const processedRows = (traceId: string) =>
-  count(`SELECT count() AS rows, countIf(first_processing = 1) AS first FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
+  count(`SELECT count() AS rows FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
 const settledSpanCount = (traceId: string) => count(`SELECT any(span_count) AS n FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
 
 async function settled(traceId: string, n = 1): Promise<void> {
@@ -87,8 +87,8 @@ async function settled(traceId: string, n = 1): Promise<void> {
 }
 
 async function row(traceId: string) {
-  return sql()<{ latest_ms: number | null; first_settled: boolean; registrations: string }[]>`
-    select (extract(epoch from latest_span_at) * 1000)::float8 as latest_ms, first_settled_at is not null as first_settled, registrations::text
+  return sql()<{ latest_ms: number | null; registrations: string }[]>`
+    select (extract(epoch from latest_span_at) * 1000)::float8 as latest_ms, registrations::text
     from stored_traces where trace_id = ${traceId}`;
 }
 
@@ -127,9 +127,9 @@ describe('the stored-trace registry under a window', () => {
     expect(await send(t.body)).toBe(200);
     expect(duplicateChecks - before).toBe(0);
     // Span starts are whole microseconds apart (1 µs): the latest is the start in ms.
-    expect(await row(t.traceId)).toEqual([{ latest_ms: startMs, first_settled: false, registrations: '1' }]);
+    expect(await row(t.traceId)).toEqual([{ latest_ms: startMs, registrations: '1' }]);
     await settled(t.traceId);
-    expect(await processedRows(t.traceId)).toEqual({ rows: 1, first: 1 });
+    expect(await processedRows(t.traceId)).toEqual({ rows: 1 });
   });
 
   it('checks a created trace with a span older than the window: a re-sent old batch after retention is not doubled', async () => {
@@ -138,10 +138,9 @@ describe('the stored-trace registry under a window', () => {
     let before = duplicateChecks;
     expect(await send(t.body)).toBe(200);
     expect(duplicateChecks - before).toBe(1);
-    // Its first settle may already be behind it, for all the registry can tell: marked, so it writes 0.
-    expect((await row(t.traceId))[0].first_settled).toBe(true);
+    expect(await row(t.traceId)).toHaveLength(1);
     await settled(t.traceId);
-    expect(await processedRows(t.traceId)).toEqual({ rows: 1, first: 0 });
+    expect(await processedRows(t.traceId)).toEqual({ rows: 1 });
 
     // Untouched for the window, latest span older than it: the window's retention deletes the row
     // although ClickHouse still holds every span.
@@ -155,9 +154,9 @@ describe('the stored-trace registry under a window', () => {
     expect(await send(t.body)).toBe(200);
     expect(duplicateChecks - before).toBe(1);
     expect(await spanRows(t.traceId)).toEqual({ rows: 3, spans: 3 });
-    expect((await row(t.traceId))[0]).toMatchObject({ registrations: '1', first_settled: true });
+    expect((await row(t.traceId))[0]).toMatchObject({ registrations: '1' });
     await settled(t.traceId, 2);
-    expect(await processedRows(t.traceId)).toEqual({ rows: 2, first: 0 });
+    expect(await processedRows(t.traceId)).toEqual({ rows: 2 });
     expect(await settledSpanCount(t.traceId)).toEqual({ n: 3 });
   });
 
@@ -203,8 +202,6 @@ describe('the stored-trace registry under a window', () => {
     const registration = await registerTraces(sql(), [inside, straddling, unknown], WINDOW_MS);
     expect(registration.created).toEqual(new Set([traceKeyString(inside)]));
     for (const k of [inside, straddling, unknown]) expect(registration.registrations.get(traceKeyString(k))).toBe(1);
-    expect((await row(straddling.traceId))[0].first_settled).toBe(true);
-    expect((await row(inside.traceId))[0].first_settled).toBe(false);
     // Unknown span starts: nothing trusted, latest unknown (NULL: the lifetime rule keeps the row).
     expect((await row(unknown.traceId))[0]).toMatchObject({ latest_ms: null });
     // A later flush with known starts leaves an unknown latest unknown, and raises a known one.
@@ -304,15 +301,14 @@ describe('migration 022 on rows from 021', () => {
         { column_name: 'project_id', data_type: 'uuid' },
         { column_name: 'trace_id', data_type: 'uuid' },
         { column_name: 'last_seen_at', data_type: 'timestamp with time zone' },
-        { column_name: 'first_settled_at', data_type: 'timestamp with time zone' },
         { column_name: 'registrations', data_type: 'bigint' },
         { column_name: 'latest_span_at', data_type: 'timestamp with time zone' },
       ]);
-      const rows = await other<{ trace_id: string; latest_span_at: Date | null; registrations: string; settled: boolean }[]>`
-        select trace_id, latest_span_at, registrations::text, first_settled_at is not null as settled from stored_traces order by trace_id`;
+      const rows = await other<{ trace_id: string; latest_span_at: Date | null; registrations: string }[]>`
+        select trace_id, latest_span_at, registrations::text from stored_traces order by trace_id`;
       expect(rows).toEqual([
-        { trace_id: keys[0].traceId, latest_span_at: null, registrations: '3', settled: true },
-        { trace_id: keys[1].traceId, latest_span_at: null, registrations: '1', settled: false },
+        { trace_id: keys[0].traceId, latest_span_at: null, registrations: '3' },
+        { trace_id: keys[1].traceId, latest_span_at: null, registrations: '1' },
       ]);
       // Both untouched past the window, but their spans' times are unknown: the window deletes neither.
       expect(await expireStoredTracesWindow(other, WINDOW_MS)).toBe(0);

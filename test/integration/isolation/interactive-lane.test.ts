@@ -1,11 +1,10 @@
 /**
  * The interactive lane: trace reads (detail, list) have their own gate
  * and chdb connections, so with long analytics statements *of the same tenant* filling that
- * tenant's analytics share (and queueing behind it), a trace read still answers within a small
- * factor of its idle time. Before the lane, it queued in the per-tenant analytics gate behind them
- * (bench: 2.8 s instead of 113 ms). The long statements burn CPU over numbers() until their time
- * limit stops them, so they hold their slots for a known time however loaded the machine is.
- * Bounds are generous: the machine running the tests is shared.
+ * tenant's analytics share (and queueing behind it), a trace read still answers while they run;
+ * in the analytics gate it would queue behind them. The long statements burn CPU over numbers()
+ * until their time limit stops them, so they hold their slots for a known time however loaded the
+ * machine is, and the test asserts order (the reads answer first), not speed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../../src/platform/http/errors.js';
@@ -52,23 +51,13 @@ function longAnalytics(seconds: number): { done: Promise<unknown>; finished: () 
   return { done, finished: () => over };
 }
 
-async function timedRead(path: string): Promise<number> {
-  const started = performance.now();
-  const res = await svc.call('GET', path, { key: adminKey });
-  expect(res.status).toBe(200);
-  return performance.now() - started;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-async function readMedians(): Promise<{ detail: number; list: number }> {
-  const detail: number[] = [];
-  const list: number[] = [];
+async function reads(): Promise<void> {
   for (let i = 0; i < 3; i++) {
-    detail.push(await timedRead(`/traces/${traceId}`));
-    list.push(await timedRead(`/projects/${projectId}/traces?limit=10`));
+    for (const path of [`/traces/${traceId}`, `/projects/${projectId}/traces?limit=10`]) {
+      const res = await svc.call('GET', path, { key: adminKey });
+      expect(res.status).toBe(200);
+    }
   }
-  return { detail: median(detail), list: median(list) };
 }
 
 async function waitUntil(check: () => boolean, what: string): Promise<void> {
@@ -80,19 +69,16 @@ async function waitUntil(check: () => boolean, what: string): Promise<void> {
 }
 
 describe('interactive lane', () => {
-  it('answers trace reads within a small factor of idle while long analytics of the same tenant fill its share', async () => {
-    const idle = await readMedians();
+  it('answers trace reads while long analytics of the same tenant fill its share', async () => {
     const gates = svc.service.deps.ch.gates;
     // Four statements of the tenant: two run (its share), two wait in the analytics queue.
     const loads = Array.from({ length: 4 }, () => longAnalytics(12));
     await waitUntil(() => gates.analytics.load.running === 2 && gates.analytics.load.queued === 2, 'the tenant\'s analytics share to fill');
     await new Promise((r) => setTimeout(r, 300));
-    const busy = await readMedians();
-    // On the analytics lane these reads would wait ≥ 12 s for the first long statements to end.
+    await reads();
+    // On the analytics lane these reads would wait for the first long statements to end.
     expect(loads.every((l) => !l.finished()), 'the long statements were still running').toBe(true);
     expect(gates.analytics.load.queued).toBe(2);
-    expect(busy.detail).toBeLessThan(Math.max(idle.detail * 10, idle.detail + 2500));
-    expect(busy.list).toBeLessThan(Math.max(idle.list * 10, idle.list + 2500));
     await Promise.all(loads.map((l) => l.done));
   }, 90_000);
 

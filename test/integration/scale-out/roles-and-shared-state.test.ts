@@ -46,7 +46,7 @@ async function start(env: Record<string, string> = {}): Promise<TestService> {
 }
 
 const book = (svc: TestService) => svc.service.deps.services.priceBook!;
-const leader = (svc: TestService) => svc.service.deps.services.leader as Leader | undefined;
+const leader = (svc: TestService) => svc.service.deps.services.leader;
 
 function otlp(svc: TestService, projectId: string) {
   const { body } = agentRunRequest({ start: new Date(Date.now() - 5000), agent: 'roles-agent', generations: [{ model: 'gpt-test', input: 5, output: 1 }] });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   pg = await openPostgres({ databaseUrl: null, dataDir });
   await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
   // A second pool: another process's settler.
-  other = postgres(pg.url, { max: 2, onnotice: () => {} }) as unknown as Sql;
+  other = postgres(pg.url, { max: 2, onnotice: () => {} });
 }, 120_000);
 afterAll(async () => {
   await other?.end({ timeout: 5 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { claimDue, finishClaims, heldClaims, recordTraces, type QueueRecord } from '../../../src/ingest/settle/settle-queue.js';
 import { traceKeyString, type TraceKey } from '../../../src/spans/stored-spans.js';
-import { markFirstSettled, registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
+import { registerTraces, REGISTRY_COMPLETE_STATE } from '../../../src/ingest/settle/stored-traces.js';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { migratePostgres } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
@@ -13,8 +13,8 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
  * A flush's or a round's trace keys as PostgreSQL parameters (src/spans/trace-key-params.ts): each
  * (tenant, project) pair sent once, each trace answered by its position. On a real PostgreSQL: keys of
  * several tenants and projects in one statement each get their own answer; two spellings of one key
- * (letter case) are one row and both are answered; a key that is not a UUID has no registry row and
- * does not fail the round's first-settle mark.
+ * (letter case) are one row and both are answered; a key that is not a UUID is never claimed and
+ * fails no statement.
  */
 
 const dataDir = tempDataDir('lookout-key-batches-');
@@ -47,7 +47,7 @@ function mixedKeys(perPair: number): TraceKey[] {
 }
 
 describe('trace keys of several tenants and projects in one statement', () => {
-  it('registers, records, claims, marks and finishes each key as its own trace', async () => {
+  it('registers, records, claims and finishes each key as its own trace', async () => {
     const keys = mixedKeys(4);
     // One trace already known (a second registration), the rest new.
     await registerTraces(pg.sql, [keys[5]]);
@@ -76,7 +76,6 @@ describe('trace keys of several tenants and projects in one statement', () => {
     const token = crypto.randomUUID();
     const round = await claimDue(pg.sql, { token, limit: 100, leaseMs: 60_000, keys: keys.slice(0, 7) });
     expect(round.claims.map(traceKeyString).sort()).toEqual(keys.slice(0, 7).map(traceKeyString).sort());
-    expect(await markFirstSettled(pg.sql, round.claims)).toEqual(new Set(keys.slice(0, 7).map(traceKeyString)));
     expect(await heldClaims(pg.sql, token, round.claims)).toEqual(new Set(keys.slice(0, 7).map(traceKeyString)));
     // A span of one of them arrives meanwhile: that one is freed, the others finish.
     await recordTraces(pg.sql, [records[3]], timing);
@@ -85,8 +84,6 @@ describe('trace keys of several tenants and projects in one statement', () => {
     const left = await pg.sql<{ trace_id: string; claim_token: string | null; claimed_seq: string | null }[]>`
       select trace_id, claim_token, claimed_seq::text from settle_queue where trace_id = any(${keys.slice(0, 7).map((k) => k.traceId)}::uuid[])`;
     expect(left).toEqual([{ trace_id: keys[3].traceId, claim_token: null, claimed_seq: null }]);
-    // Marked once only.
-    expect(await markFirstSettled(pg.sql, round.claims)).toEqual(new Set());
   });
 });
 
@@ -110,18 +107,16 @@ describe('two spellings of one key', () => {
       select has_root, api_key_id, seq::text from settle_queue where trace_id = ${key.traceId}::uuid`;
     expect(rows).toEqual([{ has_root: true, api_key_id: 'last', seq: '1' }]);
 
-    expect(await markFirstSettled(pg.sql, [key, shouted])).toEqual(new Set([traceKeyString(key), traceKeyString(shouted)]));
     const round = await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 60_000, keys: [shouted] });
     expect(round.claims.map(traceKeyString)).toEqual([traceKeyString(key)]);
   });
 });
 
 describe('a key that is not a UUID', () => {
-  it('has no registry row to mark and does not fail the mark of the others', async () => {
+  it('is never claimed, and asking for it fails no statement', async () => {
     const [key] = mixedKeys(1);
     await registerTraces(pg.sql, [key]);
     const foreign = { tenantId: key.tenantId, projectId: 'not-a-uuid', traceId: 'trace-1' };
-    expect(await markFirstSettled(pg.sql, [foreign, key])).toEqual(new Set([traceKeyString(key)]));
     expect(await claimDue(pg.sql, { token: crypto.randomUUID(), limit: 10, leaseMs: 60_000, keys: [foreign] })).toEqual({ claims: [], versionMs: 0 });
   });
 });

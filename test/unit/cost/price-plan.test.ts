@@ -124,7 +124,7 @@ describe('where a plan does not apply', () => {
         { prices: { input_mtok: 1, output_mtok: 2 } },
         { constraint: { type: 'start_date', start_date: '2026-01-01' }, prices: { input_mtok: 3, output_mtok: 4 } },
       ],
-    } as ModelInfo, { id: 'flat', match: { equals: 'flat' }, prices: { input_mtok: 1.1, output_mtok: 2.3 } }])], at);
+    }, { id: 'flat', match: { equals: 'flat' }, prices: { input_mtok: 1.1, output_mtok: 2.3 } }])], at);
     const [dated, flat] = catalog.providers[0].models.map((model) => ({ provider: catalog.providers[0], model, matchedName: model.id, key: model.id }));
     expect(priceUsage(dated, { inputTokens: 1_000_000, outputTokens: 0 }, { at: new Date('2025-06-01T00:00:00Z') })).toBe(1);
     expect(priceUsage(dated, { inputTokens: 1_000_000, outputTokens: 0 }, { at })).toBe(3);

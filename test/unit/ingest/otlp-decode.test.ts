@@ -82,7 +82,7 @@ describe('OTLP decoding', () => {
 
   it('decodes the OTLP/JSON of the real exporter serializer to the same result', () => {
     const proto = decodeProtobufExport(ProtobufTraceSerializer.serializeRequest(spans)!);
-    const json = decodeJsonExport(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)!));
+    const json = decodeJsonExport(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)));
     expect(json).toEqual(proto);
   });
 

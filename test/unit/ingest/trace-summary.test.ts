@@ -76,10 +76,8 @@ describe('trace summary: GenAI agent run', () => {
     expect(summarizeTrace(withoutProvider, { origin, processedAt: '2026-11-22 00:00:00.000' }).processed).toMatchObject({ generations: 2, generations_with_provider: 1, tool_calls: 2 });
   });
 
-  it('marks first_processing only when the settler says this is the trace\'s first settle (006)', () => {
-    expect(summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000' }).processed.first_processing).toBe(0);
-    expect(summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000', firstProcessing: false }).processed.first_processing).toBe(0);
-    expect(summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000', firstProcessing: true }).processed.first_processing).toBe(1);
+  it('leaves first_processing to its column default: no settle marks a first processing', () => {
+    expect(summarizeTrace(spans, { origin, processedAt: '2026-11-22 00:00:00.000' }).processed).not.toHaveProperty('first_processing');
   });
 
   it('fills the traces row: thread, agent, release, interaction, tool calls, stats', () => {

@@ -192,7 +192,7 @@ export interface Span {
   /** generation, tool or other (the ingest attribute mapping's span class). */
   span_class?: string;
   attributes?: Record<string, unknown>;
-  events?: SpanEvent[] | unknown;
+  events?: unknown;
 }
 
 export interface TraceStats {

@@ -22,6 +22,8 @@ export interface MessageView {
 }
 
 const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+/** A short field (a type, role or name): its text, '' when absent. */
+const field = (value: unknown): string => (value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
 function readPart(part: unknown, into: MessageView): void {
   if (typeof part === 'string') {
@@ -30,11 +32,11 @@ function readPart(part: unknown, into: MessageView): void {
   }
   if (!part || typeof part !== 'object') return;
   const p = part as Record<string, unknown>;
-  const type = String(p.type ?? '');
+  const type = field(p.type);
   if (type === 'text' || (type === '' && (typeof p.text === 'string' || typeof p.content === 'string'))) {
-    into.text.push(String(p.content ?? p.text ?? ''));
+    into.text.push(field(p.content ?? p.text));
   } else if (type === 'tool_call' || type === 'tool-call') {
-    into.toolCalls.push({ name: String(p.name ?? p.toolName ?? ''), arguments: asText(p.arguments ?? p.input ?? p.args ?? {}) });
+    into.toolCalls.push({ name: field(p.name ?? p.toolName), arguments: asText(p.arguments ?? p.input ?? p.args ?? {}) });
   } else if (type === 'tool_call_response' || type === 'tool-result') {
     into.toolResults.push(asText(p.response ?? p.result ?? p.output ?? ''));
   } else {
@@ -43,7 +45,7 @@ function readPart(part: unknown, into: MessageView): void {
 }
 
 function readMessage(raw: Record<string, unknown>): MessageView {
-  const message: MessageView = { role: String(raw.role ?? 'message'), text: [], toolCalls: [], toolResults: [] };
+  const message: MessageView = { role: field(raw.role ?? 'message'), text: [], toolCalls: [], toolResults: [] };
   const body = raw.parts ?? raw.content;
   if (typeof body === 'string') {
     if (message.role === 'tool') message.toolResults.push(body);
@@ -56,7 +58,7 @@ function readMessage(raw: Record<string, unknown>): MessageView {
   if (Array.isArray(raw.tool_calls)) {
     for (const call of raw.tool_calls as Record<string, unknown>[]) {
       const fn = (call?.function ?? call) as Record<string, unknown>;
-      message.toolCalls.push({ name: String(fn?.name ?? ''), arguments: asText(fn?.arguments ?? {}) });
+      message.toolCalls.push({ name: field(fn?.name), arguments: asText(fn?.arguments ?? {}) });
     }
   }
   return message;

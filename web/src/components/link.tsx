@@ -6,7 +6,7 @@ type Props = { href: string; children: ComponentChildren } & Omit<JSX.HTMLAttrib
 /** A real <a href> (so keyboard, middle-click and "copy link" work) that routes in-app on a plain click. */
 export function Link({ href, children, ...rest }: Props) {
   return (
-    <a href={href} onClick={(event) => onLinkClick(event as unknown as MouseEvent, href)} {...rest}>
+    <a href={href} onClick={(event) => onLinkClick(event, href)} {...rest}>
       {children}
     </a>
   );

@@ -20,7 +20,7 @@ function compare(a: unknown, b: unknown): number {
   const na = typeof a === 'number' ? a : Number(a);
   const nb = typeof b === 'number' ? b : Number(b);
   if (Number.isFinite(na) && Number.isFinite(nb)) return na - nb;
-  return String(a).localeCompare(String(b));
+  return (typeof a === 'string' ? a : JSON.stringify(a)).localeCompare(typeof b === 'string' ? b : JSON.stringify(b));
 }
 
 /**
@@ -68,13 +68,13 @@ export function SortableTable<Row>({
           <tr>
             {columns.map((c) => {
               const active = sort?.key === c.key;
-              const ariaSort = active ? (sort!.direction === 'asc' ? 'ascending' : 'descending') : 'none';
+              const ariaSort = active ? (sort.direction === 'asc' ? 'ascending' : 'descending') : 'none';
               return (
                 <th key={c.key} scope="col" aria-sort={ariaSort} class={c.numeric ? 'num' : undefined} title={c.title}>
                   <button type="button" class="sort-button" onClick={() => toggle(c.key)} data-column={c.key}>
                     {c.label}
                     <span class="sort-mark" aria-hidden="true">
-                      {active ? (sort!.direction === 'asc' ? ' ▲' : ' ▼') : ''}
+                      {active ? (sort.direction === 'asc' ? ' ▲' : ' ▼') : ''}
                     </span>
                   </button>
                 </th>

@@ -7,7 +7,7 @@ import { ErrorPanel, Loading } from './states.js';
 
 function draftTitle(preview: Record<string, unknown>): string {
   const draft = (preview.ticket ?? preview.draft ?? preview.ticket_draft ?? {}) as Record<string, unknown>;
-  return String(draft.title ?? '');
+  return typeof draft.title === 'string' ? draft.title : '';
 }
 
 /** The issue's ticket in the tracker (GET /api/issues/{id}/tracker-ticket), or a way to create one. */
@@ -56,7 +56,7 @@ export function TicketPanel({ issueId }: { issueId: string }) {
             <p>
               New ticket: <strong>{draftTitle(preview) || '(untitled)'}</strong>
             </p>
-            <button type="button" class="primary" onClick={confirm} disabled={busy}>
+            <button type="button" class="primary" onClick={() => void confirm()} disabled={busy}>
               Create and link ticket
             </button>{' '}
             <button type="button" onClick={() => setPreview(null)} disabled={busy}>
@@ -64,7 +64,7 @@ export function TicketPanel({ issueId }: { issueId: string }) {
             </button>
           </div>
         ) : (
-          <button type="button" onClick={startPreview} disabled={busy}>
+          <button type="button" onClick={() => void startPreview()} disabled={busy}>
             Create a ticket…
           </button>
         )}

@@ -63,7 +63,7 @@ export function Waterfall({
     if (next === null || next < 0 || next >= spans.length) return;
     event.preventDefault();
     setFocusIndex(next);
-    (document.querySelector(`[data-span-index="${next}"]`) as HTMLElement | null)?.focus();
+    document.querySelector<HTMLElement>(`[data-span-index="${next}"]`)?.focus();
   };
 
   return (
@@ -83,7 +83,7 @@ export function Waterfall({
               aria-expanded={open}
               tabIndex={index === focusIndex ? 0 : -1}
               onFocus={() => setFocusIndex(index)}
-              onKeyDown={(e) => move(e as unknown as KeyboardEvent, index)}
+              onKeyDown={(e) => move(e, index)}
               onClick={() => onSelect(open ? null : index)}
             >
               <span class="span-label" style={{ paddingLeft: `${Math.min(depth.get(span.otel_span_id) ?? 0, 12) * 0.9}rem` }}>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { formatDateTime } from '../format.js';
 import { setQuery } from '../router.js';
-import { granularitiesFor, RANGES, type Granularity, type WindowSelection } from '../time-window.js';
+import { granularitiesFor, RANGES, type WindowSelection } from '../time-window.js';
 
 /** datetime-local wants local 'YYYY-MM-DDThh:mm'. */
 function toLocalInput(iso: string): string {
@@ -60,7 +60,7 @@ export function WindowPicker({ window, showGranularity = true, customActive }: {
       {showGranularity && (
         <label class="inline-field">
           Granularity{' '}
-          <select value={window.granularity} onChange={(e) => setQuery({ granularity: (e.target as HTMLSelectElement).value as Granularity })}>
+          <select value={window.granularity} onChange={(e) => setQuery({ granularity: (e.target as HTMLSelectElement).value })}>
             {granularitiesFor(window.start, window.endExclusive).map((g) => (
               <option key={g} value={g}>
                 {g}

@@ -34,7 +34,7 @@ function Actions({ issue, onDone }: { issue: Issue; onDone: (message: string) =>
   return (
     <div class="actions" role="group" aria-label="Issue actions">
       {ACTIONS.filter((a) => a.allowed.includes(issue.status)).map((a) => (
-        <button type="button" key={a.action} data-action={a.action} class={a.action === 'start-review' ? 'primary' : undefined} disabled={busy !== null} onClick={() => run(a.action, a.label)}>
+        <button type="button" key={a.action} data-action={a.action} class={a.action === 'start-review' ? 'primary' : undefined} disabled={busy !== null} onClick={() => void run(a.action, a.label)}>
           {busy === a.action ? `${a.label}…` : a.label}
         </button>
       ))}

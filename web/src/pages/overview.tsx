@@ -17,7 +17,7 @@ import { useResource, type Resource } from '../use-resource.js';
  * Puts several API series on one time axis: the dates the API returned, in order, and each
  * series' own value at that date (null where a series has no point). No value is derived.
  */
-export function alignByDate(seriesList: { date: string }[][], pick: ((point: any) => number | null)[]): { dates: string[]; values: (number | null)[][] } {
+export function alignByDate<P extends { date: string }>(seriesList: P[][], pick: ((point: P) => number | null)[]): { dates: string[]; values: (number | null)[][] } {
   const dates = [...new Set(seriesList.flatMap((points) => points.map((p) => p.date)))].sort();
   const values = seriesList.map((points, i) => {
     const byDate = new Map(points.map((p) => [p.date, p]));

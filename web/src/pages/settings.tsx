@@ -121,7 +121,7 @@ function WebhookCard({ endpoint }: { endpoint: WebhookEndpoint }) {
         )}
       </dl>
       <div class="actions">
-        <button type="button" data-testid="send-test" disabled={busy} onClick={sendTest}>
+        <button type="button" data-testid="send-test" disabled={busy} onClick={() => void sendTest()}>
           {busy ? 'Sending test…' : 'Send test'}
         </button>
         <p class={result && !result.ok ? 'field-error' : 'muted'} role="status" aria-live="polite" data-testid="test-result">

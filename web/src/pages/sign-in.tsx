@@ -36,7 +36,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice?
 
   return (
     <main id="main" class="sign-in">
-      <form class="panel sign-in-form" onSubmit={submit} aria-labelledby="sign-in-title">
+      <form class="panel sign-in-form" onSubmit={(event) => void submit(event)} aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">Lookout</h1>
         <p>Sign in with an API key (read or admin scope). It is kept in this tab's session storage only and forgotten when the tab closes.</p>
         {notice && (

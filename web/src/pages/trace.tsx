@@ -79,7 +79,7 @@ function TraceHeader({ trace, stats }: { trace: TraceContextBundle['trace']; sta
           )}
         </dd>
         <dt>Models</dt>
-        <dd>{stats.models_used?.length ? stats.models_used!.map((m) => <code key={m}>{m} </code>) : '—'}</dd>
+        <dd>{stats.models_used?.length ? stats.models_used.map((m) => <code key={m}>{m} </code>) : '—'}</dd>
         <dt>OTel trace id</dt>
         <dd>
           <code>{trace.otel_trace_id}</code>

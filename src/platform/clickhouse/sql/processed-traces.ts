@@ -6,9 +6,9 @@
  * over every row, which any version of a key answers alike) and the cost backfill (cost/backfill.ts:
  * its own FINAL, paged in key order), so a change of deduplication must look at those too.
  *
- * Why FINAL and not the first_processing split: the settler marks the first row written for a trace
- * with first_processing = 1 (clickhouse/006), so keys whose only row is that one could be read plain
- * and only the keys with a 0 row through FINAL. That read was built, tested equal to FINAL (re-processed
+ * Why FINAL and not a split read: were the first row written for a trace marked (clickhouse/006 has
+ * the first_processing column for it; nothing sets it today), keys whose only row is that one could
+ * be read plain and only the others through FINAL. That read was built, tested equal to FINAL (re-processed
  * runs, runs moved across the window edge or a month's partition, rows from before the mark) and
  * measured: on chdb 26.7 it is slower than FINAL —
  * telling a row's key from the re-processed ones means reading and hashing every trace_id of the

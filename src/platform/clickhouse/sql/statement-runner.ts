@@ -56,12 +56,12 @@ export interface LaneControls {
  * The drivers per lane (on a server, the same client repeated). A gated lane holds one per slot;
  * `ingest` more than one, so an insert does not wait behind a settling read of a big trace.
  */
-export interface LaneClients {
+export type LaneClients = {
   ingest: ClickHouseClient[];
   system: ClickHouseClient[];
   analytics: ClickHouseClient[];
   interactive: ClickHouseClient[];
-}
+};
 
 /**
  * An insert of a body straight into the engine, for a client on the embedded engine: chdb's raw
@@ -115,7 +115,7 @@ function querySize(text: string): { clickhouse_settings?: Record<string, number>
 
 /** Two requests' settings in one (a command carries its lane's controls and perhaps a raised max_query_size). */
 function withSettings(...parts: { clickhouse_settings?: Record<string, number | string> }[]): { clickhouse_settings?: Record<string, number | string> } {
-  const merged = Object.assign({}, ...parts.map((p) => p.clickhouse_settings ?? {}));
+  const merged = Object.fromEntries(parts.flatMap((p) => Object.entries(p.clickhouse_settings ?? {})));
   return Object.keys(merged).length > 0 ? { clickhouse_settings: merged } : {};
 }
 

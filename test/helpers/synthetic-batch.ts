@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { otlpSchema } from '../../src/ingest/otlp/otlp-schema.js';
 
 /**
- * Synthetic but realistic OTLP export batches for the ingest benchmark: each trace is an agent run
+ * Synthetic but realistic OTLP export batches for the ingest benchmarks and the load tests: each trace is an agent run
  * (invoke_agent root → 5 chat generations with gen_ai usage → 4 tool calls; one run in ten has a
  * failing tool call), ten
  * spans, with the attribute sets GenAI instrumentations emit. Every batch has fresh ids, so the
