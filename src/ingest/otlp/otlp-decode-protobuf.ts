@@ -18,7 +18,7 @@ import {
  * times → exact decimal strings, AnyValue → plain JSON values.
  */
 
-interface LongLike {
+export interface LongLike {
   low: number;
   high: number;
   unsigned?: boolean;
@@ -57,7 +57,7 @@ export function hex(bytes: Uint8Array | null | undefined): string {
  * are declared here, field for field of what this file reads). Unset fields are absent or null;
  * `value` on an AnyValue is protobufjs's virtual oneof getter: the name of the field that is set.
  */
-interface PbAnyValue {
+export interface PbAnyValue {
   value?: 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' | 'arrayValue' | 'kvlistValue' | 'bytesValue';
   stringValue?: string;
   boolValue?: boolean;
@@ -67,7 +67,7 @@ interface PbAnyValue {
   kvlistValue?: { values?: PbKeyValue[] | null };
   bytesValue?: Uint8Array;
 }
-interface PbKeyValue {
+export interface PbKeyValue {
   key: string;
   value?: PbAnyValue | null;
 }
