@@ -169,7 +169,7 @@ export async function startService(
     } catch (error) {
       await events.stop();
       await stores.close();
-      throw new Error(`METRICS_PORT ${config.metricsPort} on ${config.metricsHost}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`METRICS_PORT ${config.metricsPort} on ${config.metricsHost}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
   const app = createApp(deps, modules);

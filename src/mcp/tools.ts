@@ -25,7 +25,7 @@ const queryTool: McpTool = {
   // The REST body's schema under the MCP key spellings: one object, so the limits are the catalog's.
   inputSchema: mcpQueryInputSchema(projectIdArgument),
   run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) =>
-    runAnalyticsQuery({ ch: deps.ch, config: deps.config }, principal.tenantId, project.id, mcpArgumentsToQueryBody(args)) as unknown as Promise<Record<string, unknown>>,
+    runAnalyticsQuery({ ch: deps.ch, config: deps.config }, principal.tenantId, project.id, mcpArgumentsToQueryBody(args)),
 };
 
 const catalogTool: McpTool = {
@@ -35,7 +35,7 @@ const catalogTool: McpTool = {
     'The analytics catalog of a project: every event with its dimensions (string fields), measures (numeric fields with their allowed aggregations) and cost measures, ' +
     'the filter operators, time buckets and limits that query_project_analytics accepts.',
   inputSchema: { type: 'object', additionalProperties: false, required: ['project_id'], properties: { project_id: projectIdArgument } },
-  run: async () => catalogResponse() as unknown as Record<string, unknown>,
+  run: async () => catalogResponse(),
 };
 
 const granularity = { type: 'string', enum: [...GRANULARITIES], description: 'Time series bucket: day (default), week (Sunday start) or month.' };

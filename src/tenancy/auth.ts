@@ -58,7 +58,7 @@ export async function authenticateBearer(sql: SqlHandle, authorization: string |
   const token = bearerFromHeader(authorization);
   if (!token) throw new UnauthorizedError('Missing bearer API key');
   let cache = verified.get(sql);
-  if (!cache) verified.set(sql, (cache = new Map()));
+  if (!cache) verified.set(sql, (cache = new Map<string, { principal: Principal; at: number }>()));
   const hash = hashApiKey(token);
   let principal: Principal | null;
   try {

@@ -57,7 +57,7 @@ export async function storedTraceDetailPage(
   const rows = new Uint8Array((read.atCursor?.byteLength ?? 0) + read.after.byteLength);
   if (read.atCursor) rows.set(read.atCursor, 0);
   rows.set(read.after, read.atCursor?.byteLength ?? 0);
-  const transfer = [rows.buffer as ArrayBuffer, ...(read.skeleton ? [read.skeleton.buffer as ArrayBuffer] : []), logs.buffer as ArrayBuffer];
+  const transfer = [rows.buffer, ...(read.skeleton ? [read.skeleton.buffer as ArrayBuffer] : []), logs.buffer as ArrayBuffer];
   const page = await compute.run(tracePageTask, { traceId, rows, skeleton: read.skeleton, cursor, limit: request.limit, view: request.view, logs }, transfer);
   return { found: true, trace: state.summary, spansTotal: state.spans, spansJson: page.spansJson, nextCursor: page.nextCursor };
 }

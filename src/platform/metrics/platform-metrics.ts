@@ -5,7 +5,9 @@ import type { Metrics } from './metrics.js';
 
 /** A ClickHouse error's code as a label: the engine's number, `client` when the engine never answered. */
 function engineCode(error: unknown): string {
-  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  const raw = (error as { code?: unknown } | null)?.code;
+  // The client gives the engine's code as a string; anything that is not a short number means no engine answer.
+  const code = typeof raw === 'string' || typeof raw === 'number' ? String(raw) : '';
   return /^\d{1,4}$/.test(code) ? code : 'client';
 }
 

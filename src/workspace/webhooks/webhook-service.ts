@@ -12,7 +12,7 @@ import { testEnvelope } from './webhook-payload.js';
 import { DELIVERY_TIMEOUT_MS } from './webhook-sender.js';
 import { newWebhookSecret, secretAssociation } from './webhook-signature.js';
 import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, setEndpointSecret, updateEndpoint, type EndpointPatch } from './webhook-store.js';
-import { TEST_EVENT, toDelivery, toEndpoint, type EndpointRow, type WebhookDelivery, type WebhookEndpoint, type WebhookFormat } from './webhook-types.js';
+import { TEST_EVENT, toDelivery, toEndpoint, type EndpointRow, type WebhookDelivery, type WebhookEndpoint } from './webhook-types.js';
 
 /** The create body (webhook-schemas.ts). */
 export type NewEndpointInput = NewWebhookEndpoint;

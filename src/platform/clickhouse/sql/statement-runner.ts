@@ -255,7 +255,7 @@ export class StatementRunner {
     if (rows.length === 0) return;
     await this.observed(lane, () =>
       this.onLane(lane, (client) =>
-        this.measured(lane, `INSERT INTO ${table}`, () => client.insert({ table, values: rows as object[], format: 'JSONEachRow', ...this.requestSettings(lane) })),
+        this.measured(lane, `INSERT INTO ${table}`, () => client.insert({ table, values: rows, format: 'JSONEachRow', ...this.requestSettings(lane) })),
       ),
     );
   }
