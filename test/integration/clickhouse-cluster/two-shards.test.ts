@@ -240,3 +240,34 @@ describe('two ClickHouse servers as two shards, without replication', () => {
     expect(ran[0].global_join).toBeGreaterThan(0);
   });
 });
+
+describe('a shard down', () => {
+  it('reads answer 503 with a clear code, ingest 503 with Retry-After, and nothing acknowledged is lost once it is back', { timeout: 180_000 }, async () => {
+    const project = await front[0].newProject('shard-down');
+    await servers[1].kill();
+    const read = await front[0].call('GET', `/projects/${project.id}/traces`);
+    expect([read.status, read.body?.code]).toEqual([503, 'store_unavailable']);
+    // Runs until one lands on the dead shard (a trace's shard is its id's hash).
+    const acknowledged: string[] = [];
+    let refused: Awaited<ReturnType<typeof postOtlp>> | null = null;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const run = agentRun(2, 'shard-down');
+      const answer = await postOtlp(front[0].url, front[0].adminKey, protobufBody([run.root, ...run.children]), { headers: { 'x-lookout-project': project.id } });
+      if (answer.status === 200) acknowledged.push(lookoutTraceId(project.id, run.otelTraceId));
+      else refused = answer;
+    }
+    expect(refused?.status).toBe(503);
+    expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0);
+    await servers[1].start();
+    await waitFor(async () => ((await front[0].call('GET', `/projects/${project.id}/traces`)).status === 200 ? true : undefined), 60_000, 'reads to answer again');
+    // Ingest takes spans again once the shard is back (the failed flush's rows were removed from every node).
+    const after = agentRun(2, 'shard-back');
+    await waitFor(async () => ((await postOtlp(front[0].url, front[0].adminKey, protobufBody([after.root, ...after.children]), { headers: { 'x-lookout-project': project.id } })).status === 200 ? true : undefined), 60_000, 'ingest to answer again');
+    acknowledged.push(lookoutTraceId(project.id, after.otelTraceId));
+    expect(acknowledged.length).toBeGreaterThanOrEqual(1);
+    for (const traceId of acknowledged) {
+      const [row] = await rows<{ n: number }>(direct[0], `SELECT count() AS n FROM lookout.spans FINAL WHERE trace_id = {t:String}`, { t: traceId });
+      expect([traceId, Number(row.n)]).toEqual([traceId, 3]);
+    }
+  });
+});
