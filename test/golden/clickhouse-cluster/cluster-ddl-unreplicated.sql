@@ -972,3 +972,30 @@ WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.e
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` SYNC;
 
 DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`span_logs_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    trace_id String,
+    otel_trace_id String,
+    span_id String,
+    record_id String,
+    time_ns UInt64,
+    seq UInt32,
+    event_name String,
+    severity_number UInt8,
+    severity_text String,
+    body String,
+    attributes String,
+    scope_name String,
+    timestamp DateTime64(3, 'UTC'),
+    ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(ingested_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id, span_id, record_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`span_logs` AS `lookout`.`span_logs_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `span_logs_local`, cityHash64(trace_id));
