@@ -67,12 +67,14 @@ export default defineConfig({
     // One temporary root per run, removed at its end (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/integration/clickhouse-server/*.test.ts'] } },
+      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/integration/clickhouse-server/*.test.ts', 'test/integration/clickhouse-cluster/*.test.ts'] } },
       { extends: true, test: { name: 'server-params', include: INJECTION_SUITES, env: { CLICKHOUSE_PARAM_BINDING: 'server' } } },
       {
         extends: true,
         test: { name: 'server', include: SERVER_SUITES, globalSetup: ['test/server-global-setup.ts'], setupFiles: ['test/server-setup.ts'] },
       },
+      // A sharded cluster of real server processes: each file starts its own (two servers as two shards).
+      { extends: true, test: { name: 'cluster', include: ['test/integration/clickhouse-cluster/*.test.ts'] } },
     ],
   },
 });

@@ -25,6 +25,13 @@ export interface Config {
     cluster: string | null;
     /** insert_quorum of every insert on a cluster ('auto' = a majority of the shard's replicas; '0' none). */
     insertQuorum: string;
+    /**
+     * CLICKHOUSE_CLUSTER_REPLICATED (default true): Replicated `_local` tables and ON CLUSTER DDL.
+     * False: plain MergeTree-family `_local` tables (shards without replicas, no Keeper needed).
+     */
+    replicated: boolean;
+    /** CLICKHOUSE_CLUSTER_NODES: every node's HTTP URL; migrations apply each statement to each of them. */
+    nodes: string[];
     /** How statement values are bound (src/platform/clickhouse/sql/compile.ts); null = by backend. */
     paramBinding: 'literal' | 'server' | null;
     /** The analytics lane's bounds (src/platform/clickhouse/sql/analytics-gate.ts). */
@@ -192,12 +199,28 @@ function otlpGrpc(env: NodeJS.ProcessEnv, host: string): Config['otlpGrpc'] {
   return port === 0 ? null : { port, host: str(env, 'OTLP_GRPC_HOST') ?? host };
 }
 
+/**
+ * The cluster layout's options. Without replication nothing coordinates DDL across nodes (ON CLUSTER
+ * needs Keeper), so migrations need every node's address; with replication they run ON CLUSTER,
+ * which also gives each rebuilt table one UUID, and so one Keeper path, on every replica.
+ */
+function clusterNodes(env: NodeJS.ProcessEnv): { replicated: boolean; nodes: string[] } {
+  const replicated = bool(env, 'CLICKHOUSE_CLUSTER_REPLICATED', true);
+  const nodes = (env.CLICKHOUSE_CLUSTER_NODES ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  for (const node of nodes) if (!/^https?:\/\/[^\s/]+\/?$/.test(node)) throw new Error(`CLICKHOUSE_CLUSTER_NODES: not an http(s) URL of a node: ${node}`);
+  if (!env.CLICKHOUSE_CLUSTER && (nodes.length > 0 || !replicated)) throw new Error('CLICKHOUSE_CLUSTER_NODES and CLICKHOUSE_CLUSTER_REPLICATED need CLICKHOUSE_CLUSTER');
+  if (!replicated && nodes.length === 0) throw new Error('CLICKHOUSE_CLUSTER_REPLICATED=false needs CLICKHOUSE_CLUSTER_NODES (every node, so migrations reach each)');
+  if (replicated && nodes.length > 0) throw new Error('CLICKHOUSE_CLUSTER_NODES is for clusters without replication (CLICKHOUSE_CLUSTER_REPLICATED=false); a replicated cluster migrates ON CLUSTER');
+  return { replicated, nodes };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database = env.CLICKHOUSE_DATABASE || 'lookout';
   if (!IDENTIFIER.test(database)) throw new Error('CLICKHOUSE_DATABASE must be a plain identifier');
   if (env.CLICKHOUSE_CLUSTER && !IDENTIFIER.test(env.CLICKHOUSE_CLUSTER)) throw new Error('CLICKHOUSE_CLUSTER must be a plain identifier');
   const insertQuorum = env.CLICKHOUSE_INSERT_QUORUM || 'auto';
   if (!/^(auto|\d+)$/.test(insertQuorum)) throw new Error('CLICKHOUSE_INSERT_QUORUM must be auto or a number of replicas');
+  const cluster = clusterNodes(env);
   const inflightBytes = int(env, 'INGEST_MAX_INFLIGHT_BYTES', 256 * 1024 * 1024);
   const publicUrl = str(env, 'LOOKOUT_PUBLIC_URL');
   const host = env.HOST || '0.0.0.0';
@@ -218,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       database,
       cluster: str(env, 'CLICKHOUSE_CLUSTER'),
       insertQuorum,
+      ...cluster,
       paramBinding: binding(env),
       statsFile: str(env, 'ENGINE_STATS_FILE'),
       analytics: {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Sql, SqlHandle } from './postgres/postgres.js';
 import type { ClickHouseStore } from './clickhouse/clickhouse.js';
 import { param, raw, sql as chSql } from './clickhouse/sql/fragment.js';
-import { migrationStateDdl, renderClickHouseMigration, type ClickHouseLayout } from './clickhouse/clickhouse-layout.js';
+import { migrationStateDdl, renderClickHouseMigration, runsThroughDistributed, type ClickHouseLayout } from './clickhouse/clickhouse-layout.js';
 
 /**
  * `apply`: run pending migrations under the migration lock. `check`: refuse to start while any are
@@ -97,7 +97,7 @@ export async function migrateStores(sql: Sql, ch: ClickHouseStore, dirs: Migrati
 export async function pendingMigrations(sql: Sql, ch: ClickHouseStore, dirs: MigrationDirs): Promise<MigrationResult> {
   const [{ exists }] = await sql<{ exists: boolean }[]>`select to_regclass('schema_migrations') is not null as exists`;
   const pgDone = new Set(exists ? (await sql<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name) : []);
-  const chDone = await appliedClickHouse(ch, false);
+  const chDone = ch.nodes.length > 0 ? await onEachNode(ch, async (nodes) => appliedEverywhere(nodes, false)) : await appliedClickHouse(ch, false);
   return {
     postgres: readMigrations(dirs.postgres).map((f) => f.name).filter((n) => !pgDone.has(n)),
     clickhouse: readMigrations(dirs.clickhouse).map((f) => f.name).filter((n) => !chDone.has(n)),
@@ -105,7 +105,7 @@ export async function pendingMigrations(sql: Sql, ch: ClickHouseStore, dirs: Mig
 }
 
 function layoutOf(store: ClickHouseStore, replicated?: boolean): ClickHouseLayout {
-  return { database: store.database, cluster: store.cluster, replicated: replicated ?? store.cluster !== null };
+  return { database: store.database, cluster: store.cluster, replicated: replicated ?? store.replicated };
 }
 
 /** Names recorded in ClickHouse's `schema_migrations`; none when the table is not there yet. */
@@ -130,9 +130,11 @@ async function appliedClickHouse(store: ClickHouseStore, create: boolean, replic
 /**
  * Applies each ClickHouse migration once, recording it in `schema_migrations` of the Lookout
  * database. Callers other than tests run it through migrateStores, under the migration lock.
- * `replicated: false` builds a cluster's Distributed layout without Keeper (the EXPLAIN suite).
+ * `replicated: false` builds a cluster's Distributed layout without Keeper (the EXPLAIN suite). A
+ * cluster without replication that names its nodes (CLICKHOUSE_CLUSTER_NODES) migrates node by node.
  */
 export async function migrateClickHouse(store: ClickHouseStore, dir: string, options: { replicated?: boolean } = {}): Promise<string[]> {
+  if (store.nodes.length > 0) return onEachNode(store, (nodes) => migrateNodes(store, nodes, dir));
   const done = await appliedClickHouse(store, true, options.replicated);
   const applied: string[] = [];
   for (const file of readMigrations(dir)) {
@@ -141,6 +143,48 @@ export async function migrateClickHouse(store: ClickHouseStore, dir: string, opt
       await store.command(raw(statement), 'system');
     }
     await store.insert(store.table('schema_migrations'), [{ name: file.name }], 'system');
+    applied.push(file.name);
+  }
+  return applied;
+}
+
+/** Runs `work` with a store on each of the cluster's nodes, closed afterwards. */
+async function onEachNode<T>(store: ClickHouseStore, work: (nodes: ClickHouseStore[]) => Promise<T>): Promise<T> {
+  const nodes: ClickHouseStore[] = [];
+  try {
+    for (const url of store.nodes) nodes.push(await store.openNode(url));
+    return await work(nodes);
+  } finally {
+    await Promise.all(nodes.map((node) => node.close()));
+  }
+}
+
+/** The migrations every node has recorded (each node keeps its own record: nothing replicates it). */
+async function appliedEverywhere(nodes: readonly ClickHouseStore[], create: boolean): Promise<Set<string>> {
+  const records = await Promise.all(nodes.map((node) => appliedClickHouse(node, create, false)));
+  return new Set([...records[0]].filter((name) => records.every((record) => record.has(name))));
+}
+
+/**
+ * A cluster without distributed DDL: each statement of a migration runs on every node before the
+ * next one starts (lockstep), so no node is ever more than one statement ahead and a statement that
+ * reads another table's shape (a Distributed table over its `_local` table, a rebuild's copy) finds
+ * it on every node. A backfill (INSERT … SELECT) goes through the Distributed tables, which route its
+ * rows to their shards: it runs once, on the store's own node. A migration is recorded on every node
+ * once its last statement has run everywhere; one missing from any node's record runs again on all
+ * (every statement is idempotent, as on one node).
+ */
+async function migrateNodes(store: ClickHouseStore, nodes: readonly ClickHouseStore[], dir: string): Promise<string[]> {
+  const done = await appliedEverywhere(nodes, true);
+  const layout: ClickHouseLayout = { database: store.database, cluster: store.cluster, replicated: false };
+  const applied: string[] = [];
+  for (const file of readMigrations(dir)) {
+    if (done.has(file.name)) continue;
+    for (const statement of renderClickHouseMigration(file.text, layout)) {
+      if (runsThroughDistributed(statement)) await store.command(raw(statement), 'system');
+      else await Promise.all(nodes.map((node) => node.command(raw(statement), 'system')));
+    }
+    await Promise.all(nodes.map((node) => node.insert(node.table('schema_migrations'), [{ name: file.name }], 'system')));
     applied.push(file.name);
   }
   return applied;

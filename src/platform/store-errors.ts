@@ -30,9 +30,10 @@ function postgresUnavailable(sqlState: string): boolean {
  * ClickHouse error codes of an unavailable server
  * (https://github.com/ClickHouse/ClickHouse/blob/master/src/Common/ErrorCodes.cpp): 202
  * TOO_MANY_SIMULTANEOUS_QUERIES, 209 SOCKET_TIMEOUT, 210 NETWORK_ERROR, 242 TABLE_IS_READ_ONLY, 243
- * NOT_ENOUGH_SPACE, 252 TOO_MANY_PARTS, 425 SYSTEM_ERROR, 999 KEEPER_EXCEPTION.
+ * NOT_ENOUGH_SPACE, 252 TOO_MANY_PARTS, 279 ALL_CONNECTION_TRIES_FAILED (on a cluster: the node
+ * answering could not reach a shard that is down), 425 SYSTEM_ERROR, 999 KEEPER_EXCEPTION.
  */
-const CLICKHOUSE_UNAVAILABLE_CODES = new Set(['202', '209', '210', '242', '243', '252', '425', '999']);
+const CLICKHOUSE_UNAVAILABLE_CODES = new Set(['202', '209', '210', '242', '243', '252', '279', '425', '999']);
 
 type ErrorLike = { code?: unknown; errno?: unknown; severity?: unknown; message?: unknown; cause?: unknown; type?: unknown };
 

@@ -43,8 +43,25 @@ function keyText(table: InsertTable): Fragment {
 export async function removeUnstoredRows(ch: ClickHouseStore, spans: readonly FlushedSpan[]): Promise<void> {
   if (spans.length === 0) return;
   const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
+  // A cluster without replication has no distributed DDL: the delete runs on each node's local tables
+  // (a rare path, after a failed flush, so each node's store is opened for it).
+  if (ch.nodes.length > 0) {
+    for (const url of ch.nodes) {
+      const node = await ch.openNode(url);
+      try {
+        for (const table of Object.keys(TABLES) as InsertTable[]) await deleteKeys(node, node.table(`${table}_local`), table, keys);
+      } finally {
+        await node.close();
+      }
+    }
+    return;
+  }
   for (const table of Object.keys(TABLES) as InsertTable[]) {
     const target = ch.cluster ? `${ch.table(`${table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(table);
-    await ch.command(sql`DELETE FROM ${raw(target)} WHERE ${keyText(table)} IN ${param('Array(String)', keys)}`, 'ingest');
+    await deleteKeys(ch, target, table, keys);
   }
+}
+
+async function deleteKeys(ch: ClickHouseStore, target: string, table: InsertTable, keys: readonly string[]): Promise<void> {
+  await ch.command(sql`DELETE FROM ${raw(target)} WHERE ${keyText(table)} IN ${param('Array(String)', keys)}`, 'ingest');
 }

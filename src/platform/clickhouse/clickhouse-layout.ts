@@ -159,6 +159,14 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
 }
 
 /**
+ * Whether a rendered cluster statement writes through the Distributed tables (a backfill's INSERT …
+ * SELECT), which reach every shard from one node: run once, where DDL runs on every node.
+ */
+export function runsThroughDistributed(statement: string): boolean {
+  return /^INSERT INTO\b/.test(statement);
+}
+
+/**
  * The table recording applied ClickHouse migrations. On a cluster it is replicated to every node
  * of every shard (one Keeper path without {shard}; the `replica` macro is unique cluster-wide), so
  * whichever node a process reaches sees the same record.

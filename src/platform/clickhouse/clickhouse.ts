@@ -56,6 +56,12 @@ export interface ClickHouseStore {
   database: string;
   /** Set when the store is a cluster: migrations add ON CLUSTER and Replicated engines. */
   cluster: string | null;
+  /** On a cluster: Replicated `_local` tables under ON CLUSTER DDL (true), or plain ones migrated node by node. */
+  replicated: boolean;
+  /** On a cluster without replication: every node's URL, where migrations apply each statement. */
+  nodes: readonly string[];
+  /** A store on one node of the cluster (its own tables, no cluster settings), for migrations; the caller closes it. */
+  openNode(url: string): Promise<ClickHouseStore>;
   embedded: boolean;
   /** A fully qualified, quoted table name. `name` comes from code, never from callers. */
   table(name: string): string;
@@ -68,8 +74,12 @@ export interface ClickHouseOptions {
   password: string;
   database: string;
   cluster: string | null;
-  /** insert_quorum on a cluster ('auto', a count, or '0'). */
+  /** insert_quorum on a cluster ('auto', a count, or '0'); not applied without replication. */
   insertQuorum?: string;
+  /** On a cluster: Replicated tables and ON CLUSTER DDL (default true). */
+  replicated?: boolean;
+  /** On a cluster without replication: every node's URL (CLICKHOUSE_CLUSTER_NODES). */
+  nodes?: readonly string[];
   dataDir: string;
   /** Default: `literal` on the embedded engine, `server` on a server (CLICKHOUSE_PARAM_BINDING). */
   paramBinding?: ParamBinding | null;
@@ -112,6 +122,7 @@ export function defaultRequestTimeouts(queryTimeoutSeconds: number): RequestTime
  */
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouseStore> {
   const limits = options.analytics ?? DEFAULT_GATE_LIMITS;
+  const replicated = options.cluster ? (options.replicated ?? true) : false;
   const interactiveLimits = options.interactive ?? DEFAULT_INTERACTIVE_LIMITS;
   let clients: LaneClients;
   let probe: ClickHouseClient | undefined;
@@ -137,7 +148,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       },
     });
     // On a cluster every insert reaches its shard (and a quorum of replicas) before it returns.
-    const durable = (client: ClickHouseClient) => (options.cluster ? durableClusterInserts(client, clusterInsertSettings(options.insertQuorum ?? 'auto')) : client);
+    const durable = (client: ClickHouseClient) => (options.cluster ? durableClusterInserts(client, clusterInsertSettings(replicated ? (options.insertQuorum ?? 'auto') : null)) : client);
     // One client per request bound: the lanes share nothing but the server.
     const read = durable(serverClient(timeouts.read));
     clients = {
@@ -173,7 +184,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const database = options.database;
   try {
     await client.command({
-      query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
+      query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster && replicated ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
     });
   } catch (error) {
     for (const each of new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])) await each.close().catch(() => {});
@@ -212,6 +223,10 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     gates,
     database,
     cluster: options.cluster,
+    replicated,
+    nodes: options.cluster && !replicated ? (options.nodes ?? []) : [],
+    openNode: (url: string) =>
+      openClickHouse({ url, user: options.user, password: options.password, database, cluster: null, dataDir: options.dataDir, paramBinding: options.paramBinding, queryTimeoutSeconds: options.queryTimeoutSeconds, requestTimeoutsMs: options.requestTimeoutsMs }),
     embedded,
     table: (name: string) => `\`${database}\`.\`${name}\``,
     close: async () => {

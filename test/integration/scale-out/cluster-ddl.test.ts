@@ -9,11 +9,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/app/service.js';
 import { projectRoot } from '../../../src/app/project-root.js';
-import { migrationStateDdl, renderClickHouseMigration, SHARDING_KEYS, type ClickHouseLayout } from '../../../src/platform/clickhouse/clickhouse-layout.js';
+import { migrationStateDdl, renderClickHouseMigration, runsThroughDistributed, SHARDING_KEYS, type ClickHouseLayout } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { readMigrations } from '../../../src/platform/migrations.js';
 
 const layout: ClickHouseLayout = { database: 'lookout', cluster: 'lookout_cluster' };
 const golden = path.join(projectRoot, 'test', 'golden', 'clickhouse-cluster', 'cluster-ddl.sql');
+// Shards without replicas (CLICKHOUSE_CLUSTER_REPLICATED=false): migrated node by node, no Keeper.
+const unreplicated: ClickHouseLayout = { ...layout, replicated: false };
+const goldenUnreplicated = path.join(projectRoot, 'test', 'golden', 'clickhouse-cluster', 'cluster-ddl-unreplicated.sql');
 
 function renderAll(l: ClickHouseLayout): string[] {
   return [migrationStateDdl(l), ...readMigrations(migrationDirs.clickhouse).flatMap((f) => renderClickHouseMigration(f.text, l))];
@@ -86,6 +89,29 @@ describe('ClickHouse cluster DDL', () => {
     expect(inserts[0]).toMatch(/^INSERT INTO `lookout`.`event_trace_processed` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
     expect(inserts[0]).not.toMatch(/_local|\{db\}/);
     expect(inserts[0].match(/GLOBAL LEFT JOIN/g)).toHaveLength(2);
+  });
+
+  it('matches the golden file without replication', () => {
+    const actual = `${renderAll(unreplicated).join(';\n\n')};\n`;
+    if (process.env.UPDATE_GOLDEN === '1') fs.writeFileSync(goldenUnreplicated, actual);
+    expect(actual).toBe(fs.readFileSync(goldenUnreplicated, 'utf8'));
+  });
+
+  it('without replication: plain engines as on one node, no ON CLUSTER, the same Distributed tables and sharding', () => {
+    const statements = renderAll(unreplicated);
+    expect(statements.join('\n')).not.toMatch(/Replicated|ON CLUSTER|Keeper|\{shard\}|\{replica\}|\{uuid\}/);
+    expect(statements[0]).toBe('CREATE TABLE IF NOT EXISTS `lookout`.`schema_migrations` (name String, applied_at DateTime64(3, \'UTC\') DEFAULT now64(3)) ENGINE = ReplacingMergeTree ORDER BY name');
+    for (const table of Object.keys(SHARDING_KEYS)) {
+      const local = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_local\`\n`));
+      expect([table, local]).toEqual([table, expect.stringMatching(/ENGINE = ReplacingMergeTree\(\w+\)/)]);
+      expect(statements).toContain(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}\` AS \`lookout\`.\`${table}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${table}_local\`, ${SHARDING_KEYS[table]})`);
+    }
+    // The same statements as the replicated layout, but for ON CLUSTER and the engines' Keeper arguments.
+    const replicatedText = renderAll(layout).map((s) => s.replaceAll(' ON CLUSTER `lookout_cluster`', '').replace(/Replicated(\w+MergeTree)\('[^']*', '\{replica\}'(?:, )?/, '$1(').replace(/(\w+MergeTree)\(\)/, '$1'));
+    expect(statements.slice(1)).toEqual(replicatedText.slice(1));
+    // Only the backfills write through the Distributed tables (run once); everything else runs on every node.
+    expect(statements.filter(runsThroughDistributed)).toEqual(statements.filter((s) => s.startsWith('INSERT')));
+    expect(statements.filter(runsThroughDistributed)).toHaveLength(19);
   });
 
   it('leaves the single-node DDL as written', () => {

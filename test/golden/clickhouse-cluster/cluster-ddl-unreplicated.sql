@@ -1,0 +1,1001 @@
+CREATE TABLE IF NOT EXISTS `lookout`.`schema_migrations` (name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = ReplacingMergeTree ORDER BY name;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`spans_local`
+(
+    tenant_id String,
+    project_id String,
+    trace_id String,
+    otel_trace_id String,
+    span_id String,
+    parent_span_id String,
+    name String,
+    kind LowCardinality(String),
+    start_time_ns UInt64,
+    end_time_ns UInt64,
+    duration_ms Float64,
+    status_code LowCardinality(String),
+    status_description String,
+    service_name String,
+    span_class LowCardinality(String),
+    model String,
+    provider LowCardinality(String),
+    input_tokens UInt64,
+    output_tokens UInt64,
+    cached_input_tokens UInt64,
+    agent_name String,
+    tool_name String,
+    thread_id String,
+    attributes String,
+    events String,
+    resource String,
+    scope_name String,
+    scope_version String,
+    timestamp DateTime64(3, 'UTC'),
+    ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(ingested_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`spans` AS `lookout`.`spans_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `spans_local`, cityHash64(trace_id));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_local`
+(
+    tenant_id String,
+    project_id String,
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id String,
+    api_key_id String,
+    model String,
+    provider LowCardinality(String),
+    trace_id String,
+    span_id String,
+    duration_ms Float64,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    cached_input_tokens UInt64,
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed` AS `lookout`.`event_generation_completed_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_local`, cityHash64(toString(trace_id)));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_local`
+(
+    tenant_id String,
+    project_id String,
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id String,
+    api_key_id String,
+    tool String,
+    agent_name String,
+    trace_id String,
+    span_id String,
+    duration_ms Float64,
+    output_tokens UInt64,
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called` AS `lookout`.`event_tool_called_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_local`, cityHash64(toString(trace_id)));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_local`
+(
+    tenant_id String,
+    project_id String,
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id String,
+    api_key_id String,
+    span_name String,
+    trace_id String,
+    span_id String,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored` AS `lookout`.`event_span_errored_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_local`, cityHash64(toString(trace_id)));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_trace_processed_local`
+(
+    tenant_id String,
+    project_id String,
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id String,
+    api_key_id String,
+    trace_id String,
+    agent_name String,
+    root_status_code LowCardinality(String),
+    has_root UInt8,
+    root_duration_ms Nullable(Float64),
+    error_count UInt32,
+    failing_tool_calls UInt32,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    total_tokens UInt64,
+    estimated_cost_usd Nullable(Float64),
+    estimated_cost_basis LowCardinality(String),
+    cost_priced_tokens UInt64,
+    cost_unpriced_models Array(String),
+    cost_priced_at Nullable(DateTime64(3, 'UTC')),
+    cost_model_costs Map(String, Float64),
+    models Array(String),
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_trace_processed` AS `lookout`.`event_trace_processed_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_trace_processed_local`, cityHash64(trace_id));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_issue_local`
+(
+    tenant_id String,
+    project_id String,
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id String,
+    api_key_id String,
+    name LowCardinality(String),
+    issue_id String,
+    event_id String,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, event_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_issue` AS `lookout`.`event_issue_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_issue_local`, cityHash64(event_id));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`traces_local`
+(
+    tenant_id String,
+    project_id String,
+    trace_id String,
+    otel_trace_id String,
+    timestamp DateTime64(3, 'UTC'),
+    service_name String,
+    agent_name String,
+    thread_id String,
+    release String,
+    agent_input_display String,
+    agent_input Nullable(String),
+    agent_output Nullable(String),
+    tool_calls String,
+    interaction String,
+    has_error UInt8,
+    total_duration_ms Float64,
+    span_count UInt32,
+    total_tokens UInt64,
+    error_count UInt32,
+    models_used Array(String),
+    stats_tool_calls String,
+    estimated_cost_usd Nullable(Float64),
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`traces` AS `lookout`.`traces_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `traces_local`, cityHash64(trace_id));
+
+ALTER TABLE `lookout`.`event_generation_completed_local`
+    ADD COLUMN IF NOT EXISTS cache_write_input_tokens UInt64 DEFAULT 0 AFTER cached_input_tokens;
+
+ALTER TABLE `lookout`.`event_generation_completed`
+    ADD COLUMN IF NOT EXISTS cache_write_input_tokens UInt64 DEFAULT 0 AFTER cached_input_tokens;
+
+ALTER TABLE `lookout`.`spans_local`
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN tool_name LowCardinality(String),
+    MODIFY COLUMN scope_name LowCardinality(String),
+    MODIFY COLUMN scope_version LowCardinality(String),
+    MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`spans`
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN tool_name LowCardinality(String),
+    MODIFY COLUMN scope_name LowCardinality(String),
+    MODIFY COLUMN scope_version LowCardinality(String),
+    MODIFY COLUMN otel_trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN parent_span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_generation_completed_local`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_generation_completed`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN model LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_tool_called_local`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN tool LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_tool_called`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN tool LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_span_errored_local`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN span_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_span_errored`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN span_name LowCardinality(String),
+    MODIFY COLUMN trace_id CODEC(ZSTD(1)),
+    MODIFY COLUMN span_id CODEC(ZSTD(1));
+
+ALTER TABLE `lookout`.`event_trace_processed_local`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN models Array(LowCardinality(String)),
+    MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
+    ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
+    ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
+    ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
+
+ALTER TABLE `lookout`.`event_trace_processed`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN models Array(LowCardinality(String)),
+    MODIFY COLUMN cost_unpriced_models Array(LowCardinality(String)),
+    ADD COLUMN IF NOT EXISTS generations UInt32 DEFAULT 0 AFTER models,
+    ADD COLUMN IF NOT EXISTS generations_with_provider UInt32 DEFAULT 0 AFTER generations,
+    ADD COLUMN IF NOT EXISTS tool_calls UInt32 DEFAULT 0 AFTER generations_with_provider;
+
+ALTER TABLE `lookout`.`event_issue_local`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_issue`
+    MODIFY COLUMN user_id LowCardinality(String),
+    MODIFY COLUMN api_key_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`traces_local`
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN release LowCardinality(String),
+    MODIFY COLUMN models_used Array(LowCardinality(String));
+
+ALTER TABLE `lookout`.`traces`
+    MODIFY COLUMN service_name LowCardinality(String),
+    MODIFY COLUMN agent_name LowCardinality(String),
+    MODIFY COLUMN release LowCardinality(String),
+    MODIFY COLUMN models_used Array(LowCardinality(String));
+
+INSERT INTO `lookout`.`event_trace_processed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, trace_id, agent_name, root_status_code,
+     has_root, root_duration_ms, error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens,
+     estimated_cost_usd, estimated_cost_basis, cost_priced_tokens, cost_unpriced_models, cost_priced_at,
+     cost_model_costs, models, generations, generations_with_provider, tool_calls, processed_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT t.tenant_id, t.project_id, t.timestamp, t.actor, t.surface, t.user_id, t.api_key_id, t.trace_id, t.agent_name,
+    t.root_status_code, t.has_root, t.root_duration_ms, t.error_count, t.failing_tool_calls, t.input_tokens,
+    t.output_tokens, t.total_tokens, t.estimated_cost_usd, t.estimated_cost_basis, t.cost_priced_tokens,
+    t.cost_unpriced_models, t.cost_priced_at, t.cost_model_costs, t.models,
+    g.generations, g.generations_with_provider, c.tool_calls, t.processed_at
+FROM `lookout`.event_trace_processed AS t FINAL
+GLOBAL LEFT JOIN
+(
+    SELECT tenant_id, project_id, trace_id, toUInt32(count()) AS generations, toUInt32(countIf(provider != '')) AS generations_with_provider
+    FROM `lookout`.event_generation_completed FINAL
+    GROUP BY tenant_id, project_id, trace_id
+) AS g ON t.tenant_id = g.tenant_id AND t.project_id = g.project_id AND t.trace_id = g.trace_id
+GLOBAL LEFT JOIN
+(
+    SELECT tenant_id, project_id, trace_id, toUInt32(count()) AS tool_calls
+    FROM `lookout`.event_tool_called FINAL
+    GROUP BY tenant_id, project_id, trace_id
+) AS c ON t.tenant_id = c.tenant_id AND t.project_id = c.project_id AND t.trace_id = c.trace_id
+WHERE t.generations = 0 AND t.generations_with_provider = 0 AND t.tool_calls = 0
+    AND (g.generations > 0 OR c.tool_calls > 0)
+SETTINGS join_use_nulls = 0;
+
+ALTER TABLE `lookout`.`event_trace_processed_local`
+    ADD COLUMN IF NOT EXISTS first_processing UInt8 DEFAULT 0 AFTER tool_calls;
+
+ALTER TABLE `lookout`.`event_trace_processed`
+    ADD COLUMN IF NOT EXISTS first_processing UInt8 DEFAULT 0 AFTER tool_calls;
+
+ALTER TABLE `lookout`.`event_generation_completed_local`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_generation_completed`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_tool_called_local`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_tool_called`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_span_errored_local`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_span_errored`
+    MODIFY COLUMN trace_id CODEC(LZ4),
+    MODIFY COLUMN span_id CODEC(LZ4);
+
+ALTER TABLE `lookout`.`event_generation_completed_local`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_generation_completed`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_tool_called_local`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_tool_called`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_span_errored_local`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_span_errored`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_trace_processed_local`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+ALTER TABLE `lookout`.`event_trace_processed`
+    MODIFY COLUMN tenant_id LowCardinality(String),
+    MODIFY COLUMN project_id LowCardinality(String);
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v009_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    model LowCardinality(String),
+    provider LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    cached_input_tokens UInt64,
+    cache_write_input_tokens UInt64 DEFAULT 0,
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v009` AS `lookout`.`event_generation_completed_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed_v009
+WHERE (SELECT count() FROM `lookout`.event_generation_completed_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
+    AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
+        WHERE (SELECT count() FROM `lookout`.event_generation_completed_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v009` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v009_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v009_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    model LowCardinality(String),
+    provider LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    cached_input_tokens UInt64,
+    cache_write_input_tokens UInt64 DEFAULT 0,
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v009` AS `lookout`.`event_generation_completed_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed_v009` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed;
+
+EXCHANGE TABLES `lookout`.`event_generation_completed_local` AND `lookout`.`event_generation_completed_v009_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_generation_completed` AS `lookout`.`event_generation_completed_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_generation_completed_v009` AS `lookout`.`event_generation_completed_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed_v009
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
+    AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v009)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v009` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v009_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v009_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    tool LowCardinality(String),
+    agent_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    output_tokens UInt64,
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v009` AS `lookout`.`event_tool_called_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called_v009
+WHERE (SELECT count() FROM `lookout`.event_tool_called_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
+    AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
+        WHERE (SELECT count() FROM `lookout`.event_tool_called_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v009` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v009_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v009_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    tool LowCardinality(String),
+    agent_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    output_tokens UInt64,
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v009` AS `lookout`.`event_tool_called_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called_v009` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called;
+
+EXCHANGE TABLES `lookout`.`event_tool_called_local` AND `lookout`.`event_tool_called_v009_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_tool_called` AS `lookout`.`event_tool_called_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_tool_called_v009` AS `lookout`.`event_tool_called_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called_v009
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
+    AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v009)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v009` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v009_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v009_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    span_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v009` AS `lookout`.`event_span_errored_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
+FROM `lookout`.event_span_errored_v009
+WHERE (SELECT count() FROM `lookout`.event_span_errored_v009) > 0 AND toTypeName(span_id) = 'String' AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
+    AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
+        WHERE (SELECT count() FROM `lookout`.event_span_errored_v009) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v009_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    span_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v009` AS `lookout`.`event_span_errored_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored_v009` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
+FROM `lookout`.event_span_errored;
+
+EXCHANGE TABLES `lookout`.`event_span_errored_local` AND `lookout`.`event_span_errored_v009_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_span_errored` AS `lookout`.`event_span_errored_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_span_errored_v009` AS `lookout`.`event_span_errored_v009_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v009_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at
+FROM `lookout`.event_span_errored_v009
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
+    AND cityHash64(tenant_id, project_id, timestamp, toUUID(trace_id), if(toTypeName(span_id) = 'UInt64', toUInt64(span_id), reinterpretAsUInt64(reverse(unhex(span_id)))), inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v009)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v009_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    model LowCardinality(String),
+    provider LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    input_tokens UInt64 CODEC(T64, LZ4),
+    output_tokens UInt64 CODEC(T64, LZ4),
+    cached_input_tokens UInt64 CODEC(T64, LZ4),
+    cache_write_input_tokens UInt64 DEFAULT 0 CODEC(T64, LZ4),
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010` AS `lookout`.`event_generation_completed_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed_v010
+WHERE (SELECT count() FROM `lookout`.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
+        WHERE (SELECT count() FROM `lookout`.event_generation_completed_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    model LowCardinality(String),
+    provider LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    input_tokens UInt64 CODEC(T64, LZ4),
+    output_tokens UInt64 CODEC(T64, LZ4),
+    cached_input_tokens UInt64 CODEC(T64, LZ4),
+    cache_write_input_tokens UInt64 DEFAULT 0 CODEC(T64, LZ4),
+    tps Nullable(Float64),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_generation_completed_v010` AS `lookout`.`event_generation_completed_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed_v010` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed;
+
+EXCHANGE TABLES `lookout`.`event_generation_completed_local` AND `lookout`.`event_generation_completed_v010_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_generation_completed` AS `lookout`.`event_generation_completed_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_generation_completed_v010` AS `lookout`.`event_generation_completed_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_generation_completed_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_generation_completed` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, cached_input_tokens, cache_write_input_tokens, tps, error, inserted_at
+FROM `lookout`.event_generation_completed_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_generation_completed
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_generation_completed_v010)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_generation_completed_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    tool LowCardinality(String),
+    agent_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    output_tokens UInt64 CODEC(T64, LZ4),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010` AS `lookout`.`event_tool_called_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called_v010
+WHERE (SELECT count() FROM `lookout`.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
+        WHERE (SELECT count() FROM `lookout`.event_tool_called_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    tool LowCardinality(String),
+    agent_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    duration_ms Float64,
+    output_tokens UInt64 CODEC(T64, LZ4),
+    error UInt8,
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_tool_called_v010` AS `lookout`.`event_tool_called_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called_v010` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called;
+
+EXCHANGE TABLES `lookout`.`event_tool_called_local` AND `lookout`.`event_tool_called_v010_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_tool_called` AS `lookout`.`event_tool_called_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_tool_called_v010` AS `lookout`.`event_tool_called_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_tool_called_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_tool_called` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error, inserted_at
+FROM `lookout`.event_tool_called_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_tool_called
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_tool_called_v010)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_tool_called_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    span_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010` AS `lookout`.`event_span_errored_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
+FROM `lookout`.event_span_errored_v010
+WHERE (SELECT count() FROM `lookout`.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
+        WHERE (SELECT count() FROM `lookout`.event_span_errored_v010) > 0 AND inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    timestamp DateTime64(3, 'UTC') CODEC(Delta, LZ4),
+    actor LowCardinality(String),
+    surface LowCardinality(String),
+    user_id LowCardinality(String),
+    api_key_id LowCardinality(String),
+    span_name LowCardinality(String),
+    trace_id UUID CODEC(LZ4),
+    span_id UInt64 CODEC(LZ4),
+    inserted_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(inserted_at)
+PARTITION BY toDate(timestamp)
+ORDER BY (tenant_id, project_id, timestamp, trace_id, span_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY
+SETTINGS min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`event_span_errored_v010` AS `lookout`.`event_span_errored_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored_v010` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
+FROM `lookout`.event_span_errored;
+
+EXCHANGE TABLES `lookout`.`event_span_errored_local` AND `lookout`.`event_span_errored_v010_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`event_span_errored` AS `lookout`.`event_span_errored_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_local`, cityHash64(toString(trace_id)));
+
+CREATE OR REPLACE TABLE `lookout`.`event_span_errored_v010` AS `lookout`.`event_span_errored_v010_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `event_span_errored_v010_local`, cityHash64(toString(trace_id)));
+
+INSERT INTO `lookout`.`event_span_errored` (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, span_name, trace_id, span_id, inserted_at
+FROM `lookout`.event_span_errored_v010
+WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
+    AND cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, timestamp, trace_id, span_id, inserted_at) FROM `lookout`.event_span_errored
+        WHERE inserted_at >= (SELECT max(inserted_at) - INTERVAL 1 HOUR FROM `lookout`.event_span_errored_v010)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`event_span_errored_v010_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`span_logs_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    trace_id String,
+    otel_trace_id String,
+    span_id String,
+    record_id String,
+    time_ns UInt64,
+    seq UInt32,
+    event_name String,
+    severity_number UInt8,
+    severity_text String,
+    body String,
+    attributes String,
+    scope_name String,
+    timestamp DateTime64(3, 'UTC'),
+    ingested_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(ingested_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id, span_id, record_id)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`span_logs` AS `lookout`.`span_logs_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `span_logs_local`, cityHash64(trace_id));

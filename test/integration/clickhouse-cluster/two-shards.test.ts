@@ -1,0 +1,273 @@
+/**
+ * A sharded cluster for real: two ClickHouse server processes (test/helpers/clickhouse-server/) as
+ * two shards of the cluster `lookout_test`, in the layout without replication
+ * (CLICKHOUSE_CLUSTER_REPLICATED=false: plain `_local` tables under Distributed tables, migrated node
+ * by node through CLICKHOUSE_CLUSTER_NODES). Three Lookout instances on one PostgreSQL: a worker
+ * (settling, hooks) and two api+ingest instances, each talking to a different node. One cluster for
+ * the whole file: the servers take a while to start on a loaded runner.
+ */
+import fs from 'node:fs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationDirs } from '../../../src/app/service.js';
+import { computeCostObject } from '../../../src/cost/cost-object.js';
+import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
+import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
+import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
+import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
+import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
+import { lookoutTraceId } from '../../../src/spans/trace-id.js';
+import { agentRun } from '../../helpers/agent-run.js';
+import { startClickHouseServers, type ClickHouseServer } from '../../helpers/clickhouse-server/clickhouse-server.js';
+import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { tempDataDir } from '../../helpers/temp-dir.js';
+import { baseInstant } from '../analytics-views/dataset.js';
+import { seedThroughIngestion } from '../analytics-views/harness.js';
+import { newScope, seedGenerations, seedTraces } from '../cost/seed.js';
+import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
+import { datasetAnswers } from '../scale-out/dataset-answers.js';
+
+const CLUSTER = 'lookout_test';
+const TABLES = Object.keys(SHARDING_KEYS);
+const MIGRATIONS = readMigrations(migrationDirs.clickhouse).map((f) => f.name);
+const base = baseInstant();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let servers: ClickHouseServer[];
+/** A plain client on each node, to see what each shard holds on its own. */
+let direct: ClickHouseClient[];
+let pg: PostgresStore;
+let pgDir: string;
+let worker: TestService;
+/** api+ingest instances: `front[i]` talks to node i. */
+const front: TestService[] = [];
+let embedded: ClickHouseStore;
+let embeddedDir: string;
+const hookRuns = new Map<string, number>();
+let tenantId: string;
+let projectId: string;
+/** A project with traces whose cost is priced at query time (the cost module's GLOBAL shapes). */
+const costScope = newScope();
+
+function clusterEnv(node: number, roles: string): Record<string, string> {
+  return {
+    DATABASE_URL: pg.url,
+    LOOKOUT_ROLES: roles,
+    CLICKHOUSE_URL: servers[node].url,
+    CLICKHOUSE_USER: servers[node].user,
+    CLICKHOUSE_PASSWORD: servers[node].password,
+    CLICKHOUSE_DATABASE: 'lookout',
+    CLICKHOUSE_CLUSTER: CLUSTER,
+    CLICKHOUSE_CLUSTER_REPLICATED: 'false',
+    CLICKHOUSE_CLUSTER_NODES: servers.map((s) => s.url).join(','),
+    TRACE_SETTLE_MS: '1500',
+    TRACE_MAX_WAIT_MS: '1500',
+  };
+}
+
+async function rows<T>(client: ClickHouseClient, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const result = await client.query({ query, query_params: params, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } });
+  return result.json<T>();
+}
+
+/** Every row version of `table` read through the Distributed table, inserted as it is into the embedded engine. */
+async function copyTable(cluster: ClickHouseStore, table: string): Promise<number> {
+  const result = await cluster.client.query({ query: `SELECT * FROM ${cluster.table(table)}`, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+  const copied = await result.json<Record<string, unknown>>();
+  // optimize_on_insert = 0: one insert holding several versions of a row keeps them all (its default
+  // folds them as a merge would), so both sides hold the same row versions.
+  if (copied.length > 0) await embedded.client.insert({ table: embedded.table(table), values: copied, format: 'JSONEachRow', clickhouse_settings: { optimize_on_insert: 0 } });
+  return copied.length;
+}
+
+beforeAll(async () => {
+  servers = await startClickHouseServers(2, { clusterName: CLUSTER });
+  direct = servers.map((s) => createClient({ url: s.url, username: s.user, password: s.password }));
+  pgDir = tempDataDir('lookout-cluster-pg-');
+  pg = await openPostgres({ databaseUrl: null, dataDir: pgDir });
+  // The worker starts first and migrates both stores; the api+ingest instances find them current.
+  worker = await startTestService(clusterEnv(0, 'worker'), tempDataDir('lookout-cluster-worker-'));
+  traceHooks(worker.service.deps).onTracesProcessed.push(async (traces) => {
+    for (const t of traces) hookRuns.set(t.traceId, (hookRuns.get(t.traceId) ?? 0) + 1);
+  });
+  for (const node of [0, 1]) front.push(await startTestService(clusterEnv(node, 'api,ingest'), tempDataDir('lookout-cluster-api-')));
+  tenantId = worker.service.bootstrap!.tenantId;
+  projectId = (await front[0].newProject('cluster-dataset')).id;
+  await seedThroughIngestion(front[0], projectId, base);
+  const at = new Date(base.getTime() + 3 * 86_400_000 + 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
+  const cluster = front[1].service.deps.ch;
+  const traces = await seedTraces(cluster, costScope, [
+    { timestamp: at, agent: 'planner', inputTokens: 100, outputTokens: 20, basis: 'unavailable' },
+    { timestamp: at, agent: 'writer', inputTokens: 1000, outputTokens: 300, basis: 'unavailable' },
+    { timestamp: at, agent: 'writer', inputTokens: 50, outputTokens: 5, basis: 'stored', cost: 0.25, pricedTokens: 55 },
+  ]);
+  await seedGenerations(cluster, costScope, [
+    { traceId: traces[0], timestamp: at, model: 'gpt-4o', provider: 'openai', input: 100, output: 20 },
+    { traceId: traces[1], timestamp: at, model: 'gpt-4o', provider: 'openai', input: 600, output: 100 },
+    { traceId: traces[1], timestamp: at, model: 'claude-sonnet-4-5', provider: 'anthropic', input: 400, output: 200 },
+  ]);
+}, 300_000);
+
+/**
+ * The single-node run on the same data: once nothing is left to settle, every stored row version
+ * read through the Distributed tables and copied into an embedded engine migrated to the same schema.
+ */
+async function copyToOneNode(): Promise<void> {
+  if (embedded) return;
+  await waitFor(async () => ((await queueDepth(pg.sql)) === 0 ? true : undefined), 60_000, 'the settle queue to drain');
+  embeddedDir = tempDataDir('lookout-cluster-embedded-');
+  embedded = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir: embeddedDir });
+  await migrateClickHouse(embedded, migrationDirs.clickhouse);
+  for (const table of TABLES) await copyTable(front[0].service.deps.ch, table);
+}
+
+afterAll(async () => {
+  for (const svc of [...front, worker].filter(Boolean)) {
+    await svc.stop().catch(() => {});
+    removeDir(svc.dataDir);
+  }
+  await embedded?.close();
+  if (embeddedDir) fs.rmSync(embeddedDir, { recursive: true, force: true });
+  await pg?.close();
+  if (pgDir) removeDir(pgDir);
+  for (const client of direct ?? []) await client.close();
+  await Promise.all((servers ?? []).map((s) => s.stop()));
+  if (servers?.[0]) fs.rmSync(servers[0].dataDir.replace(/\/node-1$/, ''), { recursive: true, force: true });
+}, 120_000);
+
+describe('two ClickHouse servers as two shards, without replication', () => {
+  it('migrations reach both nodes: plain _local tables, Distributed tables, each migration recorded on each node once', async () => {
+    expect(worker.service.migrations?.clickhouse).toEqual(MIGRATIONS);
+    for (const svc of front) expect(svc.service.migrations?.clickhouse).toEqual([]);
+    for (const client of direct) {
+      const tables = new Map((await rows<{ name: string; engine: string }>(client, `SELECT name, engine FROM system.tables WHERE database = 'lookout'`)).map((t) => [t.name, t.engine]));
+      for (const table of TABLES) {
+        expect([table, tables.get(`${table}_local`)]).toEqual([table, 'ReplacingMergeTree']);
+        expect([table, tables.get(table)]).toEqual([table, 'Distributed']);
+      }
+      // The rebuilds of 009 and 010 ran on every node: their copies are gone, the ids are UUIDs.
+      expect([...tables.keys()].filter((name) => /_v\d{3}/.test(name))).toEqual([]);
+      const [column] = await rows<{ type: string }>(client, `SELECT type FROM system.columns WHERE database = 'lookout' AND table = 'event_tool_called_local' AND name = 'trace_id'`);
+      expect(column.type).toBe('UUID');
+      const recorded = await rows<{ name: string; n: number }>(client, `SELECT name, count() AS n FROM lookout.schema_migrations GROUP BY name ORDER BY name`);
+      expect(recorded).toEqual(MIGRATIONS.map((name) => ({ name, n: 1 })));
+    }
+  });
+
+  it('places every row on the shard its trace hashes to, every version of a trace on one', async () => {
+    // Shard weights are equal: shard k (k = 0, 1) takes the rows whose sharding key is k modulo 2.
+    const perTrace = 'spans traces event_trace_processed event_generation_completed event_tool_called event_span_errored'.split(' ');
+    for (const table of perTrace) {
+      const key = SHARDING_KEYS[table];
+      let placed = 0;
+      for (const [node, client] of direct.entries()) {
+        const [row] = await rows<{ n: number; elsewhere: number }>(client, `SELECT count() AS n, countIf(${key} % 2 != ${node}) AS elsewhere FROM lookout.${table}_local`);
+        expect([table, node, Number(row.elsewhere)]).toEqual([table, node, 0]);
+        placed += Number(row.n);
+      }
+      // Through the Distributed table, either node reads exactly the rows of both shards.
+      for (const client of direct) {
+        const [total] = await rows<{ n: number }>(client, `SELECT count() AS n FROM lookout.${table}`);
+        expect([table, Number(total.n)]).toEqual([table, placed]);
+      }
+      if (table !== 'event_span_errored') expect([table, placed > 0]).toEqual([table, true]);
+    }
+  });
+
+  it('a trace whose spans reach both api+ingest instances lands on one shard and settles once', { timeout: 120_000 }, async () => {
+    const project = await front[0].newProject('split');
+    const run = agentRun(5, 'split-agent');
+    const traceId = lookoutTraceId(project.id, run.otelTraceId);
+    const send = (svc: TestService, spans: ReadableSpan[]) => postOtlp(svc.url, svc.adminKey, protobufBody(spans), { headers: { 'x-lookout-project': project.id } });
+    expect((await send(front[0], [run.root, ...run.children.slice(0, 2)])).status).toBe(200);
+    expect((await send(front[1], run.children.slice(2))).status).toBe(200);
+    await waitFor(async () => ((hookRuns.get(traceId) ?? 0) > 0 ? true : undefined), 60_000, 'trace settled');
+    // Longer than a quiet period more: no second settle comes.
+    await sleep(4000);
+    expect(hookRuns.get(traceId)).toBe(1);
+    expect(await queueDepth(pg.sql)).toBe(0);
+    const perNode = await Promise.all(direct.map(async (client) => {
+      const count = async (table: string) => Number((await rows<{ n: number }>(client, `SELECT count() AS n FROM lookout.${table}_local FINAL WHERE trace_id = {t:String}`, { t: traceId }))[0].n);
+      return { spans: await count('spans'), traces: await count('traces'), processed: await count('event_trace_processed') };
+    }));
+    expect(perNode.filter((n) => n.spans > 0)).toEqual([{ spans: 6, traces: 1, processed: 1 }]);
+    expect(perNode.filter((n) => n.spans === 0)).toEqual([{ spans: 0, traces: 0, processed: 0 }]);
+    // Read through the other node: the traces API of both instances lists it.
+    for (const svc of front) {
+      const listed = await svc.call('GET', `/projects/${project.id}/traces`);
+      expect(listed.status).toBe(200);
+      expect(listed.body.traces.map((t: { id: string; span_count: number }) => [t.id, t.span_count])).toEqual([[traceId, 6]]);
+    }
+  });
+
+  it('answers every preset view and every golden DSL query exactly as the single-node run on the same data', { timeout: 120_000 }, async () => {
+    await copyToOneNode();
+    for (const table of TABLES) {
+      const count = async (store: ClickHouseStore, final: string) => Number((await rows<{ n: number }>(store.client, `SELECT count() AS n FROM ${store.table(table)}${final} WHERE project_id = {p:String}`, { p: projectId }))[0].n);
+      for (const final of ['', ' FINAL']) expect([table, final, await count(embedded, final)]).toEqual([table, final, await count(front[0].service.deps.ch, final)]);
+    }
+    const scope = { tenantId, projectId, base };
+    for (const svc of front) {
+      const onCluster = await datasetAnswers(svc.service.deps.ch, svc.service.deps.sql, scope);
+      const onOneNode = await datasetAnswers(embedded, svc.service.deps.sql, scope);
+      expect(Object.keys(onCluster).length).toBeGreaterThan(10);
+      // Not vacuous: the data set's answers have rows.
+      expect(JSON.stringify(onCluster['query model-latency-scorecard'])).toMatch(/gpt|claude/);
+      expect(onCluster).toEqual(onOneNode);
+    }
+  });
+
+  it("executes the cost module's GLOBAL IN / GLOBAL JOIN shapes across the shards, answering as one node", async () => {
+    const window = { start: new Date(base.getTime() + 3 * 86_400_000), endExclusive: new Date(base.getTime() + 4 * 86_400_000) };
+    const now = new Date(base.getTime() + 5 * 86_400_000);
+    await copyToOneNode();
+    const cluster = front[0].service.deps.ch;
+    for (const groupBy of ['none', 'agent'] as const) {
+      const onCluster = await computeCostObject({ ch: cluster, ...costScope, now }, { ...window, groupBy });
+      const onOneNode = await computeCostObject({ ch: embedded, ...costScope, now }, { ...window, groupBy });
+      expect(onCluster).toEqual(onOneNode);
+      // Priced at query time: more than the one stored cost.
+      expect(onCluster.total.cost.estimated_cost_usd).toBeGreaterThan(0.25);
+    }
+    // The statements ran on the cluster, not only as plans: the initiating node logged them finished.
+    await direct[0].command({ query: 'SYSTEM FLUSH LOGS' });
+    const ran = await rows<{ global_in: number; global_join: number }>(direct[0], `
+      SELECT countIf(query LIKE '%GLOBAL IN (SELECT trace_uuid FROM live)%') AS global_in, countIf(query LIKE '%GLOBAL INNER JOIN live%') AS global_join
+      FROM system.query_log WHERE type = 'QueryFinish' AND is_initial_query AND query_kind = 'Select' AND query NOT LIKE '%system.query_log%'`);
+    expect(ran[0].global_in).toBeGreaterThan(0);
+    expect(ran[0].global_join).toBeGreaterThan(0);
+  });
+});
+
+describe('a shard down', () => {
+  it('reads answer 503 with a clear code, ingest 503 with Retry-After, and nothing acknowledged is lost once it is back', { timeout: 180_000 }, async () => {
+    const project = await front[0].newProject('shard-down');
+    await servers[1].kill();
+    const read = await front[0].call('GET', `/projects/${project.id}/traces`);
+    expect([read.status, read.body?.code]).toEqual([503, 'store_unavailable']);
+    // Runs until one lands on the dead shard (a trace's shard is its id's hash).
+    const acknowledged: string[] = [];
+    let refused: Awaited<ReturnType<typeof postOtlp>> | null = null;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const run = agentRun(2, 'shard-down');
+      const answer = await postOtlp(front[0].url, front[0].adminKey, protobufBody([run.root, ...run.children]), { headers: { 'x-lookout-project': project.id } });
+      if (answer.status === 200) acknowledged.push(lookoutTraceId(project.id, run.otelTraceId));
+      else refused = answer;
+    }
+    expect(refused?.status).toBe(503);
+    expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0);
+    await servers[1].start();
+    await waitFor(async () => ((await front[0].call('GET', `/projects/${project.id}/traces`)).status === 200 ? true : undefined), 60_000, 'reads to answer again');
+    // Ingest takes spans again once the shard is back (the failed flush's rows were removed from every node).
+    const after = agentRun(2, 'shard-back');
+    await waitFor(async () => ((await postOtlp(front[0].url, front[0].adminKey, protobufBody([after.root, ...after.children]), { headers: { 'x-lookout-project': project.id } })).status === 200 ? true : undefined), 60_000, 'ingest to answer again');
+    acknowledged.push(lookoutTraceId(project.id, after.otelTraceId));
+    expect(acknowledged.length).toBeGreaterThanOrEqual(1);
+    for (const traceId of acknowledged) {
+      const [row] = await rows<{ n: number }>(direct[0], `SELECT count() AS n FROM lookout.spans FINAL WHERE trace_id = {t:String}`, { t: traceId });
+      expect([traceId, Number(row.n)]).toEqual([traceId, 3]);
+    }
+  });
+});
