@@ -3,6 +3,7 @@ import { mcpArgumentsToQueryBody } from '../analytics/query/mcp-body.js';
 import { mcpQueryInputSchema } from '../analytics/query/query-shapes.js';
 import { runAnalyticsQuery } from '../analytics/query/run.js';
 import { runPresetView, viewDeps } from '../analytics/views/preset-views.js';
+import { freshnessOf } from '../ingest/freshness.js';
 import type { ViewName } from '../analytics/views/view-params.js';
 import { GRANULARITIES } from '../analytics/views/time-buckets.js';
 import { projectIdArgument, type McpTool } from './mcp-tool.js';
@@ -61,14 +62,12 @@ function viewTool(name: string, view: ViewName, title: string, description: stri
     title,
     description,
     inputSchema: { type: 'object', additionalProperties: false, required, properties },
-    run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) =>
-      (await runPresetView(
-        viewDeps(deps),
-        principal.tenantId,
-        project.id,
-        view,
-        args,
-      )) as unknown as Record<string, unknown>,
+    // The same answer as REST: the view's payload with how fresh its data is (read before it runs).
+    run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) => {
+      const freshness = freshnessOf(deps);
+      const payload = (await runPresetView(viewDeps(deps), principal.tenantId, project.id, view, args)) as unknown as Record<string, unknown>;
+      return { ...payload, ...freshness };
+    },
   };
 }
 

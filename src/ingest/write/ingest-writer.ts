@@ -329,8 +329,8 @@ export class IngestWriter {
       // A failed flush's leftovers go first: until they are removed nothing new is written, so a
       // retry of those spans is never written and then removed with them.
       if (this.unstored.length > 0) {
-        await removeUnstoredRows(this.options.ch, this.unstored);
-        this.options.logger.warn({ spans: this.unstored.length }, 'rows of a failed flush removed');
+        const applied = await removeUnstoredRows(this.options.ch, this.unstored);
+        this.options.logger.warn({ spans: this.unstored.length, applied }, 'rows of a failed flush removed');
         this.unstored = [];
       }
       const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
@@ -390,7 +390,9 @@ export class IngestWriter {
       if (flushed) this.unstored.push(...newSpansOf(flushed));
       if (this.unstored.length > 0) {
         try {
-          await removeUnstoredRows(this.options.ch, this.unstored);
+          if (!(await removeUnstoredRows(this.options.ch, this.unstored))) {
+            this.options.logger.warn({ spans: this.unstored.length }, 'rows of a failed flush deleted, the engine not done applying it yet; they disappear once it is');
+          }
           this.unstored = [];
         } catch (cleanupError) {
           this.options.logger.error({ err: cleanupError, spans: this.unstored.length }, 'rows of a failed flush not removed yet; removed before the next flush');

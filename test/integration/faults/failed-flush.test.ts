@@ -70,7 +70,7 @@ async function answers() {
 
 /** Answers without the fields that move with the clock alone. */
 function strip(body: unknown): unknown {
-  return JSON.parse(JSON.stringify(body, (key, value) => (/^(generated_at|as_of|fresh|freshness|settled_through|now)$/.test(key) ? undefined : value)));
+  return JSON.parse(JSON.stringify(body, (key, value) => (/^(generated_at|as_of|data_as_of|settle_lag_ms|fresh|freshness|settled_through|now)$/.test(key) ? undefined : value)));
 }
 
 describe('a flush failing between the event inserts and the spans insert', () => {

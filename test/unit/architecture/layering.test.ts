@@ -32,7 +32,7 @@ const DEPENDENCIES: Record<string, string[]> = {
   traces: ['ingest'],
   analytics: ['cost', 'workspace/artifacts', 'ingest'],
   cost: ['cli'],
-  mcp: ['analytics', 'workspace/projects'],
+  mcp: ['analytics', 'ingest', 'workspace/projects'],
   dashboard: [],
   'workspace/artifacts': [],
   'workspace/code-host': [],
