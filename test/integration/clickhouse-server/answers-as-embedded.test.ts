@@ -33,7 +33,10 @@ async function copyTable(server: ClickHouseStore, table: string): Promise<number
     clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
   });
   const rows = await result.json<Record<string, unknown>>();
-  if (rows.length > 0) await embedded.insert(embedded.table(table), rows, 'system');
+  // Every version as it is: one insert would otherwise keep only each key's newest (optimize_on_insert).
+  if (rows.length > 0) {
+    await embedded.client.insert({ table: embedded.table(table), values: rows, format: 'JSONEachRow', clickhouse_settings: { optimize_on_insert: 0 } });
+  }
   return rows.length;
 }
 

@@ -15,7 +15,7 @@ import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
-import { asText, CODECS_010, copyRows } from '../../helpers/previous-clickhouse.js';
+import { asText, CODECS_010, copyRows, tablesBefore } from '../../helpers/previous-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { baseInstant, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
@@ -29,7 +29,7 @@ let tenantId: string;
 let projectId: string;
 const base = baseInstant();
 const { views: VIEWS } = viewsOverDataset(base);
-const TABLES = Object.keys(SHARDING_KEYS);
+const TABLES = tablesBefore(MIGRATION, Object.keys(SHARDING_KEYS));
 
 const current = () => h.svc.service.deps.ch;
 

@@ -13,14 +13,14 @@ import { migrationDirs } from '../../../src/app/service.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
-import { allRows, columns, previousInstallation, rows, withCodecs010, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
+import { allRows, columns, previousInstallation, rows, tablesBefore, withCodecs010, type Column, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 import { datasetAnswers } from './dataset-answers.js';
 
 const MIGRATION = '008_tenant_keys_low_cardinality.sql';
 const CHANGED = ['event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_trace_processed'];
-const TABLES = Object.keys(SHARDING_KEYS);
+const TABLES = tablesBefore(MIGRATION, Object.keys(SHARDING_KEYS));
 const base = baseInstant();
 
 let h: Harness;

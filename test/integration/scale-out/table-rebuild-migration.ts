@@ -21,7 +21,7 @@ import { migrationDirs } from '../../../src/app/service.js';
 import type { ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
-import { allRows, migrationStatements, previousInstallation, rows, tableNames, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
+import { allRows, migrationStatements, previousInstallation, rows, tableNames, tablesBefore, type PreviousInstallation } from '../../helpers/previous-clickhouse.js';
 import { baseInstant } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
 import { datasetAnswers } from './dataset-answers.js';
@@ -68,13 +68,15 @@ export interface RebuildMigration<Before> {
   previousIds: IdColumns;
 }
 
-const TABLES = Object.keys(SHARDING_KEYS);
+const ALL_TABLES = Object.keys(SHARDING_KEYS);
 const LATE_TABLE = 'event_generation_completed';
 const base = baseInstant();
 
 /** Defines the suite of migration `spec.migration` on an installation with data. */
 export function describeTableRebuildMigration<Before>(spec: RebuildMigration<Before>): void {
   const { migration } = spec;
+  // The tables the previous schema has: a later migration's table is not there yet.
+  const TABLES = tablesBefore(migration, ALL_TABLES);
   const number = migration.slice(0, 3);
   const suffix = REBUILD_MIGRATIONS[migration].suffix;
   const rebuilt = REBUILD_MIGRATIONS[migration].tables.map((t) => t.table);
