@@ -79,9 +79,6 @@ export async function copyRows(from: ClickHouseStore, to: ClickHouseStore, table
   };
   await to.client.command({
     query: `INSERT INTO ${to.table(table)} (${target.map((c) => `\`${c.name}\``).join(', ')}) SELECT ${target.map(value).join(', ')} FROM ${from.table(table)}`,
-    // Every version as it is: one insert would otherwise keep only each key's newest (settling writes
-    // a newer generation row beside the ingest one for a model call of several spans).
-    clickhouse_settings: { optimize_on_insert: 0 },
   });
 }
 

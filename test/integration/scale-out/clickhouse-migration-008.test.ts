@@ -84,7 +84,9 @@ describe('ClickHouse migration 008 on an installation with data', () => {
   });
 
   it('keeps every row version unchanged', async () => {
-    for (const table of TABLES) expect([table, await allRows(previous, table)]).toEqual([table, await allRows(current(), table)]);
+    // The installation was copied in one insert per table, which keeps one version of a key: the
+    // versions a read with FINAL sees (settling may leave an older one beside a newer in other parts).
+    for (const table of TABLES) expect([table, await allRows(previous, table)]).toEqual([table, await allRows(current(), table, { final: true })]);
   });
 
   it('answers every view and golden DSL query as before, and as a current installation does', async () => {
