@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { startClickHouseServers, type ClickHouseServer } from '../../helpers/clickhouse-server/clickhouse-server.js';
+import { readyz as readyzOf, sleep, timed, until } from '../../helpers/fault-probes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { EXPORTER_TIMEOUT_MS, GENERATIONS_PER_RUN, SPANS_PER_RUN, SteadySender } from '../../helpers/steady-sender.js';
 
@@ -18,30 +19,7 @@ let svc: TestService;
 let project: { id: string };
 let sender: SteadySender;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const started = Date.now();
-  const value = await work();
-  return { value, ms: Date.now() - started };
-}
-
-async function readyz(): Promise<{ status: number; body: any; ms: number }> {
-  const { value, ms } = await timed(async () => {
-    const res = await fetch(`${svc.url}/readyz`, { signal: AbortSignal.timeout(30_000) });
-    return { status: res.status, body: await res.json() };
-  });
-  return { ...value, ms };
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check().catch(() => false)) return Date.now() - started;
-    await sleep(250);
-  }
-  throw new Error(`${what} not within ${timeoutMs} ms`);
-}
+const readyz = () => readyzOf(svc.url);
 
 beforeAll(async () => {
   [server] = await startClickHouseServers(1);
