@@ -123,10 +123,12 @@ export async function selectJsonEachRowBytes(ch: ClickHouseStore, statement: Fra
  * The stored spans of the given traces as JSONEachRow bytes (parsed by the compute pool), on the
  * ingest lane (settling is never behind the analytics gate). May hold other traces of the same
  * tenants/projects' id lists (traceKeysGuard over-selects); readers keep only the keys they want.
+ * Spans a failed flush is deleting are left out even before the engine applies the delete.
  */
 export async function readTraceSpansBytes(ch: ClickHouseStore, keys: TraceKey[]): Promise<Uint8Array> {
   if (keys.length === 0) return new Uint8Array(0);
   return selectJsonEachRowBytes(ch, sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`, {
     lane: 'ingest',
+    settings: { apply_mutations_on_fly: 1 },
   });
 }

@@ -305,7 +305,10 @@ export class IngestWriter {
           FROM ${raw(ch.table('spans'))}
           WHERE ${traceKeysGuard(keys)}
           GROUP BY tenant_id, project_id, trace_id`,
-      { lane: 'ingest' },
+      // Rows a failed flush is deleting (unstored-rows.ts) may still be on disk, their delete not yet
+      // applied by the engine: read as if it were, so a re-send of those spans (to this process or
+      // any other) is written again rather than taken for a duplicate and then deleted with them.
+      { lane: 'ingest', settings: { apply_mutations_on_fly: 1 } },
     );
     for (const r of rows) {
       const traceKey = traceKeyOf(r);

@@ -24,6 +24,10 @@ import type { InsertTable } from './encoded-rows.js';
  * stalled the writer — every later request answered 503 — until it applied. Normally the
  * mutations apply within that bound and the rows are gone before anyone is answered; when they do
  * not, the answer goes out and the rows disappear as soon as the engine applies them.
+ *
+ * A re-send is safe either way: a delete applies only to rows inserted before it was submitted, and
+ * the writer's duplicate check reads with the pending deletes applied (apply_mutations_on_fly), so
+ * the re-sent spans are written again and survive the delete of their first copy.
  */
 
 /** How long the writer waits for the deletes to apply before it answers anyway. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
+import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
 
 /**
  * A flush that fails after the event tables were written and before `spans` (the order the writer
@@ -111,5 +112,71 @@ describe('a flush failing between the event inserts and the spans insert', () =>
       after = await answers();
     }
     expect(after).toMatchObject(once);
+  });
+});
+
+describe('a flush failing after its spans landed, while the engine holds the delete back', () => {
+  it('stores the re-send (not taken for a duplicate of rows being deleted) and keeps it once the delete applies', async () => {
+    const { ch } = svc.service.deps;
+    const tables = ['spans', 'event_generation_completed', 'event_tool_called', 'event_span_errored'];
+    const other = await svc.newProject('failed flush, delete held back');
+    const { body } = agentRunRequest({
+      start,
+      agent: 'held',
+      generations: [{ model: 'gpt-4o', input: 100, output: 10 }],
+      tools: [{ name: 'lookup' }],
+    });
+    let stored = { rows: 0, spans: 0 };
+    const post = (payload: string) =>
+      fetch(`${svc.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': other.id },
+        body: payload,
+      });
+    const spanRows = async () => {
+      const [row] = await ch.read<{ rows: string; spans: string }>(
+        sql`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${raw(ch.table('spans'))} WHERE project_id = ${param('String', other.id)}`,
+        { lane: 'system' },
+      );
+      return { rows: Number(row.rows), spans: Number(row.spans) };
+    };
+    // Merges stopped: the engine applies no mutation, so the failed flush's delete stays pending.
+    for (const table of tables) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(table)}` });
+    try {
+      // The spans insert succeeds, then the settle queue refuses the flush's traces: the flush fails with its rows stored.
+      const settler = ingestService(svc.service.deps).settler;
+      const record = settler.record.bind(settler);
+      settler.record = async () => {
+        settler.record = record;
+        throw new Error('settle queue unavailable (test)');
+      };
+      expect((await post(body)).status).toBe(503);
+      stored = await spanRows();
+      expect(stored.rows).toBeGreaterThan(0);
+
+      expect((await post(body)).status).toBe(200);
+      // Old rows (delete pending) and the re-sent ones side by side until the engine applies the delete.
+      expect((await spanRows()).rows).toBe(2 * stored.spans);
+    } finally {
+      for (const table of tables) await ch.client.command({ query: `SYSTEM START MERGES ${ch.table(table)}` });
+    }
+    // Merging again: the engine applies the deletes, which take the first copies only.
+    const deadline = Date.now() + 60_000;
+    const pending = async () => {
+      const [row] = await ch.read<{ n: string }>(
+        sql`SELECT count() AS n FROM system.mutations WHERE database = ${param('String', ch.database)} AND table IN ${param('Array(String)', tables)} AND is_done = 0`,
+        { lane: 'system' },
+      );
+      return Number(row.n);
+    };
+    while ((await pending()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    expect(await pending()).toBe(0);
+    expect(await spanRows()).toEqual({ rows: stored.spans, spans: stored.spans });
+    // One generation (settling writes a newer version of its row; FINAL folds versions, as analytics reads).
+    const [generations] = await ch.read<{ n: string }>(
+      sql`SELECT count() AS n FROM ${raw(ch.table('event_generation_completed'))} FINAL WHERE project_id = ${param('String', other.id)}`,
+      { lane: 'system' },
+    );
+    expect(Number(generations.n)).toBe(1);
   });
 });
