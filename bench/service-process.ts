@@ -95,3 +95,12 @@ export async function startServiceProcess(name: string, env: Record<string, stri
     },
   };
 }
+
+/**
+ * The ClickHouse server settings of the benchmark's own environment (CLICKHOUSE_URL and its
+ * credentials), for benchmarks that build their configuration by hand: unset, the embedded engine.
+ */
+export function clickHouseServerEnv(): Record<string, string> {
+  const names = ['CLICKHOUSE_URL', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_DATABASE'];
+  return Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n] as string]));
+}

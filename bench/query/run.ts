@@ -33,6 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
+import { clickHouseServerEnv } from '../service-process.js';
 import { modules } from '../../src/app/modules.js';
 import { startService } from '../../src/app/service.js';
 import { analyticsQueryModule } from '../../src/analytics/query/router.js';
@@ -69,7 +70,7 @@ function percentile(sorted: number[], p: number): number {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-query-'));
   fs.chmodSync(dataDir, 0o755);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT) });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT), ...clickHouseServerEnv() });
   const mounted = modules.some((m) => m.name === analyticsQueryModule.name) ? modules : [...modules, analyticsQueryModule];
   const service = await startService(config, { logger: pino({ level: 'silent' }), modules: mounted });
   try {

@@ -41,6 +41,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
+import { clickHouseServerEnv } from '../service-process.js';
 import { startService } from '../../src/app/service.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { spanIdSql, traceIdSql } from './seed-ids.js';
@@ -158,7 +159,7 @@ async function main() {
   const dataDir = KEEP_DIR ? path.resolve(KEEP_DIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-bench-views-'));
   fs.mkdirSync(dataDir, { recursive: true });
   fs.chmodSync(dataDir, 0o755);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT) });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: KEY, LOG_LEVEL: 'silent', QUERY_TIMEOUT_SECONDS: String(QUERY_TIMEOUT), ...clickHouseServerEnv() });
   const service = await startService(config, { logger: pino({ level: 'silent' }) });
   try {
     const api = `${service.url}/api`;
