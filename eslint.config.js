@@ -1,7 +1,6 @@
 // Lint with type information: the rules that need the type checker (floating and misused promises
 // above all) catch what vitest, which strips types, never sees. Every rule turned off below says why.
-// `npm run lint` (and CI) lints src/ and web/src; test/, bench/ and scripts/ are configured here too
-// (`npx eslint test bench scripts`) and still have findings to fix before CI takes them in.
+// `npm run lint` (and CI) lints src/, web/src, test/, bench/ and scripts/.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';

@@ -42,5 +42,5 @@ const stop = async () => {
   await Promise.all(servers.map((s) => s.stop()));
   process.exit(0);
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());

@@ -12,6 +12,7 @@
  */
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -117,7 +118,6 @@ function agentRun(tracer: Tracer, agent: AgentSpec, run: number, startMs: number
   });
   const parent: Context = trace.setSpan(ROOT_CONTEXT, root);
   const steps = 2 + Math.floor(rnd() * 3);
-  let answer = '';
   for (let step = 0; step < steps; step++) {
     const model = agent.models[(run + step) % agent.models.length];
     const input = 600 + Math.floor(rnd() * 2400);
@@ -167,7 +167,7 @@ function agentRun(tracer: Tracer, agent: AgentSpec, run: number, startMs: number
     }
     call.end(t);
   }
-  answer = fail ? 'Sorry, I could not finish this request right now.' : `Done: ${request.toLowerCase()}`;
+  const answer = fail ? 'Sorry, I could not finish this request right now.' : `Done: ${request.toLowerCase()}`;
   const messageTool = agent.tools.find((name) => name === 'reply_to_user' || name === 'send_message');
   if (messageTool) {
     const reply = tracer.startSpan(
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     const counting = {
       export: (spans: Parameters<typeof exporter.export>[0], done: Parameters<typeof exporter.export>[1]) =>
         exporter.export(spans, (result) => {
-          if (result.code === 0) exported += spans.length;
+          if (result.code === ExportResultCode.SUCCESS) exported += spans.length;
           else {
             failedExports++;
             process.stderr.write(`export failed: ${result.error?.message ?? 'unknown error'}\n`);

@@ -157,16 +157,17 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
     void work.finally(() => inFlight.delete(work));
   }, TICK_MS);
 
-  const watcher = setInterval(async () => {
+  const watch = async () => {
     try {
       const gauges = await scrapeGauges(metricsUrl, ['lookout_settle_queue_depth', 'lookout_settle_oldest_due_age_seconds']);
       result.series.push({ t: (Date.now() - started) / 1000, depth: gauges.lookout_settle_queue_depth ?? 0, oldestS: gauges.lookout_settle_oldest_due_age_seconds ?? 0, rssMiB: memoryMiB(svc.pid, 'VmRSS') });
     } catch {
       // the next second reads again
     }
-  }, 1000);
+  };
+  const watcher = setInterval(() => void watch(), 1000);
 
-  const poller = setInterval(async () => {
+  const poll = async () => {
     try {
       if (pendingListed.size > 0) {
         const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${PROBE_THREAD}&limit=100`);
@@ -193,7 +194,8 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
     } catch (error) {
       console.error(`probe poll failed: ${String(error)}`);
     }
-  }, 250);
+  };
+  const poller = setInterval(() => void poll(), 250);
 
   await new Promise((r) => setTimeout(r, duration * 1000));
   clearInterval(ticker);

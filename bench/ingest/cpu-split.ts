@@ -28,7 +28,7 @@ function statFields(text: string): string[] {
 export function threadCpu(pid: number): { cpu: Map<number, number>; names: Map<number, string> } {
   const cpu = new Map<number, number>();
   const names = new Map<number, string>();
-  let tids: string[] = [];
+  let tids: string[];
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`);
   } catch {

@@ -1,7 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { context, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -165,7 +162,7 @@ describe('real JavaScript GenAI instrumentations against a fake OpenAI server', 
     const s = await sink('openllmetry-app');
     const inst = new OpenLLMetryOpenAI({});
     inst.setTracerProvider(s.provider);
-    inst.manuallyInstrument(OpenAI as never);
+    inst.manuallyInstrument(OpenAI);
     try {
       fake.script([{ text: ANSWER }], USAGE);
       const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'sk-test' });
@@ -219,7 +216,7 @@ describe('real JavaScript GenAI instrumentations against a fake OpenAI server', 
     const { z } = await import('zod');
     const s = await sink('agents-app');
     const inst = new OpenAIAgentsInstrumentation({ tracerProvider: s.provider });
-    inst.manuallyInstrument(agents as never);
+    inst.manuallyInstrument(agents);
     try {
       fake.script([{ toolCall: { name: 'get_weather', arguments: { city: 'Paris' } } }, { text: ANSWER }], USAGE);
       agents.setDefaultOpenAIClient(new OpenAI({ baseURL: fake.baseURL, apiKey: 'sk-test' }) as never);

@@ -34,7 +34,8 @@ async function api(base: string, method: string, apiPath: string, body?: unknown
     headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
+  const parsed: any = await res.json().catch(() => undefined);
+  return { status: res.status, body: parsed };
 }
 
 /** The embedded PostgreSQL outlives a killed service; the test talks to it directly. */

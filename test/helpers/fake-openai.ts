@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -39,7 +39,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let usage: FakeUsage = { prompt: 10, completion: 2, cached: 0 };
   let next = 0;
   const requests: Record<string, any>[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => void answer(req, res));
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
@@ -74,7 +75,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         system_fingerprint: 'fp_fake',
       }),
     );
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {

@@ -162,8 +162,8 @@ class ServerProcess implements ClickHouseServer {
     const keep = (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-8000);
     };
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     // A test process that ends without stopping its servers must not leave them running.
     const reap = () => child.kill('SIGKILL');
     process.once('exit', reap);
@@ -247,7 +247,7 @@ export function launcherPath(): string {
     execFileSync(process.env.CC ?? 'cc', ['-O1', '-o', partial, source, '-ldl'], { stdio: 'pipe' });
   } catch (error) {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? String(error);
-    throw new Error(`compiling the ClickHouse server launcher failed (a C compiler, cc, is needed): ${stderr}`);
+    throw new Error(`compiling the ClickHouse server launcher failed (a C compiler, cc, is needed): ${stderr}`, { cause: error });
   }
   fs.renameSync(partial, binary);
   return binary;

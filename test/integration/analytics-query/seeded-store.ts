@@ -14,7 +14,7 @@ export interface SeededQueryStore {
   /** The dataset's window, as the query body spells it. */
   window: { start: string; end_exclusive: string };
   /** Runs a query body over the dataset's window for a tenant and project (default: the seeded ones). */
-  run(body: Record<string, unknown>, tenant?: string, project?: string): Promise<AnalyticsQueryResponse>;
+  run: (body: Record<string, unknown>, tenant?: string, project?: string) => Promise<AnalyticsQueryResponse>;
 }
 
 /**

@@ -207,7 +207,7 @@ describe('an empty project', () => {
     expect(models).toMatchObject({ estimated_cost_usd: 0, total_tokens: 0, cost_attribution_coverage: 'all', cost_attribution_source: 'query_time' });
     const roi = await get('roi');
     expect(roi.state).toBe('connect');
-    for (const series of Object.values(roi.base) as { value: number }[][]) expect(series.every((p) => p.value === 0)).toBe(true);
+    for (const series of Object.values<{ value: number }[]>(roi.base)) expect(series.every((p) => p.value === 0)).toBe(true);
   });
 });
 

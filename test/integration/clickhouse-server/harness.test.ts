@@ -5,7 +5,7 @@ import { startClickHouseServers, stopClickHouseServerPid, type ClickHouseServer 
 // The server harness itself: two real server processes made from the engine library, as the
 // `server` test project and the fault tests use them.
 let servers: ClickHouseServer[];
-let clients: ClickHouseClient[] = [];
+const clients: ClickHouseClient[] = [];
 
 const connect = (server: ClickHouseServer, password = server.password) => {
   const client = createClient({ url: server.url, username: server.user, password, request_timeout: 10_000 });

@@ -11,7 +11,7 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
  * ClickHouse (embedded, or the run's server) for cost integration tests, and rows written straight into the event tables
  * the way ingestion writes them. Each test takes a fresh tenant and project.
  */
-export async function openTestStore(): Promise<{ store: ClickHouseStore; close(): Promise<void> }> {
+export async function openTestStore(): Promise<{ store: ClickHouseStore; close: () => Promise<void> }> {
   const dataDir = tempDataDir('lookout-cost-');
   const store = await openTestClickHouse({ database: 'lookout', dataDir });
   await migrateClickHouse(store, path.resolve('clickhouse'));

@@ -126,7 +126,7 @@ describe('a flush failing after its spans landed, while the engine holds the del
       generations: [{ model: 'gpt-4o', input: 100, output: 10 }],
       tools: [{ name: 'lookup' }],
     });
-    let stored = { rows: 0, spans: 0 };
+    let stored: { rows: number; spans: number };
     const post = (payload: string) =>
       fetch(`${svc.url}/v1/traces`, {
         method: 'POST',

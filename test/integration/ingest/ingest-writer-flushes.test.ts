@@ -54,7 +54,7 @@ it('answers a write handed in by a continuation of an answered request, at any p
   const w = writer(5);
   for (let ticks = 0; ticks < 12; ticks++) {
     const second = w.write(request()).then(async () => {
-      for (let i = 0; i < ticks; i++) await null;
+      for (let i = 0; i < ticks; i++) await Promise.resolve();
       return w.write(request());
     });
     expect(await within(second, 10_000), `a write ${ticks} microtasks after the answer`).toMatchObject({ written: 3 });

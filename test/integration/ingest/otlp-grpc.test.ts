@@ -225,7 +225,7 @@ describe('OTLP/gRPC TraceService/Export', () => {
     const proto = otlpSchema().ExportTraceServiceRequest;
     const message = proto.decode(protobufBody(bad.spans)) as unknown as { resourceSpans: { scopeSpans: { spans: { traceId: Uint8Array }[] }[] }[] };
     message.resourceSpans[0].scopeSpans[0].spans[0].traceId = new Uint8Array(3);
-    const answer = await rawCall(TRACE_EXPORT_PATH, proto.encode(message as never).finish(), metadata(svc.adminKey, project.id));
+    const answer = await rawCall(TRACE_EXPORT_PATH, proto.encode(message).finish(), metadata(svc.adminKey, project.id));
     expect(answer.error).toBeNull();
     expect(decodeExportResponse(answer.response!)).toEqual({ rejectedSpans: 1, errorMessage: expect.stringContaining('rejected 1 of 5 spans') });
     // A full success leaves partial_success unset: an empty message.

@@ -338,9 +338,8 @@ describe('OTLP logs: GenAI content sent as log events', () => {
 
   it('records that came long before their spans (their queue entry settled with no span yet) still join when the spans settle', async () => {
     const sdk = exporters('protobuf');
-    let run: Run | null = null;
     // The spans are made (ids known) but held back; only the records are sent.
-    run = agentRun(sdk.tracer, 'none', {
+    const run: Run = agentRun(sdk.tracer, 'none', {
       chat1: () => emitMessageEvents(sdk.logger, MESSAGE_EVENTS.chat1),
       chat2: () => emitMessageEvents(sdk.logger, MESSAGE_EVENTS.chat2),
     });
@@ -410,7 +409,7 @@ describe('OTLP logs: what is refused', () => {
     expect(partial?.errorMessage).toMatch(/^rejected 2 of 3 log records: record: no span context \(trace_id and span_id\)/);
     expect(await storedLogRows()).toBe(before + 1);
 
-    const json = await postOtlp(svc.url, ingestKey, new TextDecoder().decode(JsonLogsSerializer.serializeRequest(records)!), { path: '/v1/logs', contentType: 'application/json' });
+    const json = await postOtlp(svc.url, ingestKey, new TextDecoder().decode(JsonLogsSerializer.serializeRequest(records)), { path: '/v1/logs', contentType: 'application/json' });
     expect(json.status).toBe(200);
     const body = JSON.parse(json.body.toString());
     expect(body.partialSuccess.rejectedLogRecords).toBe('2');

@@ -267,7 +267,7 @@ describe('the stored-trace registry', () => {
     expect(await registryComplete()).toBe(true);
     expect(await registryRow(stored.traceId)).toHaveLength(1);
     const [{ n: missing }] = await sql()<{ n: number }[]>`select count(*)::int as n from stored_traces`;
-    const [{ traces }] = (await opened.client.query({ query: `SELECT uniqExact(tenant_id, project_id, trace_id) AS traces FROM ${opened.table('spans')}`, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } }).then((r) => r.json())) as { traces: number }[];
+    const [{ traces }] = (await opened.client.query({ query: `SELECT uniqExact(tenant_id, project_id, trace_id) AS traces FROM ${opened.table('spans')}`, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } }).then((r) => r.json<{ traces: number }>()));
     expect(missing).toBeGreaterThanOrEqual(traces);
     // Trusted again: a new trace costs no read.
     const after = duplicateChecks;

@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSharedCatalog, PRICE_CATALOG_TOPIC } from '../../../src/cost/shared-catalog.js';
-import type { Leader } from '../../../src/platform/postgres/leader.js';
 import type { SharedEvents } from '../../../src/platform/postgres/shared-events.js';
 import { MONITORS_CHANGED_TOPIC } from '../../../src/workspace/monitors/monitor-store.js';
 import type { TestService } from '../../helpers/service.js';

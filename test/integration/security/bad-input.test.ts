@@ -248,7 +248,7 @@ describe('security: SQL injection probes', () => {
     const ch = svc.service.deps.ch;
     for (const table of ['spans', 'traces', 'event_trace_processed', 'event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_issue']) {
       const result = await ch.client.query({ query: `EXISTS TABLE ${ch.table(table)}`, format: 'JSONEachRow' });
-      expect(Object.values(((await result.json()) as Record<string, unknown>[])[0])[0], table).toBe(1);
+      expect(Object.values((await result.json<Record<string, unknown>>())[0])[0], table).toBe(1);
     }
     expect((await svc.call('GET', `/projects/${A.projectId}`)).status).toBe(200);
     expect((await svc.call('GET', `/projects/${A.projectId}/traces`)).body.traces.length).toBe(1);

@@ -114,7 +114,7 @@ describe('security: secrets', () => {
     const dataDir = tempDataDir();
     const child = await spawnService(dataDir, { LOG_LEVEL: 'info' });
     const wrongKey = `lk_wrong_${crypto.randomBytes(16).toString('hex')}`;
-    let created = '';
+    let created: string;
     try {
       const headers = { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json' };
       expect((await fetch(`${child.url}/api/projects`, { headers })).status).toBe(200);

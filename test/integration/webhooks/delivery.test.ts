@@ -242,6 +242,7 @@ describe('webhooks: the documented receiver', () => {
       next();
     });
     // The snippet as written, with its free names bound: require, app, express, process.env.
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the documentation's snippet is run as a reader would paste it
     new Function('require', 'app', 'express', 'process', snippet)(createRequire(import.meta.url), app, express, { env: { LOOKOUT_WEBHOOK_SECRET: webhook.secret } });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));

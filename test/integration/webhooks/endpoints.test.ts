@@ -4,7 +4,7 @@ import { startTestService, type TestService } from '../../helpers/service.js';
 import { WebhookDeliverer } from '../../../src/workspace/webhooks/webhook-deliverer.js';
 import { secretBox } from '../../../src/app/secret-box-access.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
-import { createEndpoint, deliveries, eventually, json, sleep, verifies } from './harness.js';
+import { createEndpoint, deliveries, json, sleep, verifies } from './harness.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
 /**

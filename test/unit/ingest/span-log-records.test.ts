@@ -36,8 +36,8 @@ describe('GenAI log events as span content', () => {
       { name: 'gen_ai.choice', body: { index: 1, finish_reason: 'length', message: { content: 'second' } }, attributes: {} },
       { name: 'gen_ai.choice', body: { index: 0, message: { role: 'assistant', content: 'first' } }, attributes: {} },
     ]);
-    expect(JSON.parse(String(attrs['gen_ai.input.messages']))).toEqual([{ role: 'developer', parts: [{ type: 'text', content: 'hi' }] }]);
-    expect(JSON.parse(String(attrs['gen_ai.output.messages']))).toEqual([
+    expect(JSON.parse(attrs['gen_ai.input.messages'] as string)).toEqual([{ role: 'developer', parts: [{ type: 'text', content: 'hi' }] }]);
+    expect(JSON.parse(attrs['gen_ai.output.messages'] as string)).toEqual([
       { role: 'assistant', parts: [{ type: 'text', content: 'first' }], finish_reason: 'error' },
       { role: 'assistant', parts: [{ type: 'text', content: 'second' }], finish_reason: 'length' },
     ]);
@@ -63,7 +63,7 @@ describe('GenAI log events as span content', () => {
         attributes: { 'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'new form' }] }], 'gen_ai.system_instructions': '[{"type":"text","content":"be brief"}]' },
       },
     ]);
-    expect(JSON.parse(String(attrs['gen_ai.input.messages']))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'new form' }] }]);
+    expect(JSON.parse(attrs['gen_ai.input.messages'] as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'new form' }] }]);
     expect(attrs['gen_ai.system_instructions']).toBe('[{"type":"text","content":"be brief"}]');
   });
 });
@@ -86,7 +86,7 @@ describe('joining records to their span', () => {
     ]);
     const joined = applyLogRecords({ 'gen_ai.output.messages': 'own output' }, [], list);
     expect(joined.attributes['gen_ai.output.messages']).toBe('own output');
-    expect(JSON.parse(String(joined.attributes['gen_ai.input.messages'])).map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
+    expect(JSON.parse(joined.attributes['gen_ai.input.messages'] as string).map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
     expect(joined.events).toEqual([]);
   });
 

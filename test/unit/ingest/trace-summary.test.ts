@@ -14,7 +14,7 @@ import { runVercelWeatherAgent } from './fixtures/vercel-ai-run.js';
 
 const origin = otlpOrigin('key-1', 'user-1');
 
-function record(run: (provider: BasicTracerProvider) => unknown | Promise<unknown>) {
+function record(run: (provider: BasicTracerProvider) => unknown) {
   return async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({
