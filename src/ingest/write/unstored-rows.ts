@@ -1,4 +1,5 @@
 import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { lightweightDelete } from '../../platform/clickhouse/lightweight-delete.js';
 import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
 import { storedIdText } from '../../platform/clickhouse/sql/event-ids.js';
 import type { TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
@@ -14,9 +15,9 @@ import type { InsertTable } from './encoded-rows.js';
  *
  * Only spans that were new in the flush are named (spans already stored are never in its inserts),
  * by their full key (tenant, project, trace and span in one text, so no other tenant's or trace's
- * row can match). Lightweight DELETE: once its mutation applies, the rows are gone from every
- * read; the engine drops them from disk at its next merges. On a cluster the delete goes to each
- * node's local table.
+ * row can match), with a lightweight DELETE (src/platform/clickhouse/lightweight-delete.ts: once
+ * its mutation applies, the rows are gone from every read; on a cluster it goes to each node's
+ * local table).
  *
  * The deletes are scheduled without waiting inside the statement (lightweight_deletes_sync = 0),
  * then the mutations are awaited for at most DELETE_WAIT_MS: the embedded engine can hold a
@@ -32,7 +33,6 @@ import type { InsertTable } from './encoded-rows.js';
 
 /** How long the writer waits for the deletes to apply before it answers anyway. */
 export const DELETE_WAIT_MS = 5_000;
-const POLL_MS = 50;
 
 /** The per-span tables a flush writes, with how each stores its trace and span ids. */
 const TABLES: Record<InsertTable, { trace: 'text' | 'uuid'; span: 'text' | 'hex64' }> = {
@@ -61,45 +61,7 @@ function keyText(table: InsertTable): Fragment {
  */
 export async function removeUnstoredRows(ch: ClickHouseStore, spans: readonly FlushedSpan[], waitMs = DELETE_WAIT_MS): Promise<boolean> {
   if (spans.length === 0) return true;
-  const deadline = Date.now() + waitMs;
   const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
-  // A cluster without replication has no distributed DDL: the delete runs on each node's local tables
-  // (a rare path, after a failed flush, so each node's store is opened for it).
-  if (ch.nodes.length > 0) {
-    let applied = true;
-    for (const url of ch.nodes) {
-      const node = await ch.openNode(url);
-      try {
-        const tables = (Object.keys(TABLES) as InsertTable[]).map((table) => `${table}_local`);
-        for (const table of Object.keys(TABLES) as InsertTable[]) await deleteKeys(node, node.table(`${table}_local`), table, keys);
-        applied = (await mutationsApplied(node, tables, deadline)) && applied;
-      } finally {
-        await node.close();
-      }
-    }
-    return applied;
-  }
-  for (const table of Object.keys(TABLES) as InsertTable[]) {
-    const target = ch.cluster ? `${ch.table(`${table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(table);
-    await deleteKeys(ch, target, table, keys);
-  }
-  const tables = (Object.keys(TABLES) as InsertTable[]).map((table) => (ch.cluster ? `${table}_local` : table));
-  return mutationsApplied(ch, tables, deadline);
-}
-
-async function deleteKeys(ch: ClickHouseStore, target: string, table: InsertTable, keys: readonly string[]): Promise<void> {
-  await ch.command(sql`DELETE FROM ${raw(target)} WHERE ${keyText(table)} IN ${param('Array(String)', keys)} SETTINGS lightweight_deletes_sync = 0`, 'ingest');
-}
-
-/** Whether no mutation of these tables is left undone on this store, waiting until `deadline` at most. */
-async function mutationsApplied(ch: ClickHouseStore, tables: readonly string[], deadline: number): Promise<boolean> {
-  for (;;) {
-    const [row] = await ch.read<{ n: number | string }>(
-      sql`SELECT count() AS n FROM system.mutations WHERE database = ${param('String', ch.database)} AND table IN ${param('Array(String)', tables)} AND is_done = 0`,
-      { lane: 'ingest' },
-    );
-    if (Number(row?.n ?? 0) === 0) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  const deletes = (Object.keys(TABLES) as InsertTable[]).map((table) => ({ table, where: sql`${keyText(table)} IN ${param('Array(String)', keys)}` }));
+  return lightweightDelete(ch, deletes, { lane: 'ingest', waitMs });
 }

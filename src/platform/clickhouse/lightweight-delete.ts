@@ -1,0 +1,95 @@
+/**
+ * Lightweight DELETE where a table's rows live, and the wait for it to apply. Used by the ingest
+ * writer (the rows of a failed flush) and by deletion jobs (src/lifecycle/).
+ *
+ * A lightweight DELETE marks rows deleted through a mutation; once that applies they are gone from
+ * every read, and the engine drops them from disk at its next merges. The statement is submitted
+ * without waiting inside it (lightweight_deletes_sync = 0): the embedded engine can hold a mutation
+ * behind its background merges for long stretches, and a statement that waits for it holds its
+ * connection all that time. The caller waits here instead, up to a bound of its own, by polling
+ * system.mutations. A read that must already see a submitted delete applied reads with
+ * apply_mutations_on_fly = 1.
+ *
+ * Where the rows live: one node, the tables as named. A replicated cluster: each `<table>_local`
+ * through ON CLUSTER (the Distributed table under the plain name takes no DELETE). A cluster
+ * without replication (CLICKHOUSE_CLUSTER_NODES): each node's `<table>_local`, node by node, as
+ * migrations run there.
+ */
+import type { ClickHouseStore } from './clickhouse.js';
+import type { WriteLane } from './sql/statement-runner.js';
+import { param, raw, sql, type Fragment } from './sql/fragment.js';
+
+/** One table's delete: the table's plain name (from code) and the condition of the rows to delete. */
+export interface TableDelete {
+  table: string;
+  where: Fragment;
+}
+
+const POLL_MS = 50;
+
+/**
+ * Submits every delete and waits until no mutation of those tables is left undone, or until
+ * `waitMs` passed. True when all applied in time. Throws when the store does not take a delete.
+ */
+export async function lightweightDelete(ch: ClickHouseStore, deletes: readonly TableDelete[], options: { lane: WriteLane; waitMs: number }): Promise<boolean> {
+  if (deletes.length === 0) return true;
+  const deadline = Date.now() + options.waitMs;
+  const localNames = [...new Set(deletes.map((d) => `${d.table}_local`))];
+  if (ch.nodes.length > 0) {
+    let applied = true;
+    for (const url of ch.nodes) {
+      const node = await ch.openNode(url);
+      try {
+        for (const d of deletes) await submit(node, node.table(`${d.table}_local`), d.where, options.lane);
+        applied = (await mutationsApplied(node, localNames, deadline, options.lane)) && applied;
+      } finally {
+        await node.close();
+      }
+    }
+    return applied;
+  }
+  for (const d of deletes) {
+    const target = ch.cluster ? `${ch.table(`${d.table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(d.table);
+    await submit(ch, target, d.where, options.lane);
+  }
+  const names = ch.cluster ? localNames : [...new Set(deletes.map((d) => d.table))];
+  return mutationsApplied(ch, names, deadline, options.lane);
+}
+
+async function submit(ch: ClickHouseStore, target: string, where: Fragment, lane: WriteLane): Promise<void> {
+  await ch.command(sql`DELETE FROM ${raw(target)} WHERE ${where} SETTINGS lightweight_deletes_sync = 0`, lane);
+}
+
+/** Whether no mutation of these tables is left undone on this store, waiting until `deadline` at most. */
+async function mutationsApplied(ch: ClickHouseStore, tables: readonly string[], deadline: number, lane: WriteLane): Promise<boolean> {
+  for (;;) {
+    const [row] = await ch.read<{ n: number | string }>(
+      sql`SELECT count() AS n FROM system.mutations WHERE database = ${param('String', ch.database)} AND table IN ${param('Array(String)', tables)} AND is_done = 0`,
+      { lane },
+    );
+    if (Number(row?.n ?? 0) === 0) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * Whether every delete submitted to these tables has applied, checked once where they run (each
+ * node, the `_local` tables of a cluster): a caller that waits longer than lightweightDelete's bound
+ * polls this between checks of its own (a job that must stop on shutdown).
+ */
+export async function deletesApplied(ch: ClickHouseStore, tables: readonly string[], lane: WriteLane): Promise<boolean> {
+  const now = Date.now();
+  if (ch.nodes.length > 0) {
+    for (const url of ch.nodes) {
+      const node = await ch.openNode(url);
+      try {
+        if (!(await mutationsApplied(node, tables.map((t) => `${t}_local`), now, lane))) return false;
+      } finally {
+        await node.close();
+      }
+    }
+    return true;
+  }
+  return mutationsApplied(ch, ch.cluster ? tables.map((t) => `${t}_local`) : tables, now, lane);
+}
