@@ -60,6 +60,8 @@ export interface Config {
   traceMaxWaitMs: number;
   /** How long a settle claim stays with a settler that stopped renewing it (a crashed process). */
   settleLeaseMs: number;
+  /** DELETION_LEASE_MS: how long a deletion job stays with a runner that stopped renewing its claim (a crashed process). */
+  deletionLeaseMs: number;
   /**
    * SETTLE_MAX_LAG_MS: past this age of the oldest due, unsettled trace ingestion answers 503 with
    * Retry-After until settling catches up (src/ingest/settle/settle-lag.ts); 0: no bound.
@@ -272,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceSettleMs: int(env, 'TRACE_SETTLE_MS', 3000),
     traceMaxWaitMs: int(env, 'TRACE_MAX_WAIT_MS', 60000),
     settleLeaseMs: int(env, 'SETTLE_LEASE_MS', 60000),
+    deletionLeaseMs: Math.max(1000, int(env, 'DELETION_LEASE_MS', 60000)),
     settleMaxLagMs: int(env, 'SETTLE_MAX_LAG_MS', 30000),
     ingestMaxInflightBytes: inflightBytes,
     settleCacheMaxBytes: int(env, 'SETTLE_CACHE_MAX_BYTES', defaultSettleCacheBytes(inflightBytes)),

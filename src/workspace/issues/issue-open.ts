@@ -187,6 +187,7 @@ export async function attachToIssues(tx: SqlHandle, inputs: FingerprintIssueInpu
         last_seen_at = greatest(coalesce(i.last_seen_at, u.latest), u.latest),
         status = case when i.id = any(${reopened}::uuid[]) then 'open' else i.status end,
         resolved_at = case when i.id = any(${reopened}::uuid[]) then null else i.resolved_at end,
+        occurrences_deleted_at = null,
         updated_at = now()
       from unnest(${changes.map(([id]) => id)}::uuid[], ${changes.map(([, t]) => t.n)}::int[],
         ${changes.map(([, t]) => new Date(t.earliest).toISOString())}::timestamptz[], ${changes.map(([, t]) => new Date(t.latest).toISOString())}::timestamptz[]) as u(id, n, earliest, latest)

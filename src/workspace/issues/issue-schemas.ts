@@ -13,7 +13,7 @@ export function issueSchemas(openapi: OpenApiDocument): Record<'IssueTag' | 'Iss
   const Issue = openapi.addSchema('Issue', {
     type: 'object',
     required: ['id', 'project_id', 'title', 'description', 'status', 'assignee_user_id', 'fingerprint', 'flagged',
-      'first_seen_at', 'last_seen_at', 'occurrence_count', 'created_at', 'updated_at', 'tags'],
+      'first_seen_at', 'last_seen_at', 'occurrence_count', 'occurrences_deleted_at', 'created_at', 'updated_at', 'tags'],
     properties: {
       id: { type: 'string', format: 'uuid' },
       project_id: { type: 'string', format: 'uuid' },
@@ -26,6 +26,7 @@ export function issueSchemas(openapi: OpenApiDocument): Record<'IssueTag' | 'Iss
       first_seen_at: nullableDateTime,
       last_seen_at: nullableDateTime,
       occurrence_count: { type: 'integer' },
+      occurrences_deleted_at: { ...nullableDateTime, description: 'When a deletion removed the last of its occurrences (their traces are gone); null otherwise' },
       created_at: dateTime,
       updated_at: dateTime,
       tags: { type: 'array', items: IssueTag },

@@ -5,7 +5,7 @@ import { recordIssueEvent } from './issue-event-outbox.js';
 import { toIssue, type Issue, type IssueRow, type IssueStatus, type IssueTag } from './issue-types.js';
 import type { Origin } from '../../spans/origin.js';
 
-export const ISSUE_COLUMNS = 'id, seq, tenant_id, project_id, title, description, status, assignee_user_id, fingerprint, flagged, first_seen_at, last_seen_at, occurrence_count, resolved_at, created_at, updated_at';
+export const ISSUE_COLUMNS = 'id, seq, tenant_id, project_id, title, description, status, assignee_user_id, fingerprint, flagged, first_seen_at, last_seen_at, occurrence_count, occurrences_deleted_at, resolved_at, created_at, updated_at';
 
 export async function findIssueRow(sql: SqlHandle, tenantId: string, issueId: string, options: { forUpdate?: boolean } = {}): Promise<IssueRow | null> {
   if (!isUuid(issueId)) return null;

@@ -25,6 +25,8 @@ export interface Issue {
   first_seen_at: string | null;
   last_seen_at: string | null;
   occurrence_count: number;
+  /** When a deletion removed the last of its occurrences (their traces are gone); null otherwise. */
+  occurrences_deleted_at: string | null;
   created_at: string;
   updated_at: string;
   tags: IssueTag[];
@@ -44,6 +46,7 @@ export interface IssueRow {
   first_seen_at: Date | null;
   last_seen_at: Date | null;
   occurrence_count: number;
+  occurrences_deleted_at: Date | null;
   resolved_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -64,6 +67,7 @@ export function toIssue(row: IssueRow, tags: IssueTag[]): Issue {
     first_seen_at: iso(row.first_seen_at),
     last_seen_at: iso(row.last_seen_at),
     occurrence_count: row.occurrence_count,
+    occurrences_deleted_at: iso(row.occurrences_deleted_at),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     tags,

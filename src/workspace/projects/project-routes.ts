@@ -3,6 +3,7 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { ProjectService } from './project-service.js';
+import { Deletion } from '../../lifecycle/deletion-schemas.js';
 
 const projectSchema = {
   type: 'object',
@@ -43,6 +44,7 @@ export function projectRoutes(deps: AppDeps): Router {
   const projects = new ProjectService(deps);
   const Project = deps.openapi.addSchema('Project', projectSchema);
   const ProjectInput = deps.openapi.addSchema('ProjectInput', projectInput);
+  const DeletionSchema = deps.openapi.addSchema('Deletion', Deletion);
 
   defineRoute(router, deps, {
     method: 'get', path: '/projects', tag: 'projects', scope: 'read',
@@ -89,11 +91,9 @@ export function projectRoutes(deps: AppDeps): Router {
 
   defineRoute(router, deps, {
     method: 'delete', path: '/projects/{project_id}', tag: 'projects', scope: 'admin', projectParam: true,
-    summary: 'Delete a project and its workspace records', responses: { 204: { description: 'Deleted' } },
-    handler: async ({ tenantId, project }) => {
-      await projects.delete(tenantId, project.id);
-      return { status: 204 };
-    },
+    summary: 'Delete a project: its workspace records at once, its stored traces by the deletion job this answers (202; follow it at GET /deletions/{deletion_id})',
+    responses: { 202: { description: 'Deleted; the deletion job of its stored data', schema: DeletionSchema } },
+    handler: async ({ tenantId, project, actor }) => ({ status: 202, body: await projects.delete(tenantId, project.id, actor) }),
   });
 
   const Diagnostics = deps.openapi.addSchema('InstrumentationDiagnostics', {

@@ -14,6 +14,8 @@ import {
   type Project,
 } from '../../tenancy/project-store.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
+import { createProjectDeletion, kickDeletions, type Deletion } from '../../lifecycle/deletion-access.js';
+import type { Origin } from '../../spans/origin.js';
 
 export interface ProjectInput {
   name: string;
@@ -59,10 +61,21 @@ export class ProjectService {
     return updated;
   }
 
-  async delete(tenantId: string, projectId: string): Promise<void> {
-    await deleteProject(this.deps.sql, tenantId, projectId);
-    // Every process drops the project from its caches (the ingest project cache).
+  /**
+   * Deletes the project's row (and with it every workspace record that references it) and, in the
+   * same transaction, starts the deletion job that removes what the project stored in ClickHouse and
+   * in the per-trace tables (src/lifecycle/): the job is recorded whenever the project goes.
+   */
+  async delete(tenantId: string, projectId: string, origin: Origin): Promise<Deletion> {
+    const job = await this.deps.sql.begin(async (tx) => {
+      if (!(await deleteProject(tx, tenantId, projectId))) throw new NotFoundError('Project not found');
+      return createProjectDeletion(tx, tenantId, projectId, origin);
+    });
+    // Every process drops the project from its caches (the ingest project cache), so no new span is
+    // accepted for it; then this process's deletion runner starts at once.
     await publishEvent(this.deps.sql, PROJECT_DELETED_TOPIC, { tenant_id: tenantId, project_id: projectId });
+    kickDeletions(this.deps);
+    return job;
   }
 
   /** The first MCP use of a project is recorded on it (its mcp_activated_at). */

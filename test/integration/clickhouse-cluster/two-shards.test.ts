@@ -16,6 +16,7 @@ import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
 import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
+import { TRACE_TABLES } from '../../../src/platform/clickhouse/trace-tables.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
@@ -238,6 +239,48 @@ describe('two ClickHouse servers as two shards, without replication', () => {
       FROM system.query_log WHERE type = 'QueryFinish' AND is_initial_query AND query_kind = 'Select' AND query NOT LIKE '%system.query_log%'`);
     expect(ran[0].global_in).toBeGreaterThan(0);
     expect(ran[0].global_join).toBeGreaterThan(0);
+  });
+});
+
+describe('deletion on the cluster', () => {
+  it('removes the selected traces from the local tables of both shards and keeps the others', { timeout: 180_000 }, async () => {
+    const project = await front[0].newProject('deletions');
+    const runs = Array.from({ length: 12 }, (_, i) => agentRun(2, `deleted-${i}`));
+    const ids = runs.map((run) => lookoutTraceId(project.id, run.otelTraceId));
+    for (const [i, run] of runs.entries()) {
+      const svc = front[i % 2];
+      expect((await postOtlp(svc.url, svc.adminKey, protobufBody([run.root, ...run.children]), { headers: { 'x-lookout-project': project.id } })).status).toBe(200);
+    }
+    await waitFor(async () => (ids.every((id) => (hookRuns.get(id) ?? 0) > 0) ? true : undefined), 60_000, 'traces settled');
+    const [gone, kept] = [ids.slice(0, 8), ids.slice(8)];
+    /** Rows of some traces in every per-trace table, per node, read from the node's own local tables. */
+    const perNode = (traces: string[]) =>
+      Promise.all(direct.map(async (client) => {
+        let n = 0;
+        for (const [table, id] of Object.entries(TRACE_TABLES)) {
+          const type = id === 'uuid' ? 'Array(UUID)' : 'Array(String)';
+          n += Number((await rows<{ n: number }>(client, `SELECT count() AS n FROM lookout.${table}_local WHERE project_id = {p:String} AND trace_id IN {t:${type}}`, { p: project.id, t: traces }))[0].n);
+        }
+        return n;
+      }));
+    const before = await perNode(gone);
+    // Twelve traces hashed over two shards: both hold some of them.
+    expect(before.every((n) => n > 0)).toBe(true);
+    const keptBefore = await perNode(kept);
+
+    const created = await front[1].call('POST', `/projects/${project.id}/deletions`, { body: { trace_ids: gone } });
+    expect(created.status).toBe(202);
+    const job = await waitFor(async () => {
+      const res = await front[0].call('GET', `/deletions/${created.body.id}`);
+      return res.body?.status === 'succeeded' ? res.body : undefined;
+    }, 120_000, 'the deletion job');
+    expect(job.traces_deleted).toBe(8);
+    expect(await perNode(gone)).toEqual([0, 0]);
+    // The kept traces are still where they were (repeated row versions may have merged meanwhile).
+    expect(keptBefore.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect((await perNode(kept)).map((n) => n > 0)).toEqual(keptBefore.map((n) => n > 0));
+    const listed = await front[0].call('GET', `/projects/${project.id}/traces`);
+    expect(listed.body.traces.map((t: { id: string }) => t.id).sort()).toEqual([...kept].sort());
   });
 });
 

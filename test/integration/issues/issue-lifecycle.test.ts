@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 const ISSUE_KEYS = ['assignee_user_id', 'created_at', 'description', 'fingerprint', 'first_seen_at', 'flagged', 'id', 'last_seen_at',
-  'occurrence_count', 'project_id', 'status', 'tags', 'title', 'updated_at'];
+  'occurrence_count', 'occurrences_deleted_at', 'project_id', 'status', 'tags', 'title', 'updated_at'];
 
 describe('issue records', () => {
   it('creates and reads an issue with every field, recording issue.created with the request actor', async () => {

@@ -108,7 +108,7 @@ describe('instances sharing one PostgreSQL', () => {
     const project = await a.newProject('to delete');
     // b now holds the project in its 30 s cache of known projects.
     expect((await otlp(b, project.id)).status).toBe(200);
-    expect((await a.call('DELETE', `/projects/${project.id}`)).status).toBe(204);
+    expect((await a.call('DELETE', `/projects/${project.id}`)).status).toBe(202);
     await waitFor(async () => ((await otlp(b, project.id)).status === 404 ? true : undefined), 10_000, 'b refuses the deleted project');
   });
 

@@ -15,7 +15,7 @@ import type { Fixture } from './tenant-fixture.js';
  * - operator: takes the operator credential instead of a tenant key.
  * - late: changes the fixture so much (delete, revoke, unlink) that the owner's own call runs last.
  */
-export type FixtureId = keyof Pick<Fixture, 'projectId' | 'issueId' | 'tagId' | 'monitorId' | 'metricId' | 'versionId' | 'keyId' | 'traceId' | 'ticketIdentifier' | 'webhookId'>;
+export type FixtureId = keyof Pick<Fixture, 'projectId' | 'issueId' | 'tagId' | 'monitorId' | 'metricId' | 'versionId' | 'keyId' | 'traceId' | 'ticketIdentifier' | 'webhookId' | 'deletionId'>;
 
 export interface RouteCase {
   params: Record<string, FixtureId>;
@@ -50,6 +50,11 @@ export const ROUTES: Record<string, RouteCase> = {
   'DELETE /projects/{project_id}': { params: { project_id: 'projectId' }, foreign: 'path', late: 9 },
   'GET /projects/{project_id}/instrumentation-diagnostics': { params: { project_id: 'projectId' }, foreign: 'path' },
   'PUT /projects/{project_id}/instrumentation-diagnostics': { params: { project_id: 'projectId' }, foreign: 'path', body: () => ({ enabled: true }) },
+
+  // Data lifecycle (deletions of a thread that never existed: nothing of the fixture goes)
+  'POST /projects/{project_id}/deletions': { params: { project_id: 'projectId' }, foreign: 'path', body: (f) => ({ thread_id: `${f.marker} absent thread` }) },
+  'GET /projects/{project_id}/deletions': { params: { project_id: 'projectId' }, foreign: 'path', query: () => ({ limit: '10' }) },
+  'GET /deletions/{deletion_id}': { params: { deletion_id: 'deletionId' }, foreign: 'path' },
 
   // Cost
   'POST /admin/backfill-costs': { params: {}, foreign: 'ref', body: (f) => ({ project_id: f.projectId }) },

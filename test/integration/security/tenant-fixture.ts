@@ -28,6 +28,8 @@ export interface Fixture {
   ticketIdentifier: string;
   codeHostToken: string;
   webhookId: string;
+  /** A deletion job of a thread that never existed (it removes nothing of the fixture). */
+  deletionId: string;
 }
 
 /** The same shape filled with ids that exist nowhere: what an "unknown id" answer looks like. */
@@ -51,12 +53,13 @@ export function unknownFixture(): Fixture {
     ticketIdentifier: 'LOC-987654',
     codeHostToken: 'unknown-token',
     webhookId: uuid(),
+    deletionId: uuid(),
   };
 }
 
 /** The strings that identify a fixture's project-scoped data (what must never reach another tenant or project). */
 export function projectMarkers(f: Fixture): string[] {
-  return [f.marker, f.projectId, f.issueId, f.tagId, f.monitorId, f.metricId, f.versionId, f.keyId, f.traceId, f.otelTraceId, f.ticketId, f.agentName, f.webhookId];
+  return [f.marker, f.projectId, f.issueId, f.tagId, f.monitorId, f.metricId, f.versionId, f.keyId, f.traceId, f.otelTraceId, f.ticketId, f.agentName, f.webhookId, f.deletionId];
 }
 
 /** A stand-in for the code host's REST API (GitHub's shape) that accepts exactly `token`. */
@@ -131,6 +134,7 @@ export async function seedTenant(svc: TestService, adminKey: string, label: stri
   }
   if (!traceId) throw new Error('the seeded trace was never processed');
   expectStatus(await call('POST', `/metrics/${metric.id}/events`, { trace_id: traceId, value: 3 }), 201, 'metric event');
+  const deletion = expectStatus(await call('POST', `/projects/${project.id}/deletions`, { thread_id: `${marker} no such thread` }), 202, 'deletion');
 
   return {
     marker,
@@ -150,5 +154,6 @@ export async function seedTenant(svc: TestService, adminKey: string, label: stri
     ticketIdentifier: link.link.ticket.identifier,
     codeHostToken,
     webhookId: webhook.id,
+    deletionId: deletion.id,
   };
 }

@@ -39,7 +39,8 @@ const DEPENDENCIES: Record<string, string[]> = {
   'workspace/issues': ['ingest', 'analytics', 'workspace/tickets', 'workspace/webhooks'],
   'workspace/metrics': [],
   'workspace/monitors': ['ingest', 'workspace/issues'],
-  'workspace/projects': [],
+  'workspace/projects': ['lifecycle'],
+  lifecycle: [],
   'workspace/tickets': ['workspace/issues'],
   'workspace/webhooks': [],
 };
@@ -69,6 +70,10 @@ const PORTS: Record<string, Record<string, string>> = {
     'analytics/views/preset-views.ts': 'running a preset view',
     'analytics/views/time-buckets.ts': 'the views\' time parameters',
     'analytics/views/view-params.ts': 'the views\' parameters',
+  },
+  lifecycle: {
+    'lifecycle/deletion-access.ts': 'starting a whole project\'s deletion with the project\'s own deletion',
+    'lifecycle/deletion-schemas.ts': 'the deletion job\'s answer shape (DELETE /projects/{project_id} answers one)',
   },
   'workspace/artifacts': { 'workspace/artifacts/artifact-store.ts': 'agent understanding versions for the ROI view' },
   'workspace/projects': { 'workspace/projects/project-service.ts': 'project reads for MCP' },
