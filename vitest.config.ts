@@ -52,6 +52,8 @@ const SERVER_SUITES = [
   // Issue events written and read back.
   'test/integration/issues/issue-extraction.test.ts',
   'test/integration/issues/issue-lifecycle.test.ts',
+  // Deletion jobs: lightweight DELETEs with bound values, mutations awaited on a server's engine.
+  'test/integration/lifecycle/deletions.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.
   'test/integration/isolation/workload-lanes.test.ts',
   'test/integration/isolation/interactive-lane.test.ts',
