@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_KEY, removeDir, spawnService, type SpawnedService } from '../helpers/service.js';
+import { callSpawned as api, removeDir, spawnService, type SpawnedService } from '../helpers/service.js';
 import { tempDataDir } from '../helpers/temp-dir.js';
 import { verifies } from '../integration/webhooks/harness.js';
 import { startReceiver, type Receiver } from '../integration/webhooks/receiver.js';
@@ -27,16 +27,6 @@ afterAll(async () => {
   await receiver?.close();
   removeDir(dataDir);
 });
-
-async function api(base: string, method: string, apiPath: string, body?: unknown) {
-  const res = await fetch(`${base}/api${apiPath}`, {
-    method,
-    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed: any = await res.json().catch(() => undefined);
-  return { status: res.status, body: parsed };
-}
 
 /** The embedded PostgreSQL outlives a killed service; the test talks to it directly. */
 function postmasterUrl(dir: string): string {

@@ -199,6 +199,16 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
   };
 }
 
+/** A call to the /api of a spawned service with the bootstrap admin key; JSON bodies both ways (undefined when the answer is not JSON). */
+export async function callSpawned(base: string, method: string, apiPath: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${base}/api${apiPath}`, {
+    method,
+    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json().catch(() => undefined) };
+}
+
 export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_KEY, removeDir, spawnService, type SpawnedService } from '../../helpers/service.js';
+import { callSpawned as api, removeDir, spawnService, type SpawnedService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { openClickHouse } from '../../../src/platform/clickhouse/clickhouse.js';
 import { openPostgres } from '../../../src/platform/postgres/postgres.js';
@@ -14,15 +14,6 @@ afterAll(async () => {
   await child?.kill().catch(() => undefined);
   removeDir(dataDir);
 });
-
-async function api(base: string, method: string, apiPath: string, body?: unknown) {
-  const res = await fetch(`${base}/api${apiPath}`, {
-    method,
-    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json().catch(() => undefined) };
-}
 
 function postmasterUrl(dir: string): string {
   const port = Number(fs.readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);

@@ -4,13 +4,11 @@
  * The job is held mid-way by a settle claim of "another process" on one of its traces (the job waits
  * for settle rounds in flight); that round ends only after the restart.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openClickHouse } from '../../../src/platform/clickhouse/clickhouse.js';
-import { openPostgres } from '../../../src/platform/postgres/postgres.js';
-import { BOOTSTRAP_KEY, removeDir, spawnService, type SpawnedService } from '../../helpers/service.js';
+import { embeddedPostgresUrl, openPostgres } from '../../../src/platform/postgres/postgres.js';
+import { BOOTSTRAP_KEY, callSpawned as api, removeDir, spawnService, type SpawnedService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { build, storedRows, traceIdsOf, until, zeros } from './deletion-harness.js';
 
@@ -23,20 +21,11 @@ afterAll(async () => {
   removeDir(dataDir);
 });
 
-async function api(base: string, method: string, apiPath: string, body?: unknown) {
-  const res = await fetch(`${base}/api${apiPath}`, {
-    method,
-    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json().catch(() => undefined) };
-}
-
-/** The child's PostgreSQL: DATABASE_URL, or its embedded server (which outlives a killed child). */
+/** The child's PostgreSQL: DATABASE_URL, or its embedded server. */
 function postgresUrl(): string {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const port = Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);
-  return `postgres://postgres:lookout-embedded@127.0.0.1:${port}/postgres`;
+  const url = process.env.DATABASE_URL ?? embeddedPostgresUrl(dataDir);
+  if (!url) throw new Error('the service has no PostgreSQL running');
+  return url;
 }
 
 describe('a deletion job across a process crash', () => {
