@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { HarnessOptions } from '../src/app/harness-options.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The bootstrap admin key every benchmark service starts with. */
@@ -48,15 +49,20 @@ export function memoryMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024);
 }
 
-/** Starts the service with `env` over the defaults and waits until it is ready and has a project. */
-export async function startServiceProcess(name: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+/**
+ * Starts the service with `env` over the defaults and waits until it is ready and has a project.
+ * With `harness` (statistics files) it runs service-main.ts, which hands those options to the
+ * service; without, src/main.ts itself.
+ */
+export async function startServiceProcess(name: string, env: Record<string, string> = {}, harness?: HarnessOptions): Promise<ServiceProcess> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lookout-bench-${name}-`));
   fs.chmodSync(dataDir, 0o755);
   const port = await freePort();
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
   // worker threads inherit them, so the compute pool is profiled too).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, 'src', 'main.ts')], {
+  const entry = harness ? [path.join(root, 'bench', 'service-main.ts'), JSON.stringify(harness)] : [path.join(root, 'src', 'main.ts')];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...entry], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: BENCH_KEY, LOG_LEVEL: 'warn', OTLP_GRPC_PORT: '0', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

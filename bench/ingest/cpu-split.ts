@@ -1,7 +1,7 @@
 /**
  * Where the CPU of the service under benchmark goes: the bench reads /proc for every thread of the
  * service process and for the embedded PostgreSQL processes it started, and the compute pool
- * reports its CPU per task (COMPUTE_STATS_FILE, src/platform/compute/thread-cpu.ts).
+ * reports its CPU per task (`statsFiles.compute`, src/platform/compute/thread-cpu.ts).
  */
 import fs from 'node:fs';
 
@@ -179,7 +179,7 @@ export function cpuSampler(pid: number): CpuSampler {
   };
 }
 
-/** The compute pool's totals, written by the service on close (COMPUTE_STATS_FILE). */
+/** The compute pool's totals, written by the service on close (`statsFiles.compute`). */
 export function readComputeStats(file: string): ComputeStats {
   const text = read(file);
   return text ? (JSON.parse(text) as ComputeStats) : { msByTask: {}, threadIds: [] };

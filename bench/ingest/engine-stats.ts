@@ -1,6 +1,6 @@
 /**
  * The embedded engine's side of the ingest benchmark: what the service's store wrote on close
- * (ENGINE_STATS_FILE, src/platform/clickhouse/sql/statement-stats.ts) — statements per kind and the
+ * (`statsFiles.clickhouse`, src/platform/clickhouse/sql/statement-stats.ts) — statements per kind and the
  * engine's own counters for the whole run (warm-up and shutdown included) — as lines per 1000 spans.
  * The embedded engine has no system.query_log, so CPU per statement kind is not available; the
  * engine's CPU by thread pool (cpu-split.ts) says where it ran.

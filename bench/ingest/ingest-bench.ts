@@ -189,7 +189,7 @@ async function main() {
   const engineFile = path.join(path.dirname(statsFile), 'engine-stats.json');
   // The PostgreSQL store writes its statements per kind here on close.
   const postgresFile = path.join(path.dirname(statsFile), 'postgres-stats.json');
-  const service = await startServiceProcess('ingest', { COMPUTE_STATS_FILE: statsFile, ENGINE_STATS_FILE: engineFile, POSTGRES_STATS_FILE: postgresFile });
+  const service = await startServiceProcess('ingest', {}, { statsFiles: { compute: statsFile, clickhouse: engineFile, postgres: postgresFile } });
   const sampler = cpuSampler(service.pid);
   let stopped = false;
   try {
@@ -254,8 +254,8 @@ async function main() {
       `compute pool, both encodings: decode+validate+normalize+rows ${perK(decodeMs * measuredShare, measuredSpans)}, settle summaries ${perK(summariesMs * measuredShare, measuredSpans)} per 1000 spans`,
       `raw @clickhouse/client insert: ${rate(raw.rate)} spans/s (${raw.seconds.toFixed(2)} s), CPU per 1000 spans ${perK(raw.cpuSeconds * 1000, raw.spans)} (${raw.format})`,
       `ratio JSON / raw: ${(json.accepted.rate / raw.rate).toFixed(2)}`,
-      ...(engine ? engineStatsLines(engine, spansSent) : ['engine statements: no ENGINE_STATS_FILE written']),
-      ...(postgresStats ? postgresStatsLines(postgresStats, spansSent) : ['PostgreSQL statements: no POSTGRES_STATS_FILE written']),
+      ...(engine ? engineStatsLines(engine, spansSent) : ['engine statements: no engine statistics file written']),
+      ...(postgresStats ? postgresStatsLines(postgresStats, spansSent) : ['PostgreSQL statements: no PostgreSQL statistics file written']),
       `query after the run: generation.completed ${generations.count} (distinct span ids ${generations.distinct}), tool.called ${tools.count} (distinct ${tools.distinct}), ` +
         `trace.processed ${processed.count} of ${tracesSent} traces sent (${spansSent} spans)`,
       `lost: ${Math.max(0, tracesSent - processed.count)} traces, doubled: ${Math.max(0, processed.count - tracesSent)} traces, ` +

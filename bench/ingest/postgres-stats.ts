@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL side of the ingest benchmark: what the service's pool wrote on close
- * (POSTGRES_STATS_FILE, src/platform/postgres/postgres-statement-stats.ts) — every statement it sent, by kind,
+ * (`statsFiles.postgres`, src/platform/postgres/postgres-statement-stats.ts) — every statement it sent, by kind,
  * for the whole run (warm-up, the bench's own polling and shutdown included) — as lines per 1000
  * spans. The service awaits its statements one at a time, so statements are also round trips.
  */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ComputePool } from '../platform/compute/compute-pool.js';
 import type { Config } from './config.js';
+import type { HarnessOptions } from './harness-options.js';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import type { Sql } from '../platform/postgres/postgres.js';
 import type { OpenApiDocument } from '../platform/http/openapi.js';
@@ -30,6 +31,8 @@ export interface ServiceRegistry {
  */
 export interface AppDeps {
   config: Config;
+  /** What the test or benchmark that started this service set (empty in production). */
+  harness: HarnessOptions;
   sql: Sql;
   ch: ClickHouseStore;
   openapi: OpenApiDocument;

@@ -5,6 +5,7 @@ import type { AppDeps } from './app-deps.js';
 import { createApp } from './app.js';
 import { bootstrapTenant } from './bootstrap.js';
 import type { Config } from './config.js';
+import type { HarnessOptions } from './harness-options.js';
 import type { LookoutModule, ModuleListener } from './module.js';
 import { modules as allModules } from './modules.js';
 import { createComputePool } from './compute-tasks.js';
@@ -80,17 +81,18 @@ async function prepareStores(sql: Sql, ch: ClickHouseStore, mode: MigrateMode): 
  * Opens both stores and prepares their schema: what the service and the admin CLI share.
  * `clickhouse` is a store opened by the caller and shared (several instances in one process, which
  * the embedded engine needs: it binds one data directory per process); the caller closes it.
- * `migrate` defaults to what LOOKOUT_MIGRATE says.
+ * `migrate` defaults to what LOOKOUT_MIGRATE says; `harness` is what a test or benchmark sets.
  */
 export async function openStores(
   config: Config,
   logger: Logger,
-  shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode; metrics?: Metrics } = {},
+  shared: { clickhouse?: ClickHouseStore; migrate?: MigrateMode; metrics?: Metrics; harness?: HarnessOptions } = {},
 ): Promise<StoresAndDeps> {
+  const harness = shared.harness ?? {};
   const pg = await openPostgres({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    statsFile: config.postgresStatsFile,
+    statsFile: harness.statsFiles?.postgres ?? null,
     statementTimeoutMs: config.faults.postgresStatementTimeoutMs,
     logger,
     // A PostgreSQL server of one's own may come up after Lookout; the embedded one is started here.
@@ -98,7 +100,7 @@ export async function openStores(
   });
   let ch: ClickHouseStore;
   try {
-    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds }));
+    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds, statsFile: harness.statsFiles?.clickhouse ?? null }));
   } catch (error) {
     await pg.close();
     throw error;
@@ -112,10 +114,10 @@ export async function openStores(
     await pg.close();
     throw error;
   }
-  const compute = createComputePool({ threads: config.computeThreads, statsFile: config.computeStatsFile, heapMb: config.computeHeapMb });
+  const compute = createComputePool({ threads: config.computeThreads, statsFile: harness.statsFiles?.compute ?? null, heapMb: config.computeHeapMb });
   const metrics = shared.metrics ?? new Metrics({ defaultMetrics: false });
   observePlatform(metrics, ch, compute);
-  const deps: AppDeps = { config, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, metrics, services: {} };
+  const deps: AppDeps = { config, harness, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, metrics, services: {} };
   deps.services.readiness = new Readiness({
     sql: pg.sql,
     ch,
@@ -141,18 +143,18 @@ export async function openStores(
 
 /**
  * Starts the whole service: stores (`options.clickhouse`: a ClickHouse shared with other instances,
- * which it then never closes), migrations, bootstrap, modules, HTTP. stop() is the graceful shutdown: stop
- * accepting, let in-flight requests finish, stop modules in reverse (the ingest writer flushes and
- * settles), then close both stores.
+ * which it then never closes; `options.harness`: what a test or benchmark sets), migrations,
+ * bootstrap, modules, HTTP. stop() is the graceful shutdown: stop accepting, let in-flight requests
+ * finish, stop modules in reverse (the ingest writer flushes and settles), then close both stores.
  */
 export async function startService(
   config: Config,
-  options: { logger?: Logger; modules?: LookoutModule[]; clickhouse?: ClickHouseStore } = {},
+  options: { logger?: Logger; modules?: LookoutModule[]; clickhouse?: ClickHouseStore; harness?: HarnessOptions } = {},
 ): Promise<RunningService> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const modules = options.modules ?? allModules;
   // Process metrics (event-loop lag, memory, GC) only where someone can scrape them.
-  const stores = await openStores(config, logger, { clickhouse: options.clickhouse, metrics: new Metrics({ defaultMetrics: config.metricsPort > 0 }) });
+  const stores = await openStores(config, logger, { clickhouse: options.clickhouse, harness: options.harness, metrics: new Metrics({ defaultMetrics: config.metricsPort > 0 }) });
   const { deps } = stores;
   const bootstrap = await bootstrapTenant(deps.sql, config.bootstrapKey);
   // Cross-process cache invalidation (every role) and the periodic-job leader (worker processes).

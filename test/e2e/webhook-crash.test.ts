@@ -45,8 +45,9 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30
 describe('webhooks across a process crash', () => {
   it('SIGKILL after the issue commit and before delivery, then restart: delivered once', async () => {
     receiver = await startReceiver();
-    const env = { LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_WEBHOOK_BACKOFF_BASE_MS: '50' };
-    child = await spawnService(dataDir, env);
+    const env = { LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1' };
+    const harness = { webhookBackoffBaseMs: 50 };
+    child = await spawnService(dataDir, env, harness);
     const project = await api(child.url, 'POST', '/projects', { name: 'crash' });
     const webhook = await api(child.url, 'POST', `/projects/${project.body.id}/webhooks`, { url: `${receiver.url}/hook`, events: ['issue.created'] });
     expect(webhook.status).toBe(201);
@@ -88,7 +89,7 @@ describe('webhooks across a process crash', () => {
     expect(pending.webhooks_dispatched_at).toBeNull();
     expect(receiver.received).toHaveLength(0);
 
-    child = await spawnService(dataDir, env);
+    child = await spawnService(dataDir, env, harness);
     const [delivered] = await receiver.waitFor('/hook', 1, 60_000);
     expect(delivered.headers['lookout-event-id']).toBe(outboxRow.event_id);
     expect(delivered.headers['lookout-event-type']).toBe('issue.created');

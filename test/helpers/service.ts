@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
+import type { HarnessOptions } from '../../src/app/harness-options.js';
 import { startService, type RunningService } from '../../src/app/service.js';
 import { projectRoot } from '../../src/app/project-root.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
@@ -39,12 +40,13 @@ export interface TestService {
 /**
  * Starts the real service in this process on embedded stores in a fresh DATA_DIR, on a free port.
  * OTLP/gRPC is off unless `options.otlpGrpc` asks for it, on a free port of its own (services run
- * side by side, and 4317 can be held only once): `grpcAddress()` gives it.
+ * side by side, and 4317 can be held only once): `grpcAddress()` gives it. `options.harness`: what
+ * only tests set (a shorter webhook backoff), passed to the service, not through the environment.
  */
 export async function startTestService(
   env: Record<string, string> = {},
   dataDir = tempDataDir(),
-  options: { clickhouse?: ClickHouseStore; otlpGrpc?: boolean } = {},
+  options: { clickhouse?: ClickHouseStore; otlpGrpc?: boolean; harness?: HarnessOptions } = {},
 ): Promise<TestService> {
   const loaded = loadConfig({
     PORT: '0',
@@ -70,7 +72,7 @@ export async function startTestService(
     ...env,
   });
   const config = options.otlpGrpc ? { ...loaded, otlpGrpc: { port: 0, host: loaded.host } } : loaded;
-  const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse });
+  const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse, harness: options.harness });
   const api = `${service.url}/api`;
   const call: TestService['call'] = async (method, apiPath, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -144,10 +146,12 @@ export interface SpawnedService {
 
 /**
  * Runs the service as a child process (through tsx, from source) — for crash and restart tests that
- * need a real process to kill. Resolves once it logs that it listens.
+ * need a real process to kill. Resolves once it logs that it listens. With `harness` it runs
+ * service-main.ts, which hands those options to the service; without, src/main.ts itself.
  */
-export async function spawnService(dataDir: string, env: Record<string, string> = {}): Promise<SpawnedService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src', 'main.ts')], {
+export async function spawnService(dataDir: string, env: Record<string, string> = {}, harness?: HarnessOptions): Promise<SpawnedService> {
+  const entry = harness ? [path.join(projectRoot, 'test', 'helpers', 'service-main.ts'), JSON.stringify(harness)] : [path.join(projectRoot, 'src', 'main.ts')];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...entry], {
     cwd: projectRoot,
     env: {
       ...process.env,

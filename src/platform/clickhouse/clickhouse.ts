@@ -88,9 +88,9 @@ export interface ClickHouseOptions {
   interactive?: GateLimits;
   queryTimeoutSeconds?: number;
   controls?: LaneControls;
-  /** ENGINE_STATS_FILE: statements per kind and the engine's counters, written on close (benchmarks). */
+  /** Where statements per kind and the engine's counters are written on close (benchmarks). */
   statsFile?: string | null;
-  /** On a server: how long one HTTP request of each lane may take before the client gives up (CLICKHOUSE_*_TIMEOUT_MS). */
+  /** On a server: how long one HTTP request of each lane may take before the client gives up (default: defaultRequestTimeouts). */
   requestTimeoutsMs?: Partial<RequestTimeouts>;
 }
 

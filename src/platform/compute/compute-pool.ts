@@ -22,8 +22,9 @@ import type { ComputeWorkerReply } from './compute-worker-entry.js';
  * every task inline on the calling thread (for tools and tests that want no threads).
  *
  * Each worker reports the thread CPU a task took (thread-cpu.ts); the pool sums it per task name
- * (`cpu`), and with COMPUTE_STATS_FILE writes the sums and its threads' ids there on close, so the
- * ingest benchmark can split the service's CPU into decoding, settling and the rest.
+ * (`cpu`), and with a statistics file (the service's `statsFiles.compute` harness option) writes
+ * the sums and its threads' ids there on close, so the ingest benchmark can split the service's CPU
+ * into decoding, settling and the rest.
  */
 
 export interface ComputePoolOptions {

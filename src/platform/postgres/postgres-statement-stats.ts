@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 
 /**
- * What the service asks of PostgreSQL, for the ingest benchmark (POSTGRES_STATS_FILE): every
+ * What the service asks of PostgreSQL, for the ingest benchmark (the `statsFiles.postgres` harness option): every
  * statement the service's pool sends, counted by kind, written on close. postgres.js reports each
  * statement it sends through its `debug` option — begin, commit and rollback included, so
  * transactions show as their own kinds. The service awaits its statements one at a time, so each

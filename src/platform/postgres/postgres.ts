@@ -53,7 +53,7 @@ export function connectPostgres(url: string, options: { max: number; stats?: Pos
 
 /**
  * Opens PostgreSQL: the server at DATABASE_URL, else an embedded one under DATA_DIR, supervised
- * (embedded-supervisor.ts). `statsFile` (POSTGRES_STATS_FILE, benchmarks): the pool's statements are
+ * (embedded-supervisor.ts). `statsFile` (benchmarks): the pool's statements are
  * counted by kind and written there on close. A server that is away is met with connection errors
  * (503 to callers) and the pool reconnects by itself once it answers again; the first connection at
  * start-up is retried with back-off for up to `startupWaitMs`.

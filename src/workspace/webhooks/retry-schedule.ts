@@ -3,9 +3,10 @@
  * the retries come 30 s, 2 min, 10 min, 1 h and 6 h after each failure, then every 6 h, each with
  * ±20 % jitter so endpoints that failed together do not retry together; a `Retry-After` longer
  * than the backoff wins. Delivery gives up when the next attempt would fall more than 24 h after
- * the event. Every figure is a multiple of the base, so tests that lower
- * LOOKOUT_WEBHOOK_BACKOFF_BASE_MS run the whole schedule, give-up included, in seconds.
+ * the event. Every figure is a multiple of the base, so tests that lower it (the service's
+ * `webhookBackoffBaseMs` option) run the whole schedule, give-up included, in seconds.
  */
+export const DEFAULT_BACKOFF_BASE_MS = 30_000;
 export const BACKOFF_STEPS = [1, 4, 20, 120, 720] as const;
 export const GIVE_UP_AFTER_STEPS = 2880;
 const JITTER = 0.2;

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../app/app-deps.js';
 import type { LookoutModule } from '../../app/module.js';
 import { secretBox } from '../../app/secret-box-access.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
+import { DEFAULT_BACKOFF_BASE_MS } from './retry-schedule.js';
 import { deliveryBacklog } from './delivery-store.js';
 import { webhookRoutes } from './webhook-routes.js';
 
@@ -23,7 +24,7 @@ export const webhooksModule: LookoutModule = {
     deps.services.webhookDeliverer = new WebhookDeliverer(
       deps.sql,
       secretBox(deps),
-      { ...deps.config.webhooks, publicUrl: deps.config.publicUrl },
+      { ...deps.config.webhooks, backoffBaseMs: deps.harness.webhookBackoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS, publicUrl: deps.config.publicUrl },
       deps.logger.child({ component: 'webhooks' }),
       { onOutcome: (outcome) => deps.metrics.webhookDeliveries.inc({ outcome }) },
     );

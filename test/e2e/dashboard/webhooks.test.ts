@@ -27,7 +27,7 @@ beforeAll(async () => {
   execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
   receiver = await startReceiver();
   receiver.reply = (req) => (req.path === '/broken' ? { status: 500 } : { status: 200 });
-  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_WEBHOOK_BACKOFF_BASE_MS: '60000' });
+  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1' }, undefined, { harness: { webhookBackoffBaseMs: 60_000 } });
   projectId = (await svc.newProject('Webhook settings')).id;
   healthy = await createEndpoint(svc, projectId, { url: `${receiver.url}/healthy`, events: ['issue.created', 'issue.resolved'], description: 'On-call bridge' });
   broken = await createEndpoint(svc, projectId, { url: `${receiver.url}/broken`, events: ['*'], format: 'slack' });

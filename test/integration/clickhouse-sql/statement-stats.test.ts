@@ -6,7 +6,7 @@ import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.j
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
-// ENGINE_STATS_FILE: the benchmark's view of what the engine did per statement kind (the embedded
+// The ClickHouse statistics file: the benchmark's view of what the engine did per statement kind (the embedded
 // engine keeps no system.query_log).
 
 it('names a statement by lane, verb, first table and grouping', () => {

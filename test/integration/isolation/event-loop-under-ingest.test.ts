@@ -10,7 +10,7 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
  * While concurrent senders post 1000-span protobuf batches, /healthz keeps answering, because
  * decoding, row building and serialization run on the compute pool. What is asserted holds on a
  * loaded 2-core runner: every batch is accepted, the decode task's CPU is accounted to the pool's
- * worker (COMPUTE_STATS_FILE), so decoding moved back onto the event loop fails here whatever the
+ * worker (the pool's statistics file, a harness option of the spawned service), so decoding moved back onto the event loop fails here whatever the
  * machine's load, and the probe keeps getting answers throughout, with no stall near the length of
  * the run. The latency target (p95 < 100 ms, max < 500 ms under 32 senders) is a figure of
  * bench/isolation on a quiet machine.
@@ -24,7 +24,7 @@ let svc: SpawnedService;
 let project: string;
 
 beforeAll(async () => {
-  svc = await spawnService(dataDir, { LOG_LEVEL: 'info', COMPUTE_THREADS: '1', COMPUTE_STATS_FILE: statsFile });
+  svc = await spawnService(dataDir, { LOG_LEVEL: 'info', COMPUTE_THREADS: '1' }, { statsFiles: { compute: statsFile } });
   const res = await fetch(`${svc.url}/api/projects`, {
     method: 'POST',
     headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json' },

@@ -141,7 +141,7 @@ describe('monitor evaluation of a settle group', () => {
 
   it('evaluates a group in a fixed number of statements, read once and written once', async () => {
     const { monitorId, traces } = await setUp('monitor statements');
-    // A pool of its own on the service's PostgreSQL, counting what it sends (as POSTGRES_STATS_FILE does).
+    // A pool of its own on the service's PostgreSQL, counting what it sends (as the PostgreSQL statistics file of the ingest benchmark does).
     const stats = new PostgresStatementStats('/dev/null');
     const counted = svc.postgresPool({ max: 2, stats });
     await counted`select 1`;

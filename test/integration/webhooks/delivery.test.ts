@@ -10,7 +10,7 @@ import { startReceiver, type Receiver } from './receiver.js';
  * trace opens an issue (issue.created), resolving and a recurrence give issue.resolved and
  * issue.reopened; a 500 then a 200 delivers the same event twice with one Lookout-Event-Id and both
  * attempts in the log; Retry-After is honoured; the Slack format; the test route; secret rotation.
- * The backoff base is 5 ms here (LOOKOUT_WEBHOOK_BACKOFF_BASE_MS), so retries come at once.
+ * The backoff base is 5 ms here (the service's webhookBackoffBaseMs option), so retries come at once.
  */
 const PUBLIC_URL = 'https://lookout.example.test';
 let svc: TestService;
@@ -21,9 +21,8 @@ beforeAll(async () => {
   receiver = await startReceiver();
   svc = await startTestService({
     LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1',
-    LOOKOUT_WEBHOOK_BACKOFF_BASE_MS: '5',
     LOOKOUT_PUBLIC_URL: `${PUBLIC_URL}/`,
-  });
+  }, undefined, { harness: { webhookBackoffBaseMs: 5 } });
   ingestKey = await svc.newKey('ingest');
 }, 120_000);
 

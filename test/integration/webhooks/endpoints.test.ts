@@ -18,7 +18,7 @@ let ingestKey: string;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_WEBHOOK_BACKOFF_BASE_MS: '5', MONITOR_LEARNING_MIN_TRACES: '2', LOOKOUT_WEBHOOK_CONCURRENCY: '2' });
+  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', MONITOR_LEARNING_MIN_TRACES: '2', LOOKOUT_WEBHOOK_CONCURRENCY: '2' }, undefined, { harness: { webhookBackoffBaseMs: 5 } });
   ingestKey = await svc.newKey('ingest');
 }, 120_000);
 
@@ -144,7 +144,7 @@ describe('webhook events and workers', () => {
   it('a receiver that never answers delays no other endpoint and holds at most its concurrency share, over two workers', async () => {
     // A second worker on the same database, as another service process would run one.
     const deps = svc.service.deps;
-    const second = new WebhookDeliverer(deps.sql, secretBox(deps), { ...deps.config.webhooks, publicUrl: null }, pino({ level: 'silent' }));
+    const second = new WebhookDeliverer(deps.sql, secretBox(deps), { ...deps.config.webhooks, backoffBaseMs: deps.harness.webhookBackoffBaseMs!, publicUrl: null }, pino({ level: 'silent' }));
     second.start();
     const project = await svc.newProject('slow receiver');
     const dead = await createEndpoint(svc, project.id, { url: `${receiver.url}/dead`, events: ['issue.created'] });

@@ -6,7 +6,7 @@ import { startReceiver, type Receiver } from './receiver.js';
 /**
  * Giving up (docs/webhooks.md "Retries"): the schedule runs to its 24-hour window — 2880 × the
  * backoff base — then the delivery gives up; 20 give-ups in a row disable the endpoint, and any
- * success resets the count. A 2 ms base (LOOKOUT_WEBHOOK_BACKOFF_BASE_MS) makes the window 5.8 s.
+ * success resets the count. A 2 ms base (the service's webhookBackoffBaseMs option) makes the window 5.8 s.
  */
 let svc: TestService;
 let receiver: Receiver;
@@ -14,7 +14,7 @@ let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver();
   receiver.reply = () => ({ status: 500 });
-  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_WEBHOOK_BACKOFF_BASE_MS: '2', LOOKOUT_WEBHOOK_CONCURRENCY: '8' });
+  svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1', LOOKOUT_WEBHOOK_CONCURRENCY: '8' }, undefined, { harness: { webhookBackoffBaseMs: 2 } });
 }, 120_000);
 
 afterAll(async () => {

@@ -48,7 +48,7 @@ describe('compute pool', () => {
     expect(Buffer.from(owned).toString()).toBe('small');
   });
 
-  it('accounts thread CPU per task only when it writes a stats file (COMPUTE_STATS_FILE)', async () => {
+  it('accounts thread CPU per task only when it writes a stats file', async () => {
     const statsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-compute-stats-')), 'stats.json');
     const measured = createComputePool({ threads: 1, statsFile });
     const { bodies } = chainRequests({ length: 200, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });

@@ -16,6 +16,6 @@ describe('CLICKHOUSE_CLUSTER_REPLICATED and CLICKHOUSE_CLUSTER_NODES', () => {
     expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'c', CLICKHOUSE_CLUSTER_REPLICATED: 'false' })).toThrow(/needs CLICKHOUSE_CLUSTER_NODES/);
     expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'c', CLICKHOUSE_CLUSTER_NODES: 'http://ch1:8123' })).toThrow(/for clusters without replication/);
     expect(() => loadConfig({ CLICKHOUSE_CLUSTER_REPLICATED: 'false', CLICKHOUSE_CLUSTER_NODES: 'http://ch1:8123' })).toThrow(/need CLICKHOUSE_CLUSTER/);
-    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'c', CLICKHOUSE_CLUSTER_REPLICATED: 'false', CLICKHOUSE_CLUSTER_NODES: 'ch1:8123' })).toThrow(/not an http\(s\) URL/);
+    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'c', CLICKHOUSE_CLUSTER_REPLICATED: 'false', CLICKHOUSE_CLUSTER_NODES: 'ch1:8123' })).toThrow(/CLICKHOUSE_CLUSTER_NODES must be a comma-separated list of http\(s\) URLs of nodes/);
   });
 });

@@ -94,7 +94,7 @@ export interface RunnerOptions {
   gates: Record<GatedLane, AnalyticsGate>;
   queryTimeoutSeconds: number;
   controls?: LaneControls;
-  /** Per statement kind tally for the ingest benchmark (ENGINE_STATS_FILE); absent: nothing counted. */
+  /** Per statement kind tally for the ingest benchmark; absent: nothing counted. */
   stats?: StatementStats | null;
   /** A server's readiness-probe client (short request timeout); absent: the system lane's. */
   probe?: ClickHouseClient;

@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Fragment } from './fragment.js';
 
 /**
- * What the engine spent per statement kind, for the ingest benchmark (ENGINE_STATS_FILE): the
+ * What the engine spent per statement kind, for the ingest benchmark (the `statsFiles.clickhouse` harness option): the
  * embedded engine keeps no system.query_log (clickhouse-local creates no system log tables), so the
  * statement runner counts each kind's statements, wall time and rows/bytes itself, and on close the
  * store adds the engine's own cumulative counters (system.events: rows read and written, marks,
