@@ -13,6 +13,7 @@ import type {
   ToolAggregatesView,
   TraceContextBundle,
   TraceList,
+  User,
   WebhookDelivery,
   WebhookEndpoint,
   WindowView,
@@ -162,3 +163,9 @@ export function listWebhookDeliveries(webhookId: string, limit: number): Promise
 export function sendWebhookTest(webhookId: string): Promise<WebhookDelivery> {
   return api.post(`/webhooks/${enc(webhookId)}/test`);
 }
+
+/** The tenant's users (admin scope): the dashboard shows an assignee by name when it may list them. */
+export function listUsers(): Promise<{ users: User[] }> {
+  return api.get('/users');
+}
+

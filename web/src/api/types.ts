@@ -361,3 +361,11 @@ export interface TicketLink {
 
 /** A webhook endpoint as GET answers it (never its secret), and one delivery attempt of its log: declared once beside the routes. */
 export type { WebhookDelivery, WebhookEndpoint } from '../../../src/workspace/webhooks/webhook-schemas.js';
+
+/** A user of the tenant (GET /api/users, admin scope). */
+export interface User {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: string;
+}
