@@ -5,6 +5,7 @@ import { getProject } from './api/endpoints.js';
 import { Layout, type ProjectTab } from './components/layout.js';
 import { Link } from './components/link.js';
 import { ErrorPanel, Loading } from './components/states.js';
+import { AdminPage } from './pages/admin.js';
 import { AgentsPage } from './pages/agents.js';
 import { IssuePage } from './pages/issue.js';
 import { IssuesPage } from './pages/issues.js';
@@ -115,6 +116,15 @@ export function App() {
           setSignedIn(true);
         }}
       />
+    );
+  }
+
+  if (location.path === '/admin') {
+    document.title = 'Administration · Lookout';
+    return (
+      <Layout onSignOut={signOut}>
+        <AdminPage />
+      </Layout>
     );
   }
 

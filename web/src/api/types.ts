@@ -369,3 +369,16 @@ export interface User {
   email: string | null;
   created_at: string;
 }
+
+/** An API key as listed (never its secret); `key` only in the answer to its creation. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  scope: 'read' | 'admin' | 'ingest';
+  project_id: string | null;
+  user_id: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  key?: string;
+}

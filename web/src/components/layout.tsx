@@ -72,6 +72,11 @@ export function Layout({
           </span>
         )}
         <span class="spacer" />
+        {onSignOut && (
+          <Link href="/admin" class="admin-link" data-testid="admin-link">
+            Admin
+          </Link>
+        )}
         <div class="top-controls">
           <button
             type="button"
