@@ -211,6 +211,16 @@ describe('the dashboard as a debugging tool', () => {
     const window = await shownWindow(page);
     // The value axis starts at 0 (the chart's scale is at least the largest p95 on the latency chart).
     expect(Number(await page.locator('[data-testid="chart-latency"] .chart-canvas').getAttribute('data-y-max'))).toBeGreaterThan(0);
+    // Whatever stands above the speed chart's axis (an off-scale p99, an outlying hour) is named under it.
+    const yMax = Number(await page.locator('[data-testid="chart-speed"] .chart-canvas').getAttribute('data-y-max'));
+    const speeds = await page.locator('[data-testid="chart-speed-table"] td[data-series]').evaluateAll((cells) =>
+      cells.map((c) => ({ series: c.getAttribute('data-series')!, value: Number((c.textContent ?? '').replace(/,/g, '')) })),
+    );
+    const above = [...new Set(speeds.filter((v) => Number.isFinite(v.value) && v.value > yMax).map((v) => v.series))];
+    if (above.length > 0) {
+      const note = await page.locator('[data-testid="chart-speed-off-scale"]').innerText();
+      for (const series of above) expect(note).toContain(`${series} up to`);
+    } else expect(await page.locator('[data-testid="chart-speed-off-scale"]').count()).toBe(0);
     await page.click('[data-testid="chart-requests"] summary');
     // The first hour with model calls.
     const bucket = await page.locator('[data-testid="chart-requests-table"]').evaluate((table) => {

@@ -148,6 +148,21 @@ describe('chart scales', () => {
     expect(yRange([{ label: 'a', values: [0, 0] }]).max).toBe(1);
     // Only offScale series: they set the scale themselves rather than leave it empty.
     expect(yRange([{ label: 'p99', values: [10], offScale: true }]).max).toBeCloseTo(10.8);
+    // An hour whose p95 is one near-zero-duration call: an outlier (over 4x the 90th percentile) stays above the axis.
+    const percentiles = [
+      { label: 'p50', values: [40, 45, 50, 55, 60, 28000] },
+      { label: 'p95', values: [90, 95, 100, 105, 110, 30000] },
+    ];
+    const hourly = yRange(percentiles, { trimOutliers: true });
+    expect(hourly.max).toBeCloseTo(110 * 1.08);
+    expect(hourly.clipped).toEqual([
+      { label: 'p50', max: 28000 },
+      { label: 'p95', max: 30000 },
+    ]);
+    // Counts keep their spikes on the axis; a steady rise is no outlier either.
+    expect(yRange(percentiles).max).toBeCloseTo(30000 * 1.08);
+    expect(yRange([{ label: 'calls', values: [1, 1, 1, 1, 1, 1, 1, 1, 1, 50] }]).max).toBeCloseTo(54);
+    expect(yRange([{ label: 'runs', values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }], { trimOutliers: true }).max).toBeCloseTo(10.8);
   });
 
   it('turns a bucket into the traces window it covers, cut to the page window', () => {

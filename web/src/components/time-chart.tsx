@@ -46,6 +46,7 @@ export function TimeChart({
   format,
   testId,
   drill,
+  trimOutliers = false,
 }: {
   title: string;
   dates: string[];
@@ -53,13 +54,15 @@ export function TimeChart({
   format: (value: unknown) => string;
   testId: string;
   drill?: ChartDrill;
+  /** Percentile charts: a lone outlier does not stretch the value axis (chart-scale.ts). */
+  trimOutliers?: boolean;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const { theme, zone } = useAppearance();
   const xs = dates.map((d) => (parseApiDate(d)?.getTime() ?? 0) / 1000);
   const bucket = (index: number) => (drill ? bucketRange(xs, index, drill.window) : null);
   const linesDrawn = dates.length >= MIN_POINTS_FOR_LINES;
-  const range = yRange(series);
+  const range = yRange(series, { trimOutliers });
 
   useEffect(() => {
     const element = host.current;

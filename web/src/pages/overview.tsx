@@ -78,6 +78,7 @@ function Charts({ data, drill }: { data: CallCharts; drill: ChartDrill }) {
         title="Generation speed percentiles (tokens/s)"
         testId="chart-speed"
         drill={drill}
+        trimOutliers
         dates={data.dates}
         format={formatNumber}
         series={[
@@ -131,6 +132,7 @@ function Runs({ view, hours, drill }: { view: WindowView; hours: HourlySeries | 
           title="Run latency percentiles"
           testId="chart-latency"
           drill={drill}
+          trimOutliers
           dates={latency.dates}
           format={formatMs}
           series={[
