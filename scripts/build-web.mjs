@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Builds the dashboard (web/src) into dist/web: one minified ES module bundle and one stylesheet,
 // named by content hash under dist/web/assets, plus an index.html that loads them. The service
-// serves that directory at / (src/dashboard). Usage: node scripts/build-web.mjs [--out DIR]
+// serves that directory at / (src/dashboard). Usage: node scripts/build-web.mjs [--out DIR] [--sourcemap]
+// Source maps are left out unless asked for (--sourcemap, for debugging a local build): a served
+// map would publish the whole source to anyone who can reach the sign-in page.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { FAVICON_SVG, faviconIco } from './favicon.mjs';
@@ -12,6 +15,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outArg = process.argv.indexOf('--out');
 const outDir = path.resolve(outArg > 0 ? process.argv[outArg + 1] : path.join(root, 'dist', 'web'));
 const assetsDir = path.join(outDir, 'assets');
+const sourcemap = process.argv.includes('--sourcemap') ? 'linked' : false;
 
 const started = Date.now();
 fs.rmSync(outDir, { recursive: true, force: true });
@@ -21,7 +25,7 @@ const result = await esbuild.build({
   entryPoints: [path.join(root, 'web', 'src', 'main.tsx')],
   bundle: true,
   minify: true,
-  sourcemap: 'linked',
+  sourcemap,
   format: 'esm',
   target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
   jsx: 'automatic',
@@ -45,7 +49,7 @@ const html = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light">
+<meta name="color-scheme" content="light dark">
 <title>Lookout</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="icon" href="/favicon.ico" sizes="32x32">
@@ -63,5 +67,8 @@ fs.writeFileSync(path.join(outDir, 'favicon.ico'), faviconIco());
 
 const sizes = outputs
   .filter((file) => !file.endsWith('.map') && !file.endsWith('.txt'))
-  .map((file) => `${file} ${(fs.statSync(path.join(assetsDir, file)).size / 1024).toFixed(1)} KiB`);
+  .map((file) => {
+    const bytes = fs.readFileSync(path.join(assetsDir, file));
+    return `${file} ${(bytes.length / 1024).toFixed(1)} KiB (${(zlib.gzipSync(bytes).length / 1024).toFixed(1)} KiB gzipped)`;
+  });
 console.log(`dashboard built into ${path.relative(root, outDir) || outDir} in ${Date.now() - started} ms: ${sizes.join(', ')}`);

@@ -3,12 +3,14 @@ import { pinoHttp } from 'pino-http';
 import type { AppDeps } from './app-deps.js';
 import type { LookoutModule } from './module.js';
 import { apiDocsRouter } from '../platform/http/api-docs.js';
+import { responseCompression } from '../platform/http/compression.js';
 import { errorHandler, notFoundHandler } from '../platform/http/error-handler.js';
 import { requestDeadline } from '../platform/http/request-deadline.js';
 
 /**
- * The middleware chain: request log (Authorization redacted) → health → root routers (OTLP, MCP,
- * dashboard; they parse their own bodies) → JSON body limit → API routers → not-found → errors.
+ * The middleware chain: request log (Authorization redacted) → health → compression (dashboard
+ * and API answers) → root routers (OTLP, MCP, dashboard; they parse their own bodies) → JSON body
+ * limit → API routers → not-found → errors.
  */
 export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
   const app = express();
@@ -43,6 +45,7 @@ export function createApp(deps: AppDeps, modules: LookoutModule[]): Express {
     });
   });
   app.use(requestDeadline(deps.config.faults.requestTimeoutSeconds));
+  app.use(responseCompression());
 
   const { roles } = deps.config;
   for (const module of modules) if (module.root && roles.has(module.roles?.root ?? 'api')) app.use(module.root(deps));

@@ -4,7 +4,8 @@ import { onUnauthorized } from './api/client.js';
 import { getProject } from './api/endpoints.js';
 import { Layout, type ProjectTab } from './components/layout.js';
 import { Link } from './components/link.js';
-import { ErrorPanel } from './components/states.js';
+import { ErrorPanel, Loading } from './components/states.js';
+import { AdminPage } from './pages/admin.js';
 import { AgentsPage } from './pages/agents.js';
 import { IssuePage } from './pages/issue.js';
 import { IssuesPage } from './pages/issues.js';
@@ -16,9 +17,12 @@ import { SignIn } from './pages/sign-in.js';
 import { ToolsPage } from './pages/tools.js';
 import { TracePage } from './pages/trace.js';
 import { TracesPage } from './pages/traces.js';
+import { ThreadPage } from './pages/thread.js';
 import { match, navigate, useLocation } from './router.js';
 import { clearApiKey, getApiKey } from './session.js';
 import { readWindow } from './time-window.js';
+import { useLiveRefresh } from './live-refresh.js';
+import { useAppearance } from './appearance.js';
 import { useResource } from './use-resource.js';
 
 interface Route {
@@ -34,7 +38,9 @@ interface Route {
  */
 function WindowedPage({ Page, projectId, query }: { Page: typeof OverviewPage; projectId: string; query: URLSearchParams }) {
   const search = query.toString();
-  const window = useMemo(() => readWindow(query), [search]);
+  // An auto-refresh moves a preset window to the current minute.
+  const { generation } = useLiveRefresh();
+  const window = useMemo(() => readWindow(query), [search, generation]);
   return <Page projectId={projectId} window={window} customActive={query.get('range') === 'custom'} />;
 }
 
@@ -49,6 +55,7 @@ const PROJECT_ROUTES: [string, Route][] = [
   ['/p/:pid/tools', { tab: 'tools', title: 'Tools', render: windowed(ToolsPage) }],
   ['/p/:pid/traces', { tab: 'traces', title: 'Traces', render: (p, q) => <TracesPage projectId={p.pid} query={q} /> }],
   ['/p/:pid/traces/:tid', { tab: 'traces', title: 'Trace', render: (p) => <TracePage projectId={p.pid} traceId={p.tid} /> }],
+  ['/p/:pid/threads/:thread', { tab: 'traces', title: 'Thread', render: (p) => <ThreadPage projectId={p.pid} threadId={p.thread} /> }],
   ['/p/:pid/issues', { tab: 'issues', title: 'Issues', render: (p, q) => <IssuesPage projectId={p.pid} query={q} /> }],
   ['/p/:pid/issues/:iid', { tab: 'issues', title: 'Issue', render: (p) => <IssuePage projectId={p.pid} issueId={p.iid} /> }],
   ['/p/:pid/settings', { tab: 'settings', title: 'Settings', render: (p) => <SettingsPage projectId={p.pid} /> }],
@@ -62,13 +69,16 @@ function ProjectShell({ params, route, query, onSignOut }: { params: Record<stri
   }, [route.title, name]);
   return (
     <Layout project={{ id: params.pid, name }} tab={route.tab} query={query} onSignOut={onSignOut}>
-      {project.state === 'error' ? <ErrorPanel error={project.error} retry={project.reload} /> : route.render(params, query)}
+      {/* The page's own requests wait for the project: an unknown project fires none of them. */}
+      {project.data ? route.render(params, query) : project.state === 'error' ? <ErrorPanel error={project.error} retry={project.reload} /> : <Loading label="Loading project…" />}
     </Layout>
   );
 }
 
 export function App() {
   const location = useLocation();
+  // A switch of time zone or theme re-renders every page from here, so every date follows it.
+  useAppearance();
   const [signedIn, setSignedIn] = useState(() => getApiKey() !== null);
   const [notice, setNotice] = useState<string | null>(null);
   const lastPath = useRef(location.path);
@@ -106,6 +116,15 @@ export function App() {
           setSignedIn(true);
         }}
       />
+    );
+  }
+
+  if (location.path === '/admin') {
+    document.title = 'Administration · Lookout';
+    return (
+      <Layout onSignOut={signOut}>
+        <AdminPage />
+      </Layout>
     );
   }
 

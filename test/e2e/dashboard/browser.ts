@@ -27,13 +27,15 @@ export interface Browser {
  * Headless Chromium with a fresh profile directory (launchPersistentContext is how Playwright takes
  * a --user-data-dir). Console errors and failed page loads are collected so a test can assert none.
  */
-export async function launchBrowser(): Promise<Browser & { consoleErrors: string[] }> {
+export async function launchBrowser(options: { timezoneId?: string } = {}): Promise<Browser & { consoleErrors: string[] }> {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
     args: ARGS,
     viewport: { width: 1280, height: 800 },
+    // The browser's own zone (what "local time" means on the page), e.g. America/Los_Angeles.
+    ...(options.timezoneId ? { timezoneId: options.timezoneId, env: { ...process.env, TZ: options.timezoneId } } : {}),
   });
   const consoleErrors: string[] = [];
   const watch = (page: Page) => {

@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { formatCount, formatMs, formatNumber, formatRate, formatUsd } from '../../../web/src/format.js';
+import { formatCount, formatMs, formatNumber, formatRate, formatUsd, formatUsdColumn } from '../../../web/src/format.js';
 import { hourlyQueries, hoursOf } from '../../../web/src/api/hourly-series.js';
 import { readWindow } from '../../../web/src/time-window.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
@@ -46,6 +46,14 @@ async function post(apiPath: string, body: unknown) {
   const res = await svc.call('POST', apiPath, { body });
   expect(res.status, `${apiPath}: ${JSON.stringify(res.body)}`).toBe(200);
   return res.body;
+}
+
+/** Issue ids by last_seen_at, newest first (ties in the API's order): the issue list's default sort. */
+function byLastSeen(issues: { id: string; last_seen_at: string | null }[]): string[] {
+  return issues
+    .map((issue, i) => ({ issue, i }))
+    .sort((a, b) => (b.issue.last_seen_at ?? '').localeCompare(a.issue.last_seen_at ?? '') || a.i - b.i)
+    .map(({ issue }) => issue.id);
 }
 
 async function signIn(target: Page, key: string) {
@@ -163,10 +171,8 @@ describe('dashboard in a browser', () => {
     // Custom: a 36-hour window ending at the next whole hour, typed into the two datetime fields.
     const end = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000);
     const start = new Date(end.getTime() - 36 * 3_600_000);
-    const local = (d: Date) => {
-      const pad = (n: number) => String(n).padStart(2, '0');
-      return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-    };
+    // The dashboard reads date fields in its time zone, UTC unless switched.
+    const local = (d: Date) => d.toISOString().slice(0, 16);
     await page.click('[data-range="custom"]');
     await page.fill('.custom-window input >> nth=0', local(start));
     await page.fill('.custom-window input >> nth=1', local(end));
@@ -194,7 +200,8 @@ describe('dashboard in a browser', () => {
       expect(cells[row.agent].p95).toBe(formatMs(row.p95));
       expect(cells[row.agent].error_rate).toBe(formatRate(row.error_rate));
       expect(cells[row.agent].tokens).toBe(formatCount(row.tokens));
-      expect(cells[row.agent].cost).toBe(`${row.cost_is_lower_bound && row.cost !== null ? '≥ ' : ''}${formatUsd(row.cost)}`);
+      // Costs in a column at fixed precision, the full figure on hover.
+      expect(cells[row.agent].cost).toBe(`${row.cost_is_lower_bound && row.cost !== null ? '≥ ' : ''}${formatUsdColumn(row.cost)}`);
     }
     const agentHeaders = await page.locator('[data-testid="agent-scorecard"] thead th').allInnerTexts();
     expect(agentHeaders.map((h) => h.replace(/[▲▼]/g, '').trim())).toContain('Failed runs %');
@@ -221,7 +228,7 @@ describe('dashboard in a browser', () => {
     for (const row of models.rows) {
       expect(modelCells[row.model].tokens).toBe(formatCount(row.tokens));
       if (row.priced) expect(row.estimated_cost_usd).not.toBeNull();
-      expect(modelCells[row.model].estimated_cost_usd).toBe(formatUsd(row.estimated_cost_usd));
+      expect(modelCells[row.model].estimated_cost_usd).toBe(formatUsdColumn(row.estimated_cost_usd));
       expect(modelCells[row.model].estimated_cost_usd).toMatch(/^\$/);
     }
     expect(await page.locator('text=the rows add up to the total').count()).toBe(1);
@@ -264,7 +271,7 @@ describe('dashboard in a browser', () => {
 
   it('opens a trace: waterfall from the context bundle, a span’s attributes on demand', async () => {
     const traceId = await page.locator('[data-testid="traces-table"] tbody tr').first().getAttribute('data-trace-id');
-    await page.locator('[data-testid="traces-table"] tbody tr').first().locator('a').click();
+    await page.locator('[data-testid="traces-table"] tbody tr').first().locator('a.row-main-link').click();
     await page.locator('[data-testid="waterfall"]').waitFor();
     const detail = await rest(`/traces/${traceId}`);
     const bundle = await rest(`/traces/${traceId}?expand=context&project_id=${projectId}&spans_offset=0&spans_limit=100&include_attributes=false&include_events=false`);
@@ -316,8 +323,9 @@ describe('dashboard in a browser', () => {
     await page.click('[data-tab="issues"]');
     await page.locator('[data-testid="issues-table"]').waitFor();
     const active = await rest(`/projects/${projectId}/issues?status=open,in_progress`);
+    // The page's issues, sorted by last seen (newest first) by default.
     const shown = await rowOrder(page, 'issues-table');
-    expect(shown).toEqual(active.issues.map((i: { id: string }) => i.id));
+    expect(shown).toEqual(byLastSeen(active.issues));
     await screenshot(page, '12-issues');
 
     // Tag filter: tag one issue through the API, pick the tag in the list's filter.
@@ -337,7 +345,7 @@ describe('dashboard in a browser', () => {
     await page.selectOption('[data-testid="filter-status"]', 'all');
     await page.waitForURL(/status=all/);
     const everything = await rest(`/projects/${projectId}/issues`);
-    await expect.poll(() => rowOrder(page, 'issues-table')).toEqual(everything.issues.map((i: { id: string }) => i.id));
+    await expect.poll(() => rowOrder(page, 'issues-table')).toEqual(byLastSeen(everything.issues));
 
     const open = active.issues.find((i: { status: string }) => i.status === 'open');
     expect(open, 'the demo leaves at least one open issue').toBeTruthy();
@@ -348,7 +356,10 @@ describe('dashboard in a browser', () => {
     const occurrences = await rest(`/issues/${open.id}/occurrences`);
     await page.locator('[data-testid="occurrences-table"]').waitFor();
     const linked = await page.locator('[data-testid="occurrences-table"] a[data-trace-id]').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
-    expect(linked).toEqual(occurrences.occurrences.map((o: { trace_id: string }) => `/p/${projectId}/traces/${o.trace_id}`));
+    // Newest first by when they happened.
+    const inTime = [...occurrences.occurrences].sort((a: { occurred_at: string }, b: { occurred_at: string }) => Date.parse(b.occurred_at.replace(' ', 'T') + (/Z$/.test(b.occurred_at) ? '' : 'Z')) - Date.parse(a.occurred_at.replace(' ', 'T') + (/Z$/.test(a.occurred_at) ? '' : 'Z')));
+    expect([...linked].sort()).toEqual(occurrences.occurrences.map((o: { trace_id: string }) => `/p/${projectId}/traces/${o.trace_id}`).sort());
+    expect(linked[0]).toBe(`/p/${projectId}/traces/${inTime[0].trace_id}`);
     await page.locator('[data-testid="ticket-none"], [data-testid="ticket-link"]').first().waitFor();
     await screenshot(page, '13-issue-open');
 
@@ -357,7 +368,11 @@ describe('dashboard in a browser', () => {
     const after = await rest(`/issues/${open.id}`);
     expect(after.status).toBe('in_progress');
     expect(after.assignee_user_id).not.toBeNull();
-    await expect.poll(() => page.locator('[data-testid="issue-assignee"]').innerText()).toContain(after.assignee_user_id);
+    await expect.poll(() => page.locator('[data-testid="issue-assignee"]').getAttribute('data-user-id')).toBe(after.assignee_user_id);
+    // The assignee by name (the admin key may list the tenant's users), not as a raw id.
+    const { users } = await rest('/users');
+    const assignee = users.find((u: { id: string }) => u.id === after.assignee_user_id);
+    await expect.poll(() => page.locator('[data-testid="issue-assignee"]').innerText()).toContain(assignee.name);
     await screenshot(page, '14-issue-in-review');
 
     // An occurrence link leads to its trace.

@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
+import type { TestService } from '../../helpers/service.js';
 
 /** Reads what the dashboard shows, so tests can hold it against the REST answers. */
 
@@ -67,4 +68,11 @@ export async function expectNoSidewaysScroll(target: Page) {
     const { scrollWidth, innerWidth } = await widths();
     return scrollWidth <= innerWidth ? 'fits' : `${scrollWidth} > ${innerWidth}`;
   }, { timeout: 15_000 }).toBe('fits');
+}
+
+/** A REST answer the page is held against (admin key), failing the test on anything but 200. */
+export async function restBody(svc: TestService, apiPath: string) {
+  const res = await svc.call('GET', apiPath);
+  expect(res.status, `${apiPath}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body;
 }

@@ -124,4 +124,75 @@ describe('dashboard: project settings, webhooks', () => {
     expect(failedLoads.filter((f) => f !== '404 /favicon.ico')).toEqual([]);
     expect(browser.consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 404/.test(e))).toEqual([]);
   });
+
+  it('adds, edits, disables, enables an endpoint and rotates its secret, each secret shown once', async () => {
+    await page.goto(`${svc.url}/p/${projectId}/settings`);
+    await page.locator('[data-testid="webhook-list"]').waitFor();
+    await page.click('[data-testid="webhook-add"]');
+    await page.fill('[data-testid="webhook-url-input"]', `${receiver.url}/added`);
+    await page.click('[data-testid="webhook-form"] button[type="submit"]');
+    const firstSecret = await page.locator('[data-testid="secret-value"]').innerText();
+    expect(firstSecret).toMatch(/^whsec_/);
+    const listed = () => svc.call('GET', `/projects/${projectId}/webhooks`).then((r) => r.body.webhooks as { id: string; url: string; enabled: boolean; events: string[] }[]);
+    const added = (await listed()).find((w) => w.url === `${receiver.url}/added`)!;
+    expect(added.events).toEqual(['*']);
+    await page.click('[data-testid="secret-once"] button:text("Done")');
+    expect(await page.locator('[data-testid="secret-once"]').count()).toBe(0);
+
+    const card = page.locator(`[data-webhook-id="${added.id}"]`);
+    await card.locator('[data-testid="webhook-edit"]').click();
+    await card.locator('[data-testid="webhook-url-input"]').fill(`${receiver.url}/edited`);
+    await card.locator('[data-testid="webhook-form"] button[type="submit"]').click();
+    await expect.poll(async () => (await listed()).find((w) => w.id === added.id)!.url).toBe(`${receiver.url}/edited`);
+    await card.locator('h3 code', { hasText: '/edited' }).waitFor();
+
+    await card.locator('[data-testid="webhook-toggle"]').click();
+    await expect.poll(async () => (await listed()).find((w) => w.id === added.id)!.enabled).toBe(false);
+    await card.locator('[data-testid="webhook-enabled"]', { hasText: 'disabled' }).waitFor();
+    await card.locator('[data-testid="webhook-toggle"]').click();
+    await expect.poll(async () => (await listed()).find((w) => w.id === added.id)!.enabled).toBe(true);
+
+    await card.locator('[data-testid="webhook-rotate"]').click();
+    const rotated = await card.locator('[data-testid="secret-value"]').innerText();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(firstSecret);
+    // Deliveries are signed with the new secret from now on: the test event reaches the receiver.
+    await card.locator('[data-testid="send-test"]').click();
+    await card.locator('[data-testid="test-result"]', { hasText: 'Test event delivered (HTTP 200).' }).waitFor();
+    await screenshot(page, 'webhooks-03-managed');
+  });
+
+  it('administers projects and API keys: a new key is shown once, works, and stops working once revoked', async () => {
+    await page.click('[data-testid="admin-link"]');
+    await page.locator('[data-testid="api-keys"]').waitFor();
+    await page.fill('[data-testid="new-project-name"]', 'Made in the dashboard');
+    await page.click('[data-testid="new-project"] button[type="submit"]');
+    await page.locator('[data-testid="admin-projects"] a', { hasText: 'Made in the dashboard' }).waitFor();
+    const made = (await svc.call('GET', '/projects')).body.projects.find((p: { name: string }) => p.name === 'Made in the dashboard');
+    expect(made).toBeTruthy();
+
+    await page.fill('[data-testid="new-key-name"]', 'viewer');
+    await page.selectOption('[data-testid="new-key-project"]', made.id);
+    await page.click('[data-testid="new-key"] button[type="submit"]');
+    const secret = await page.locator('[data-testid="secret-value"]').innerText();
+    expect((await svc.call('GET', `/projects/${made.id}`, { key: secret })).status).toBe(200);
+    const key = (await svc.call('GET', '/api-keys')).body.api_keys.find((k: { name: string }) => k.name === 'viewer');
+    expect(key).toMatchObject({ scope: 'read', project_id: made.id, revoked_at: null });
+    const row = page.locator(`[data-testid="api-keys"] tr[data-row-key="${key.id}"]`);
+    expect(await row.innerText()).toContain('Made in the dashboard');
+    await row.locator('[data-testid="revoke"]').click();
+    await row.locator('[data-testid="confirm-revoke"]').click();
+    await row.locator('.badge-error', { hasText: 'revoked' }).waitFor();
+    expect((await svc.call('GET', `/projects/${made.id}`, { key: secret })).status).toBe(401);
+    await screenshot(page, 'admin-01-keys');
+
+    // A read key is told the page needs the admin scope.
+    const readKey = await svc.newKey('read');
+    await page.click('text=Sign out');
+    await page.fill('#api-key', readKey);
+    await page.press('#api-key', 'Enter');
+    await page.locator('[data-testid="project-list"]').waitFor();
+    await page.click('[data-testid="admin-link"]');
+    await page.locator('[data-testid="admin-needs-scope"]').waitFor();
+  });
 });

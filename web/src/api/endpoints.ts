@@ -2,6 +2,7 @@ import { viewGranularity, type WindowSelection } from '../time-window.js';
 import { api } from './client.js';
 import type {
   AgentScorecardView,
+  ApiKey,
   GeneralView,
   Issue,
   IssueList,
@@ -13,6 +14,7 @@ import type {
   ToolAggregatesView,
   TraceContextBundle,
   TraceList,
+  User,
   WebhookDelivery,
   WebhookEndpoint,
   WindowView,
@@ -161,4 +163,38 @@ export function listWebhookDeliveries(webhookId: string, limit: number): Promise
 
 export function sendWebhookTest(webhookId: string): Promise<WebhookDelivery> {
   return api.post(`/webhooks/${enc(webhookId)}/test`);
+}
+
+/** The tenant's users (admin scope): the dashboard shows an assignee by name when it may list them. */
+export function listUsers(): Promise<{ users: User[] }> {
+  return api.get('/users');
+}
+
+/** Administration (admin scope): projects, API keys, webhook endpoints (docs/workspace.md, docs/webhooks.md). */
+export function createProject(name: string, description: string | null): Promise<Project> {
+  return api.post('/projects', { name, ...(description ? { description } : {}) });
+}
+
+export function listApiKeys(): Promise<{ api_keys: ApiKey[] }> {
+  return api.get('/api-keys');
+}
+
+export function createApiKey(body: { name: string; scope: ApiKey['scope']; project_id: string | null }): Promise<ApiKey> {
+  return api.post('/api-keys', body);
+}
+
+export function revokeApiKey(keyId: string): Promise<void> {
+  return api.delete(`/api-keys/${enc(keyId)}`);
+}
+
+export function createWebhook(projectId: string, body: { url: string; events: string[]; description?: string }): Promise<WebhookEndpoint & { secret: string }> {
+  return api.post(`/projects/${enc(projectId)}/webhooks`, body);
+}
+
+export function updateWebhook(webhookId: string, patch: { url?: string; events?: string[]; enabled?: boolean; description?: string }): Promise<WebhookEndpoint> {
+  return api.patch(`/webhooks/${enc(webhookId)}`, patch);
+}
+
+export function rotateWebhookSecret(webhookId: string): Promise<WebhookEndpoint & { secret: string }> {
+  return api.post(`/webhooks/${enc(webhookId)}/rotate-secret`);
 }

@@ -361,3 +361,24 @@ export interface TicketLink {
 
 /** A webhook endpoint as GET answers it (never its secret), and one delivery attempt of its log: declared once beside the routes. */
 export type { WebhookDelivery, WebhookEndpoint } from '../../../src/workspace/webhooks/webhook-schemas.js';
+
+/** A user of the tenant (GET /api/users, admin scope). */
+export interface User {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: string;
+}
+
+/** An API key as listed (never its secret); `key` only in the answer to its creation. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  scope: 'read' | 'admin' | 'ingest';
+  project_id: string | null;
+  user_id: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  key?: string;
+}

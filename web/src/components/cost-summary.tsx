@@ -1,5 +1,5 @@
 import type { CostLowerBoundReason, CostObject } from '../api/types.js';
-import { formatDateTime, formatNumber, formatRate, formatUsd } from '../format.js';
+import { formatDateTime, formatNumber, formatRate, formatUsd, formatUsdColumn } from '../format.js';
 
 const REASONS: Record<CostLowerBoundReason, string> = {
   unpriced_models: 'some models have no public price',
@@ -13,12 +13,15 @@ export function reasonText(reason: string): string {
   return (REASONS as Record<string, string>)[reason] ?? reason;
 }
 
-/** The estimated cost, marked as a floor when the API says it is one, with the unpriced models named. */
-export function CostValue({ value, lowerBound }: { value: number | null; lowerBound: boolean }) {
+/**
+ * The estimated cost, marked as a floor when the API says it is one. In a table column (`column`)
+ * at fixed precision so the digits line up, with the full figure on hover.
+ */
+export function CostValue({ value, lowerBound, column = false }: { value: number | null; lowerBound: boolean; column?: boolean }) {
   return (
-    <span class="cost" data-lower-bound={lowerBound ? 'true' : 'false'}>
+    <span class="cost" data-lower-bound={lowerBound ? 'true' : 'false'} data-usd={value ?? ''} title={column ? formatUsd(value) : undefined}>
       {lowerBound && value !== null && <abbr title="Lower bound: the true cost is at least this">≥ </abbr>}
-      {formatUsd(value)}
+      {column ? formatUsdColumn(value) : formatUsd(value)}
     </span>
   );
 }

@@ -34,6 +34,9 @@ export function SortableTable<Row>({
   initialSort,
   caption,
   testId,
+  sort: controlledSort,
+  onSort,
+  navRows = false,
 }: {
   columns: Column<Row>[];
   rows: Row[];
@@ -41,8 +44,14 @@ export function SortableTable<Row>({
   initialSort?: { key: string; direction: Direction };
   caption?: string;
   testId?: string;
+  /** A sort kept by the page (in its URL, say) instead of by the table. */
+  sort?: { key: string; direction: Direction };
+  onSort?: (sort: { key: string; direction: Direction }) => void;
+  /** Rows take part in the j/k shortcuts. */
+  navRows?: boolean;
 }) {
-  const [sort, setSort] = useState<{ key: string; direction: Direction } | null>(initialSort ?? null);
+  const [ownSort, setOwnSort] = useState<{ key: string; direction: Direction } | null>(initialSort ?? null);
+  const sort = controlledSort ?? ownSort;
   const column = sort ? columns.find((c) => c.key === sort.key) : undefined;
   const sorted = column
     ? [...rows].sort((x, y) => {
@@ -55,14 +64,15 @@ export function SortableTable<Row>({
     : rows;
 
   const toggle = (key: string) => {
-    setSort((previous) =>
-      previous && previous.key === key ? { key, direction: previous.direction === 'asc' ? 'desc' : 'asc' } : { key, direction: columns.find((c) => c.key === key)?.numeric ? 'desc' : 'asc' },
-    );
+    const next: { key: string; direction: Direction } =
+      sort && sort.key === key ? { key, direction: sort.direction === 'asc' ? 'desc' : 'asc' } : { key, direction: columns.find((c) => c.key === key)?.numeric ? 'desc' : 'asc' };
+    if (onSort) onSort(next);
+    else setOwnSort(next);
   };
 
   return (
     <div class="table-wrap">
-      <table class="data-table" data-testid={testId}>
+      <table class="data-table card-table" data-testid={testId}>
         {caption && <caption>{caption}</caption>}
         <thead>
           <tr>
@@ -84,9 +94,9 @@ export function SortableTable<Row>({
         </thead>
         <tbody>
           {sorted.map((row) => (
-            <tr key={rowKey(row)} data-row-key={rowKey(row)}>
+            <tr key={rowKey(row)} data-row-key={rowKey(row)} data-nav-row={navRows ? '' : undefined}>
               {columns.map((c) => (
-                <td key={c.key} class={c.numeric ? 'num' : undefined} data-column={c.key}>
+                <td key={c.key} class={c.numeric ? 'num' : undefined} data-column={c.key} data-label={c.label}>
                   {c.render ? c.render(row) : String(c.value(row) ?? '—')}
                 </td>
               ))}

@@ -10,12 +10,20 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
   );
 }
 
+/**
+ * Asking again helps after a network failure or a server error, not after an answer about the
+ * request itself (not found, not allowed, invalid): those get no "Try again" button.
+ */
+function retryable(error: unknown): boolean {
+  return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500;
+}
+
 export function ErrorPanel({ error, retry }: { error: unknown; retry?: () => void }) {
   const code = error instanceof ApiError ? error.code : null;
   return (
     <div class="state state-error" role="alert" data-error-code={code ?? undefined}>
       <p>{describeError(error)}</p>
-      {retry && (
+      {retry && retryable(error) && (
         <button type="button" onClick={retry}>
           Try again
         </button>

@@ -11,6 +11,14 @@ function draftTitle(preview: Record<string, unknown>): string {
 }
 
 /** The issue's ticket in the tracker (GET /api/issues/{id}/tracker-ticket), or a way to create one. */
+/**
+ * A tracker's ticket opens in the tracker; Lookout's own (local) tracker's tickets have an API URL,
+ * which a browser tab cannot open without the key, so they are shown here instead of linked.
+ */
+function isExternal(url: string): boolean {
+  return /^https?:\/\//i.test(url) && !url.startsWith(`${window.location.origin}/api/`);
+}
+
 export function TicketPanel({ issueId }: { issueId: string }) {
   const link = useResource(() => getTicketLink(issueId), [issueId]);
   const [preview, setPreview] = useState<Record<string, unknown> | null>(null);
@@ -76,9 +84,15 @@ export function TicketPanel({ issueId }: { issueId: string }) {
       <dl class="facts" data-testid="ticket-link">
         <dt>Ticket</dt>
         <dd>
-          <a href={ticket.url} target="_blank" rel="noopener noreferrer">
-            {ticket.identifier}
-          </a>{' '}
+          {isExternal(ticket.url) ? (
+            <a href={ticket.url} target="_blank" rel="noopener noreferrer">
+              {ticket.identifier}
+            </a>
+          ) : (
+            <strong data-testid="local-ticket" title="A ticket of Lookout's own tracker: it lives on this page">
+              {ticket.identifier}
+            </strong>
+          )}{' '}
           {ticket.title}
         </dd>
         <dt>State</dt>

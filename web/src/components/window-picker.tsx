@@ -1,14 +1,9 @@
 import { useState } from 'preact/hooks';
 import { formatDateTime } from '../format.js';
 import { setQuery } from '../router.js';
-import { granularitiesFor, RANGES, type WindowSelection } from '../time-window.js';
+import { granularitiesFor, isoSecond, RANGES, type WindowSelection } from '../time-window.js';
+import { fromDateInput, toDateInput, zoneName } from '../time-zone.js';
 
-/** datetime-local wants local 'YYYY-MM-DDThh:mm'. */
-function toLocalInput(iso: string): string {
-  const date = new Date(iso);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
 
 /**
  * Window presets (24 h, 7 d, 30 d) or a custom start/end, and the granularity of the time series
@@ -17,20 +12,20 @@ function toLocalInput(iso: string): string {
  */
 export function WindowPicker({ window, showGranularity = true, customActive }: { window: WindowSelection; showGranularity?: boolean; customActive: boolean }) {
   const [custom, setCustom] = useState(customActive);
-  const [from, setFrom] = useState(toLocalInput(window.start));
-  const [to, setTo] = useState(toLocalInput(window.endExclusive));
+  const [from, setFrom] = useState(toDateInput(window.start));
+  const [to, setTo] = useState(toDateInput(window.endExclusive));
   const [invalid, setInvalid] = useState<string | null>(null);
 
   const applyCustom = (event: Event) => {
     event.preventDefault();
-    const start = new Date(from);
-    const end = new Date(to);
-    if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || end <= start) {
+    const start = fromDateInput(from);
+    const end = fromDateInput(to);
+    if (!start || !end || end <= start) {
       setInvalid('The end must come after the start.');
       return;
     }
     setInvalid(null);
-    setQuery({ range: 'custom', from: start.toISOString(), to: end.toISOString() });
+    setQuery({ range: 'custom', from: isoSecond(start), to: isoSecond(end) });
   };
 
   return (
@@ -72,10 +67,10 @@ export function WindowPicker({ window, showGranularity = true, customActive }: {
       {custom && (
         <form class="custom-window" onSubmit={applyCustom}>
           <label class="inline-field">
-            From <input type="datetime-local" value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} required />
+            From ({zoneName()}) <input type="datetime-local" value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} required />
           </label>
           <label class="inline-field">
-            To <input type="datetime-local" value={to} onInput={(e) => setTo((e.target as HTMLInputElement).value)} required />
+            To ({zoneName()}) <input type="datetime-local" value={to} onInput={(e) => setTo((e.target as HTMLInputElement).value)} required />
           </label>
           <button type="submit">Apply</button>
           {invalid && (

@@ -8,6 +8,7 @@ import { WindowPicker } from '../components/window-picker.js';
 import { formatCount, formatMs, formatRate } from '../format.js';
 import type { WindowSelection } from '../time-window.js';
 import { useResource } from '../use-resource.js';
+import { windowTracesHref } from '../drill-down.js';
 
 export function AgentsPage({ projectId, window, customActive }: { projectId: string; window: WindowSelection; customActive: boolean }) {
   const view = useResource(() => getAgentScorecard(projectId, window), [projectId, window.start, window.endExclusive]);
@@ -34,7 +35,7 @@ export function AgentsPage({ projectId, window, customActive }: { projectId: str
                   key: 'agent',
                   label: 'Agent',
                   value: (row) => row.agent,
-                  render: (row) => <Link href={`/p/${projectId}/traces?agent_name=${encodeURIComponent(row.agent)}`}>{row.agent || '(unnamed)'}</Link>,
+                  render: (row) => <Link href={windowTracesHref(projectId, window, { agent_name: row.agent })}>{row.agent || '(unnamed)'}</Link>,
                 },
                 { key: 'traces', label: 'Traces', value: (row) => row.traces, render: (row) => formatCount(row.traces), numeric: true },
                 { key: 'p50', label: 'p50', value: (row) => row.p50, render: (row) => formatMs(row.p50), numeric: true },
@@ -61,7 +62,7 @@ export function AgentsPage({ projectId, window, customActive }: { projectId: str
                   value: (row) => row.cost,
                   render: (row) => (
                     <span title={row.cost_is_lower_bound ? `Lower bound: ${row.cost_lower_bound_reasons.map(reasonText).join('; ')}` : `Source: ${row.cost_source}`}>
-                      <CostValue value={row.cost} lowerBound={row.cost_is_lower_bound} />
+                      <CostValue value={row.cost} lowerBound={row.cost_is_lower_bound} column />
                     </span>
                   ),
                   numeric: true,

@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../api/client.js';
-import { getIssue, issueAction, listOccurrences, type IssueAction } from '../api/endpoints.js';
+import { getIssue, issueAction, listOccurrences, listUsers, type IssueAction } from '../api/endpoints.js';
 import type { Issue, IssueOccurrence } from '../api/types.js';
 import { Link } from '../components/link.js';
 import { ErrorPanel, Loaded, Loading } from '../components/states.js';
 import { StatusBadge, TagChip } from '../components/status-badge.js';
 import { TicketPanel } from '../components/ticket-panel.js';
-import { formatCount, formatDateTime } from '../format.js';
+import { formatCount, formatDateTime, parseApiDate } from '../format.js';
 import { useResource } from '../use-resource.js';
 
 const ACTIONS: { action: IssueAction; label: string; allowed: Issue['status'][] }[] = [
@@ -47,6 +47,27 @@ function Actions({ issue, onDone }: { issue: Issue; onDone: (message: string) =>
   );
 }
 
+/** Occurrences newest first by when they happened (the API pages them in the order they were recorded). */
+function byTime(rows: IssueOccurrence[]): IssueOccurrence[] {
+  const at = (o: IssueOccurrence) => parseApiDate(o.occurred_at ?? '')?.getTime() ?? 0;
+  return rows.map((o, i) => ({ o, i })).sort((a, b) => at(b.o) - at(a.o) || a.i - b.i).map(({ o }) => o);
+}
+
+/** The assignee by name when the key may list the tenant's users (admin scope), else by id. */
+function Assignee({ userId }: { userId: string | null }) {
+  const users = useResource(() => (userId ? listUsers().catch(() => null) : Promise.resolve(null)), [userId]);
+  if (!userId) return <>Unassigned</>;
+  const user = users.data?.users.find((u) => u.id === userId);
+  return user ? (
+    <span title={userId}>
+      {user.name}
+      {user.email ? <span class="muted"> ({user.email})</span> : null}
+    </span>
+  ) : (
+    <code>{userId}</code>
+  );
+}
+
 function OccurrenceList({ issueId, projectId }: { issueId: string; projectId: string }) {
   const [rows, setRows] = useState<IssueOccurrence[]>([]);
   const [next, setNext] = useState<string | null>(null);
@@ -65,7 +86,9 @@ function OccurrenceList({ issueId, projectId }: { issueId: string; projectId: st
   useEffect(() => load(), [issueId]);
   return (
     <section class="panel" aria-labelledby="occurrences-title">
-      <h2 id="occurrences-title">Occurrences</h2>
+      <h2 id="occurrences-title">
+        Occurrences <span class="muted heading-note">newest first</span>
+      </h2>
       {rows.length === 0 && !state.loading && !state.error && <p class="muted">No occurrences recorded.</p>}
       {rows.length > 0 && (
         <div class="table-wrap">
@@ -80,7 +103,7 @@ function OccurrenceList({ issueId, projectId }: { issueId: string; projectId: st
               </tr>
             </thead>
             <tbody>
-              {rows.map((o, i) => (
+              {byTime(rows).map((o, i) => (
                 <tr key={`${o.trace_id}-${o.span_id}-${i}`}>
                   <td>{formatDateTime(o.occurred_at)}</td>
                   <td>
@@ -151,7 +174,9 @@ export function IssuePage({ projectId, issueId }: { projectId: string; issueId: 
               <dt>Last seen</dt>
               <dd>{formatDateTime(data.last_seen_at)}</dd>
               <dt>Assignee</dt>
-              <dd data-testid="issue-assignee">{data.assignee_user_id ? <code>{data.assignee_user_id}</code> : 'Unassigned'}</dd>
+              <dd data-testid="issue-assignee" data-user-id={data.assignee_user_id ?? ''}>
+                <Assignee userId={data.assignee_user_id} />
+              </dd>
               {data.fingerprint && (
                 <>
                   <dt>Fingerprint</dt>

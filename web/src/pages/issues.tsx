@@ -18,8 +18,24 @@ const STATUS_FILTERS = [
   { value: 'all', label: 'All' },
 ];
 
+/** The sorts offered (of the page shown; the API lists the newest issues first). */
+const SORTS = [
+  { value: 'last_seen_at', label: 'Last seen', direction: 'desc' },
+  { value: 'occurrence_count', label: 'Occurrences', direction: 'desc' },
+  { value: 'first_seen_at', label: 'First seen', direction: 'desc' },
+  { value: 'status', label: 'Status', direction: 'asc' },
+  { value: 'title', label: 'Issue', direction: 'asc' },
+] as const;
+
+function readIssueSort(query: URLSearchParams): { key: string; direction: 'asc' | 'desc' } {
+  const chosen = SORTS.find((s) => s.value === query.get('sort')) ?? SORTS[0];
+  const dir = query.get('dir');
+  return { key: chosen.value, direction: dir === 'asc' || dir === 'desc' ? dir : chosen.direction };
+}
+
 export function IssuesPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
   const status = query.get('status') ?? 'open,in_progress';
+  const sort = readIssueSort(query);
   const tag = query.get('tag') ?? '';
   const cursor = query.get('cursor') ?? undefined;
   const issues = useResource(
@@ -55,6 +71,16 @@ export function IssuesPage({ projectId, query }: { projectId: string; query: URL
             ))}
           </select>
         </label>
+        <label class="inline-field">
+          Sort{' '}
+          <select value={sort.key} onChange={(e) => setQuery({ sort: (e.target as HTMLSelectElement).value, dir: null }, { replace: true })} data-testid="issue-sort">
+            {SORTS.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </label>
       </FilterBar>
       <Loaded resource={issues} label="Loading issues…">
         {(page) =>
@@ -68,6 +94,9 @@ export function IssuesPage({ projectId, query }: { projectId: string; query: URL
                 testId="issues-table"
                 rows={page.issues}
                 rowKey={(row) => row.id}
+                sort={sort}
+                onSort={(next) => setQuery({ sort: next.key, dir: next.direction }, { replace: true })}
+                navRows
                 columns={[
                   {
                     key: 'title',
@@ -77,6 +106,11 @@ export function IssuesPage({ projectId, query }: { projectId: string; query: URL
                       <>
                         <Link href={`/p/${projectId}/issues/${row.id}`}>{row.title}</Link>
                         {row.flagged && <span class="badge badge-flag">flagged</span>}
+                        {row.description && (
+                          <span class="issue-message muted truncate" title={row.description}>
+                            {row.description}
+                          </span>
+                        )}
                         {row.tags.length > 0 && (
                           <span class="tag-list">
                             {row.tags.map((t) => (

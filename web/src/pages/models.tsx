@@ -5,7 +5,7 @@ import { SortableTable } from '../components/sortable-table.js';
 import { Stat } from '../components/stat.js';
 import { Empty, Loaded } from '../components/states.js';
 import { WindowPicker } from '../components/window-picker.js';
-import { formatCount, formatNumber, formatUsd } from '../format.js';
+import { formatCount, formatNumber, formatUsd, formatUsdColumn } from '../format.js';
 import type { WindowSelection } from '../time-window.js';
 import { useResource } from '../use-resource.js';
 
@@ -68,7 +68,7 @@ export function ModelsPage({ projectId, window, customActive }: { projectId: str
                       row.estimated_cost_usd === null && row.priced ? (
                         <span title="Part of this model's cost was priced when its traces were written; the total above includes it">—</span>
                       ) : (
-                        formatUsd(row.estimated_cost_usd)
+                        <span title={formatUsd(row.estimated_cost_usd)}>{formatUsdColumn(row.estimated_cost_usd)}</span>
                       ),
                     numeric: true,
                   },

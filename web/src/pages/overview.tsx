@@ -7,7 +7,8 @@ import { ExporterSnippet } from '../components/exporter-snippet.js';
 import { SortableTable } from '../components/sortable-table.js';
 import { Stat } from '../components/stat.js';
 import { Loaded } from '../components/states.js';
-import { TimeChart } from '../components/time-chart.js';
+import { TimeChart, type ChartDrill } from '../components/time-chart.js';
+import { tracesDrill } from '../drill-down.js';
 import { WindowPicker } from '../components/window-picker.js';
 import { formatCount, formatMs, formatNumber, formatRate } from '../format.js';
 import type { WindowSelection } from '../time-window.js';
@@ -59,12 +60,13 @@ function callChartsFromHours(hours: HourlySeries): CallCharts {
   };
 }
 
-function Charts({ data }: { data: CallCharts }) {
+function Charts({ data, drill }: { data: CallCharts; drill: ChartDrill }) {
   return (
     <div class="chart-grid">
       <TimeChart
         title="Model calls and failed model calls"
         testId="chart-requests"
+        drill={drill}
         dates={data.dates}
         format={formatCount}
         series={[
@@ -75,17 +77,20 @@ function Charts({ data }: { data: CallCharts }) {
       <TimeChart
         title="Generation speed percentiles (tokens/s)"
         testId="chart-speed"
+        drill={drill}
+        trimOutliers
         dates={data.dates}
         format={formatNumber}
         series={[
           { label: 'p50', values: data.speed[0], color: '#2f9e6e' },
           { label: 'p95', values: data.speed[1], color: '#d68a1a' },
-          { label: 'p99', values: data.speed[2], color: '#b03fb5' },
+          { label: 'p99', values: data.speed[2], color: '#b03fb5', offScale: true },
         ]}
       />
       <TimeChart
         title="Tokens"
         testId="chart-tokens"
+        drill={drill}
         dates={data.dates}
         format={formatCount}
         series={[
@@ -98,7 +103,7 @@ function Charts({ data }: { data: CallCharts }) {
 }
 
 /** Agent runs (traces) from the window view: latency of the root span over time, failed runs. */
-function Runs({ view, hours }: { view: WindowView; hours: HourlySeries | null }) {
+function Runs({ view, hours, drill }: { view: WindowView; hours: HourlySeries | null; drill: ChartDrill }) {
   const latency = hours
     ? { dates: hours.dates, values: [hours.latency.p50, hours.latency.p95] }
     : alignByDate([view.latency.points, view.latency.points], [(p) => p.p50, (p) => p.p95]);
@@ -126,6 +131,8 @@ function Runs({ view, hours }: { view: WindowView; hours: HourlySeries | null })
         <TimeChart
           title="Run latency percentiles"
           testId="chart-latency"
+          drill={drill}
+          trimOutliers
           dates={latency.dates}
           format={formatMs}
           series={[
@@ -139,7 +146,7 @@ function Runs({ view, hours }: { view: WindowView; hours: HourlySeries | null })
 }
 
 /** The general view's figures and charts, then the agent runs of the window view. */
-function GeneralPanels({ view, runs, hours }: { view: Resource<GeneralView>; runs: Resource<WindowView>; hours: Resource<HourlySeries> | null }) {
+function GeneralPanels({ view, runs, hours, drill }: { view: Resource<GeneralView>; runs: Resource<WindowView>; hours: Resource<HourlySeries> | null; drill: ChartDrill }) {
   return (
     <>
       <h2 class="section-title">Model calls</h2>
@@ -179,18 +186,18 @@ function GeneralPanels({ view, runs, hours }: { view: Resource<GeneralView>; run
                 <Loaded resource={hours} label="Loading hourly series…">
                   {(hourly) => (
                     <>
-                      <Charts data={callChartsFromHours(hourly)} />
+                      <Charts data={callChartsFromHours(hourly)} drill={drill} />
                       <Loaded resource={runs} label="Loading agent runs…">
-                        {(runData) => <Runs view={runData} hours={hourly} />}
+                        {(runData) => <Runs view={runData} hours={hourly} drill={drill} />}
                       </Loaded>
                     </>
                   )}
                 </Loaded>
               ) : (
                 <>
-                  <Charts data={callChartsFromView(data)} />
+                  <Charts data={callChartsFromView(data)} drill={drill} />
                   <Loaded resource={runs} label="Loading agent runs…">
-                    {(runData) => <Runs view={runData} hours={null} />}
+                    {(runData) => <Runs view={runData} hours={null} drill={drill} />}
                   </Loaded>
                 </>
               )}
@@ -237,7 +244,7 @@ export function OverviewPage({ projectId, window, customActive }: { projectId: s
         <WindowPicker window={window} customActive={customActive} />
       </div>
       {/* Nothing to chart yet: the one useful thing to show is how to send a first trace. */}
-      {noTraces ? <ExporterSnippet projectId={projectId} /> : <GeneralPanels view={view} runs={runs} hours={hourly ? (hours as Resource<HourlySeries>) : null} />}
+      {noTraces ? <ExporterSnippet projectId={projectId} /> : <GeneralPanels view={view} runs={runs} hours={hourly ? (hours as Resource<HourlySeries>) : null} drill={tracesDrill(projectId, window)} />}
     </>
   );
 }

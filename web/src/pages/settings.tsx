@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/client.js';
-import { listWebhookDeliveries, listWebhooks, sendWebhookTest } from '../api/endpoints.js';
+import { createWebhook, listWebhookDeliveries, listWebhooks, rotateWebhookSecret, sendWebhookTest, updateWebhook } from '../api/endpoints.js';
+import { SecretOnce } from '../components/secret-once.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../api/types.js';
 import { Empty, Loaded } from '../components/states.js';
 import { formatDateTime } from '../format.js';
@@ -70,7 +71,75 @@ function DeliveryTable({ deliveries }: { deliveries: WebhookDelivery[] }) {
   );
 }
 
-function WebhookCard({ endpoint }: { endpoint: WebhookEndpoint }) {
+/** The events an endpoint can subscribe to (docs/webhooks.md); '*' is every one. */
+const EVENTS = ['*', 'issue.created', 'issue.reopened', 'issue.resolved', 'issue.dismissed', 'issue.review_started', 'monitor.activated'];
+
+/** Add an endpoint, or edit one's URL, events and description. */
+function WebhookForm({ initial, submitLabel, onSubmit, onCancel }: { initial?: WebhookEndpoint; submitLabel: string; onSubmit: (value: { url: string; events: string[]; description: string }) => Promise<void>; onCancel?: () => void }) {
+  const [url, setUrl] = useState(initial?.url ?? '');
+  const [events, setEvents] = useState<string[]>(initial?.events ?? ['*']);
+  const [description, setDescription] = useState(initial?.description ?? '');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const toggle = (event: string) => setEvents((list) => (list.includes(event) ? list.filter((e) => e !== event) : [...list, event]));
+  return (
+    <form
+      class="admin-form webhook-form"
+      data-testid="webhook-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(null);
+        onSubmit({ url: url.trim(), events, description: description.trim() })
+          .catch((err) => setError(describeError(err)))
+          .finally(() => setBusy(false));
+      }}
+    >
+      <label class="inline-field">
+        URL <input type="url" required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} data-testid="webhook-url-input" size={40} />
+      </label>
+      <label class="inline-field">
+        Description <input value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
+      </label>
+      <fieldset class="event-choices">
+        <legend>Events</legend>
+        {EVENTS.map((event) => (
+          <label key={event} class="inline-field">
+            <input type="checkbox" checked={events.includes(event)} onChange={() => toggle(event)} value={event} /> {event === '*' ? 'every event' : event}
+          </label>
+        ))}
+      </fieldset>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy || events.length === 0}>
+          {submitLabel}
+        </button>
+        {onCancel && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {error && (
+        <p class="field-error" role="alert" data-testid="webhook-form-error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function WebhookCard({ endpoint, onChanged }: { endpoint: WebhookEndpoint; onChanged: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const act = async (work: () => Promise<void>) => {
+    setActionError(null);
+    try {
+      await work();
+    } catch (error) {
+      setActionError(describeError(error));
+    }
+  };
   const deliveries = useResource(() => listWebhookDeliveries(endpoint.id, LAST_DELIVERIES), [endpoint.id]);
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
@@ -120,10 +189,45 @@ function WebhookCard({ endpoint }: { endpoint: WebhookEndpoint }) {
           </>
         )}
       </dl>
+      {secret && <SecretOnce label="New signing secret" secret={secret} onDone={() => setSecret(null)} />}
+      {editing && (
+        <WebhookForm
+          initial={endpoint}
+          submitLabel="Save"
+          onCancel={() => setEditing(false)}
+          onSubmit={async (value) => {
+            await updateWebhook(endpoint.id, { url: value.url, events: value.events, description: value.description });
+            setEditing(false);
+            onChanged();
+          }}
+        />
+      )}
       <div class="actions">
         <button type="button" data-testid="send-test" disabled={busy} onClick={() => void sendTest()}>
           {busy ? 'Sending test…' : 'Send test'}
         </button>
+        {!editing && (
+          <button type="button" data-testid="webhook-edit" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+        )}
+        <button type="button" data-testid="webhook-toggle" onClick={() =>
+            void act(async () => {
+              await updateWebhook(endpoint.id, { enabled: !endpoint.enabled });
+              onChanged();
+            })
+          }
+        >
+          {endpoint.enabled ? 'Disable' : 'Enable'}
+        </button>
+        <button type="button" data-testid="webhook-rotate" onClick={() => void act(async () => setSecret((await rotateWebhookSecret(endpoint.id)).secret))}>
+          Rotate secret
+        </button>
+        {actionError && (
+          <p class="field-error" role="alert">
+            {actionError}
+          </p>
+        )}
         <p class={result && !result.ok ? 'field-error' : 'muted'} role="status" aria-live="polite" data-testid="test-result">
           {result?.text ?? ''}
         </p>
@@ -136,26 +240,53 @@ function WebhookCard({ endpoint }: { endpoint: WebhookEndpoint }) {
   );
 }
 
-/** Project settings: the webhook endpoints with their last deliveries and a test button (docs/webhooks.md). */
+/**
+ * Project settings: the webhook endpoints (add, edit, enable/disable, rotate the signing secret,
+ * send a test) with their last deliveries (docs/webhooks.md). Admin scope.
+ */
 export function SettingsPage({ projectId }: { projectId: string }) {
   const webhooks = useResource(() => listWebhooks(projectId), [projectId]);
+  const [adding, setAdding] = useState(false);
+  const [newSecret, setNewSecret] = useState<string | null>(null);
   return (
     <>
       <h1>Project settings</h1>
       <h2>Webhooks</h2>
       <p class="muted">Signed HTTP calls to your own systems when issues open, reopen, resolve or are dismissed, and when a monitor becomes active.</p>
+      {newSecret && <SecretOnce label="Signing secret of the new endpoint" secret={newSecret} onDone={() => setNewSecret(null)} />}
+      {adding ? (
+        <section class="panel">
+          <h3>New endpoint</h3>
+          <WebhookForm
+            submitLabel="Add endpoint"
+            onCancel={() => setAdding(false)}
+            onSubmit={async (value) => {
+              const created = await createWebhook(projectId, { url: value.url, events: value.events, ...(value.description ? { description: value.description } : {}) });
+              setNewSecret(created.secret);
+              setAdding(false);
+              webhooks.reload();
+            }}
+          />
+        </section>
+      ) : (
+        <p>
+          <button type="button" data-testid="webhook-add" onClick={() => setAdding(true)}>
+            Add endpoint…
+          </button>
+        </p>
+      )}
       <Loaded resource={webhooks} label="Loading webhooks…">
         {(data) =>
           data.webhooks.length === 0 ? (
             <Empty>
               <p>
-                No webhook endpoints yet. Add one with <code>POST /api/projects/{projectId}/webhooks</code> and an admin key.
+                No webhook endpoints yet. Add one above (admin key), or with <code>POST /api/projects/{projectId}/webhooks</code>.
               </p>
             </Empty>
           ) : (
             <div data-testid="webhook-list">
               {data.webhooks.map((w) => (
-                <WebhookCard key={w.id} endpoint={w} />
+                <WebhookCard key={w.id} endpoint={w} onChanged={webhooks.reload} />
               ))}
             </div>
           )

@@ -8,6 +8,7 @@ import { WindowPicker } from '../components/window-picker.js';
 import { formatCount, formatMs, formatRate } from '../format.js';
 import type { WindowSelection } from '../time-window.js';
 import { useResource } from '../use-resource.js';
+import { tracesDrill } from '../drill-down.js';
 
 export function ToolsPage({ projectId, window, customActive }: { projectId: string; window: WindowSelection; customActive: boolean }) {
   const view = useResource(() => getToolAggregates(projectId, window), [projectId, window.start, window.endExclusive, window.granularity]);
@@ -47,6 +48,7 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
               <TimeChart
                 title={`Tool calls per ${data.granularity ?? 'day'}`}
                 testId="chart-tool-volume"
+                drill={tracesDrill(projectId, window)}
                 dates={volume.dates}
                 format={formatCount}
                 series={[

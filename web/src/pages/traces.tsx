@@ -1,29 +1,22 @@
 import { useState } from 'preact/hooks';
 import { listAgentNames, listTraces, type TraceFilters } from '../api/endpoints.js';
-import type { TraceListItem } from '../api/types.js';
 import { ExporterSnippet } from '../components/exporter-snippet.js';
 import { FilterBar } from '../components/filter-bar.js';
-import { Link } from '../components/link.js';
 import { Empty, Loaded } from '../components/states.js';
 import { Freshness } from '../components/freshness.js';
-import { formatCount, formatDateTime, formatMs, formatUsd } from '../format.js';
+import { plural } from '../format.js';
 import { navigate, setQuery } from '../router.js';
+import { isoSecond } from '../time-window.js';
+import { fromDateInput, toDateInput, zoneName } from '../time-zone.js';
+import { TracesTable } from '../components/traces-table.js';
+import { readSort, sortTraces, SORTS } from '../trace-sort.js';
 import { useResource } from '../use-resource.js';
 
 const PAGE_SIZE = 50;
 
-function localInput(iso: string | null): string {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-function fromLocalInput(value: string): string | null {
-  if (!value) return null;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date.toISOString().replace('.000Z', 'Z');
+function inputInstant(value: string): string | null {
+  const date = fromDateInput(value);
+  return date ? isoSecond(date) : null;
 }
 
 /** GET /api/projects/{pid}/traces: newest first, filters agent_name, has_error, thread_id, start/end, cursor. */
@@ -38,11 +31,13 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
     limit: PAGE_SIZE,
   };
   const filtered = Boolean(filters.agent_name || filters.has_error || filters.thread_id || filters.start || filters.end);
-  const traces = useResource(() => listTraces(projectId, filters), [projectId, query.toString()]);
+  // Sorting orders the page on screen: it does not ask the API again.
+  const traces = useResource(() => listTraces(projectId, filters), [projectId, JSON.stringify(filters)]);
   const agents = useResource(() => listAgentNames(projectId), [projectId]);
   const [thread, setThread] = useState(filters.thread_id ?? '');
 
   const change = (name: string, value: string | null) => setQuery({ [name]: value, cursor: null });
+  const sort = readSort(query);
 
   return (
     <>
@@ -53,7 +48,7 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
       <FilterBar label="Trace filters">
         <label class="inline-field">
           Agent{' '}
-          <select value={filters.agent_name ?? ''} onChange={(e) => change('agent_name', (e.target as HTMLSelectElement).value)} data-testid="filter-agent">
+          <select value={filters.agent_name ?? ''} onChange={(e) => change('agent_name', (e.target as HTMLSelectElement).value)} data-testid="filter-agent" data-shortcut="filter">
             <option value="">All agents</option>
             {(agents.data?.agent_names ?? []).map((name) => (
               <option key={name} value={name}>
@@ -85,10 +80,10 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
           />
         </label>
         <label class="inline-field">
-          From <input type="datetime-local" value={localInput(filters.start ?? null)} onChange={(e) => change('start', fromLocalInput((e.target as HTMLInputElement).value))} />
+          From ({zoneName()}) <input type="datetime-local" data-testid="filter-start" value={toDateInput(filters.start ?? null)} onChange={(e) => change('start', inputInstant((e.target as HTMLInputElement).value))} />
         </label>
         <label class="inline-field">
-          To <input type="datetime-local" value={localInput(filters.end ?? null)} onChange={(e) => change('end', fromLocalInput((e.target as HTMLInputElement).value))} />
+          To ({zoneName()}) <input type="datetime-local" data-testid="filter-end" value={toDateInput(filters.end ?? null)} onChange={(e) => change('end', inputInstant((e.target as HTMLInputElement).value))} />
         </label>
         {filtered && (
           <button type="button" class="link-button" onClick={() => navigate(`/p/${projectId}/traces`)}>
@@ -108,48 +103,11 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
             )
           ) : (
             <>
-              <div class="table-wrap">
-                <table class="data-table" data-testid="traces-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Agent</th>
-                      <th scope="col">Input</th>
-                      <th scope="col" class="num">
-                        Duration
-                      </th>
-                      <th scope="col" class="num">
-                        Spans
-                      </th>
-                      <th scope="col" class="num">
-                        Tokens
-                      </th>
-                      <th scope="col" class="num">
-                        Est. cost
-                      </th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.traces.map((trace: TraceListItem) => (
-                      <tr key={trace.id} data-trace-id={trace.id} class={trace.has_error ? 'row-error' : undefined}>
-                        <td class="nowrap">
-                          <Link href={`/p/${projectId}/traces/${trace.id}`}>{formatDateTime(trace.timestamp)}</Link>
-                        </td>
-                        <td>{trace.agent_name || '—'}</td>
-                        <td class="truncate" title={trace.agent_input_display}>
-                          {trace.agent_input_display || '—'}
-                        </td>
-                        <td class="num">{formatMs(trace.total_duration_ms ?? trace.duration_ms)}</td>
-                        <td class="num">{formatCount(trace.span_count)}</td>
-                        <td class="num">{formatCount(trace.total_tokens)}</td>
-                        <td class="num">{formatUsd(trace.estimated_cost_usd)}</td>
-                        <td>{trace.has_error ? <span class="badge badge-error">error</span> : <span class="badge badge-ok">ok</span>}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <p class="list-count muted" data-testid="traces-count" aria-live="polite">
+                {plural(page.traces.length, 'trace')} on this page{page.next_cursor ? ', older ones on the next' : ''}
+                {sort.key !== 'timestamp' || sort.direction !== 'desc' ? ` · sorted by ${SORTS.find((s) => s.key === sort.key)?.label.toLowerCase()} within this page` : ''}
+              </p>
+              <TracesTable projectId={projectId} traces={sortTraces(page.traces, sort)} sort={sort} />
               <nav class="pager" aria-label="Trace pages">
                 {filters.cursor && (
                   <button type="button" onClick={() => setQuery({ cursor: null })}>
