@@ -78,6 +78,8 @@ export interface IngestResult {
 export interface LogsIngestResult {
   acceptedLogRecords: number;
   rejectedLogRecords: number;
+  /** Of `rejectedLogRecords`, those refused because their trace reached its limit (the others were invalid). */
+  rejectedOverLimit: number;
   errorMessage: string;
 }
 
@@ -229,6 +231,7 @@ export class IngestService {
     const result: LogsIngestResult = {
       acceptedLogRecords: prepared.acceptedRecords,
       rejectedLogRecords: prepared.rejectedRecords,
+      rejectedOverLimit: 0,
       errorMessage: prepared.errorMessage,
     };
     if (prepared.lines.length === 0) return result;
@@ -275,6 +278,7 @@ export class IngestService {
       const message = `rejected ${rejected} log records: trace ${named.join(', ')}${full.size > 3 ? ` and ${full.size - 3} more` : ''} reached the limit of ${limit} log records per trace (TRACE_MAX_SPANS)`;
       result.acceptedLogRecords -= rejected;
       result.rejectedLogRecords += rejected;
+      result.rejectedOverLimit += rejected;
       result.errorMessage = result.errorMessage ? `${result.errorMessage}; ${message}` : message;
     }
     return { lines: kept, traces: [...keptTraces].map((t) => traces[t]) };
