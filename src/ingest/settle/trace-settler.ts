@@ -254,17 +254,27 @@ export class TraceSettler {
     const send = () => {
       if (group.length === 0) return;
       let bytes = 0;
-      for (const h of group) for (const line of h.trace.rows) bytes += line.byteLength;
+      for (const h of group) {
+        for (const line of h.trace.rows) bytes += line.byteLength;
+        for (const line of h.trace.generationRows) bytes += line.byteLength;
+      }
       const packed = new Uint8Array(bytes);
       let at = 0;
-      const traces: SettleTraceInput[] = group.map((h) => {
+      const copy = (lines: Uint8Array[]) => {
         const start = at;
-        for (const line of h.trace.rows) {
+        for (const line of lines) {
           packed.set(line, at);
           at += line.byteLength;
         }
-        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()] };
-      });
+        return packed.subarray(start, at);
+      };
+      const traces: SettleTraceInput[] = group.map((h) => ({
+        key: h.key,
+        origin: h.origin,
+        rows: copy(h.trace.rows),
+        writtenGenerations: copy(h.trace.generationRows),
+        writtenTools: [...h.trace.toolRows.values()],
+      }));
       // The log records are few next to the spans: each task gets a copy of the round's.
       tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined }, [packed.buffer]));
       group = [];
