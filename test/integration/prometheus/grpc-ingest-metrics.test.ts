@@ -65,7 +65,7 @@ function exports() {
   const proto = otlpSchema().ExportTraceServiceRequest;
   const message = proto.decode(protobufBody(spanExporter.getFinishedSpans())) as unknown as { resourceSpans: { scopeSpans: { spans: { traceId: Uint8Array }[] }[] }[] };
   message.resourceSpans[0].scopeSpans[0].spans[0].traceId = new Uint8Array(3);
-  const partial = proto.encode(message as never).finish();
+  const partial = proto.encode(message).finish();
   const spans = clean.length + spanExporter.getFinishedSpans().length;
 
   // A model call's GenAI events, and a record outside any span (rejected: no span context).
