@@ -7,6 +7,7 @@ import type { SettleLag } from './settle/settle-lag.js';
 import { createOtlpRouter } from './otlp/otlp-router.js';
 import { startOtlpGrpcServer } from './otlp/otlp-grpc-server.js';
 import { registryWindowMs, scheduleStoredTraceJobs } from './settle/stored-traces-jobs.js';
+import { scheduleLoggedProjectsBackfill } from './settle/logged-projects.js';
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
@@ -58,8 +59,13 @@ export const ingestModule: LookoutModule = {
   async start(deps) {
     await ingestService(deps).start();
     // The stored-trace registry's backfill and retention run on the leader (worker processes).
+    // So does the marking of projects whose log records were stored before marks existed.
     const leader = deps.services.leader;
-    if (leader) scheduleStoredTraceJobs(leader, { sql: deps.sql, ch: deps.ch, logger: deps.logger.child({ module: 'ingest' }), maxFutureSkewMs: deps.config.ingestMaxFutureSkewMs, windowMs: registryWindowMs(deps.config) });
+    if (leader) {
+      const logger = deps.logger.child({ module: 'ingest' });
+      scheduleStoredTraceJobs(leader, { sql: deps.sql, ch: deps.ch, logger, maxFutureSkewMs: deps.config.ingestMaxFutureSkewMs, windowMs: registryWindowMs(deps.config) });
+      scheduleLoggedProjectsBackfill(leader, { sql: deps.sql, ch: deps.ch, logger });
+    }
   },
   stop: (deps) => ingestService(deps).stop(),
 };

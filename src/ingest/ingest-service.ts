@@ -26,6 +26,7 @@ import type { Reservation } from './write/ingest-budget.js';
 import { queueDepth } from './settle/settle-queue.js';
 import { SettleLag } from './settle/settle-lag.js';
 import { prepareLogsTask } from './write/logs-prepare.js';
+import { LoggedProjects } from './settle/logged-projects.js';
 
 /**
  * Ingestion as a service: the body of an authenticated request → (compute pool) decoded,
@@ -78,6 +79,8 @@ export interface IngestResult {
 export interface LogsIngestResult {
   acceptedLogRecords: number;
   rejectedLogRecords: number;
+  /** Of `rejectedLogRecords`, those refused because their trace reached its limit (the others were invalid). */
+  rejectedOverLimit: number;
   errorMessage: string;
 }
 
@@ -98,9 +101,12 @@ export class IngestService {
   /** The settle lag every request of this process shares (back-pressure, freshness). */
   readonly lag: SettleLag;
   private readonly projectCache = new Map<string, number>();
+  /** Projects that received log records (all processes): settle rounds read span_logs only for their traces. */
+  private readonly loggedProjects: LoggedProjects;
 
   constructor(private readonly deps: IngestServiceDeps) {
     const { config, ch, logger } = deps;
+    this.loggedProjects = new LoggedProjects(deps.sql);
     // Its own window, or a smaller one the retention job recorded (a window raised, unset, or set elsewhere).
     const registryWindow = new RegistryWindow(registryWindowMs(config));
     this.settler = new TraceSettler({
@@ -115,6 +121,7 @@ export class IngestService {
       hooks: deps.hooks,
       pricing: deps.pricing,
       metrics: deps.metrics,
+      loggedProjects: this.loggedProjects,
     });
     this.lag = new SettleLag(deps.sql, { maxLagMs: config.settleMaxLagMs, logger });
     this.writer = new IngestWriter({
@@ -229,6 +236,7 @@ export class IngestService {
     const result: LogsIngestResult = {
       acceptedLogRecords: prepared.acceptedRecords,
       rejectedLogRecords: prepared.rejectedRecords,
+      rejectedOverLimit: 0,
       errorMessage: prepared.errorMessage,
     };
     if (prepared.lines.length === 0) return result;
@@ -236,8 +244,10 @@ export class IngestService {
     try {
       const { lines, traces } = await this.withinTraceLimit(prepared.lines, prepared.lineTraces, prepared.traces, result);
       if (lines.length === 0) return result;
-      // Durable before the answer, then queued: a failure of either is a 503 the exporter retries
-      // (the same records again collapse by record_id).
+      // Marked before they are stored (logged-projects.ts: what makes settling read them), durable
+      // before the answer, then queued: a failure of any is a 503 the exporter retries (the same
+      // records again collapse by record_id).
+      await this.loggedProjects.mark(traces);
       await this.deps.ch.insertLines(this.deps.ch.table('span_logs'), lines, 'ingest');
       await this.settler.recordLogRecords(traces.map((t) => ({ ...t, origin })));
     } catch (error) {
@@ -275,6 +285,7 @@ export class IngestService {
       const message = `rejected ${rejected} log records: trace ${named.join(', ')}${full.size > 3 ? ` and ${full.size - 3} more` : ''} reached the limit of ${limit} log records per trace (TRACE_MAX_SPANS)`;
       result.acceptedLogRecords -= rejected;
       result.rejectedLogRecords += rejected;
+      result.rejectedOverLimit += rejected;
       result.errorMessage = result.errorMessage ? `${result.errorMessage}; ${message}` : message;
     }
     return { lines: kept, traces: [...keptTraces].map((t) => traces[t]) };

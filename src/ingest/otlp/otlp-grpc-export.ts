@@ -2,11 +2,14 @@ import grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { authenticateBearer, requireScope } from '../../tenancy/auth.js';
 import { HttpError } from '../../platform/http/errors.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
+import { storeUnavailable } from '../../platform/store-errors.js';
 import type { Sql } from '../../platform/postgres/postgres.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { PROJECT_HEADER } from '../ingest-service.js';
 import { DECODED_BYTES_PER_BODY_BYTE, type Reservation } from '../write/ingest-budget.js';
 import { grpcFailure, type GrpcFailure } from './otlp-grpc-status.js';
+import { countBody, countRefusal } from './otlp-metrics.js';
 
 /**
  * One OTLP/gRPC Export call, taken through the steps POST /v1/traces takes (otlp-router.ts): the
@@ -20,6 +23,9 @@ import { grpcFailure, type GrpcFailure } from './otlp-grpc-status.js';
  * grpc.max_receive_message_length). Admission then charges it as OTLP/HTTP charges a body whose
  * length it knows up front: the bytes and what they decode into, so a full budget refuses the call
  * before anything is decoded.
+ *
+ * The Prometheus ingest counters count a call as they count an HTTP request (otlp-metrics.ts): the
+ * message's bytes, the refusal by its code, and (in `ingest`, which knows its signal) what it accepted.
  */
 
 export interface ExportCallDeps {
@@ -29,6 +35,7 @@ export interface ExportCallDeps {
   admit(): Reservation;
   /** How long a key PostgreSQL verified still verifies while PostgreSQL is away (KEY_CACHE_SECONDS). */
   keyCacheSeconds: number;
+  metrics: Metrics;
 }
 
 /** A signal's ingestion: the ExportXServiceRequest bytes in, what its response serializer encodes out. */
@@ -56,12 +63,17 @@ export function exportHandler<Response>(method: string, deps: ExportCallDeps, in
       requireScope(principal, 'ingest');
       reservation = deps.admit();
       reservation.reserve(call.request.length * (1 + DECODED_BYTES_PER_BODY_BYTE.protobuf));
+      countBody(deps.metrics, call.request.length);
       const response = await ingest(principal, metadataText(call.metadata, PROJECT_HEADER), call.request);
       callback(null, response);
       done(null);
     } catch (error) {
       const known = error instanceof HttpError;
-      const failure = grpcFailure(known ? error : new HttpError(500, 'internal_error', 'Internal server error'));
+      if (!known) deps.metrics.countError(error);
+      // A store that is not there is UNAVAILABLE (retryable), as HTTP answers it 503, never INTERNAL.
+      const refusal = known ? error : (storeUnavailable(error) ?? new HttpError(500, 'internal_error', 'Internal server error'));
+      countRefusal(deps.metrics, refusal);
+      const failure = grpcFailure(refusal);
       callback(failure);
       done(failure, known ? undefined : error);
     } finally {

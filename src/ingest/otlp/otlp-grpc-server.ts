@@ -4,6 +4,8 @@ import type { ModuleListener } from '../../app/module.js';
 import type { IngestService } from '../ingest-service.js';
 import { exportHandler } from './otlp-grpc-export.js';
 import { encodeExportResponse, encodeLogsExportResponse, type LogsPartialSuccess, type PartialSuccess } from './otlp-response.js';
+import { countLogsExport, countRefusal, countSpansExport } from './otlp-metrics.js';
+import { HttpError } from '../../platform/http/errors.js';
 
 /**
  * OTLP/gRPC (OTLP specification, "OTLP/gRPC"): the collector services on a port of their own
@@ -54,13 +56,15 @@ export async function startOtlpGrpcServer(deps: AppDeps, service: IngestService)
     // OTLP_MAX_BYTES bounds a message as it bounds an HTTP body: before and after gzip inflation.
     'grpc.max_receive_message_length': deps.config.otlpMaxBytes,
   });
-  const callDeps = { sql: deps.sql, logger, admit: () => service.admit(), keyCacheSeconds: deps.config.faults.keyCacheSeconds };
+  const metrics = deps.metrics;
+  const callDeps = { sql: deps.sql, logger, admit: () => service.admit(), keyCacheSeconds: deps.config.faults.keyCacheSeconds, metrics };
 
   server.addService(
     { Export: unaryMethod<PartialSuccess>(TRACE_EXPORT_PATH, (partial) => encodeExportResponse('protobuf', partial)) },
     {
       Export: exportHandler('TraceService/Export', callDeps, async (principal, project, body) => {
         const result = await service.ingest(principal, project, body, 'protobuf');
+        countSpansExport(metrics, result);
         return { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage };
       }),
     },
@@ -70,14 +74,18 @@ export async function startOtlpGrpcServer(deps: AppDeps, service: IngestService)
     {
       Export: exportHandler('LogsService/Export', callDeps, async (principal, project, body) => {
         const result = await service.ingestLogs(principal, project, body, 'protobuf');
+        countLogsExport(metrics, result);
         return { rejectedLogRecords: result.rejectedLogRecords, errorMessage: result.errorMessage };
       }),
     },
   );
   for (const [signal, path] of Object.entries(UNSUPPORTED_EXPORT_PATHS)) {
     server.addService({ Export: unaryMethod<Buffer>(path, passBytes) }, {
-      Export: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
-        callback({ code: grpc.status.UNIMPLEMENTED, details: `Lookout accepts OpenTelemetry traces and logs only (TraceService/Export, LogsService/Export); ${signal} are not supported` }),
+      Export: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+        // Counted as HTTP counts its 404 for the same signal.
+        countRefusal(metrics, new HttpError(404, 'not_found', `${signal} are not supported`));
+        callback({ code: grpc.status.UNIMPLEMENTED, details: `Lookout accepts OpenTelemetry traces and logs only (TraceService/Export, LogsService/Export); ${signal} are not supported` });
+      },
     });
   }
 

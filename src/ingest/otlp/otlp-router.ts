@@ -10,6 +10,7 @@ import type { Metrics } from '../../platform/metrics/metrics.js';
 import { readOtlpBody } from './otlp-body.js';
 import { encodingOf, requireEncoding } from './otlp-request.js';
 import { encodeErrorStatus, encodeExportResponse, encodeLogsExportResponse, OTLP_CONTENT_TYPES, type OtlpEncoding } from './otlp-response.js';
+import { countBody, countLogsExport, countRefusal, countSpansExport } from './otlp-metrics.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 
 /**
@@ -20,8 +21,7 @@ import type { Principal } from '../../tenancy/tenancy-store.js';
  */
 
 function sendError(res: Response, encoding: OtlpEncoding | null, error: HttpError, metrics: Metrics): void {
-  metrics.ingestRequests.inc({ code: error.code });
-  metrics.countOverload(error.status, error.reason);
+  countRefusal(metrics, error);
   res.set(error.headers).status(error.status);
   if (encoding === 'protobuf') {
     res.type(OTLP_CONTENT_TYPES.protobuf).send(encodeErrorStatus(error.status, error.detail));
@@ -56,13 +56,12 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
         // decoded rows live on the compute pool and in the writer until then.
         reservation = service.admit();
         const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
-        metrics.ingestBodyBytes.observe(body.length);
+        countBody(metrics, body.length);
         const projectHeader = req.headers[PROJECT_HEADER];
         // Decoding, validation and row building run on the compute pool, not here. The store waits
         // inside are bounded (INGEST_TIMEOUT_MS): a store that does not answer is a 503 + Retry-After
         // well inside the exporter's own timeout, never a request left hanging.
         const answer = await ingest(principal, Array.isArray(projectHeader) ? projectHeader[0] : projectHeader, body, requestEncoding);
-        metrics.ingestRequests.inc({ code: 'ok' });
         res.status(200).type(OTLP_CONTENT_TYPES[requestEncoding]).send(answer);
       } catch (error) {
         reservation?.release();
@@ -95,10 +94,7 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
     '/v1/traces',
     exportRoute(async (principal, project, body, encoding) => {
       const result = await service.ingest(principal, project, body, encoding);
-      metrics.spansAccepted.inc(result.acceptedSpans);
-      metrics.spansDuplicate.inc(result.duplicateSpans);
-      metrics.spansRejected.inc({ reason: 'invalid' }, result.rejectedSpans - result.rejectedOverLimit);
-      metrics.spansRejected.inc({ reason: 'trace_span_limit' }, result.rejectedOverLimit);
+      countSpansExport(metrics, result);
       return encodeExportResponse(encoding, { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage });
     }),
   );
@@ -107,6 +103,7 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
     '/v1/logs',
     exportRoute(async (principal, project, body, encoding) => {
       const result = await service.ingestLogs(principal, project, body, encoding);
+      countLogsExport(metrics, result);
       return encodeLogsExportResponse(encoding, { rejectedLogRecords: result.rejectedLogRecords, errorMessage: result.errorMessage });
     }),
   );

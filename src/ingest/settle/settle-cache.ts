@@ -22,8 +22,9 @@ import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
  *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
  *   or that settled in a queue row of their own before this flush recorded, are never missed.
  *
- * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, copied out of the insert bodies):
- * the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
+ * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, copied out of the insert bodies),
+ * with the generation.completed lines it wrote for them (settling rewrites only the rows the whole
+ * trace changes): the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
  * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
  * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
  * cached spans held ~500 MiB of the service's heap, outside the ingest budget
@@ -71,6 +72,8 @@ interface CacheEntry {
   spans: Map<string, Uint8Array> | null;
   /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
   toolRows: Map<string, PackedToolRow>;
+  /** generation.completed rows as written at ingest (insert lines), by the span id holding the call. */
+  generations: Map<string, Uint8Array>;
   touchedAt: number;
 }
 
@@ -78,6 +81,8 @@ export interface CachedTrace {
   /** The trace's `spans` rows as insert lines (JSONCompactEachRow, each ending in a newline). */
   rows: Uint8Array[];
   toolRows: Map<string, PackedToolRow>;
+  /** The generation.completed rows written at ingest as insert lines (JSONCompactEachRow, each ending in a newline). */
+  generationRows: Uint8Array[];
 }
 
 export class SettleCache {
@@ -119,7 +124,7 @@ export class SettleCache {
       let entry = this.entries.get(key);
       if (!entry || entry.rowId !== row.rowId) {
         if (entry) this.drop(key, entry);
-        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spans: new Map(), toolRows: new Map(), touchedAt: now };
+        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spans: new Map(), toolRows: new Map(), generations: new Map(), touchedAt: now };
         this.entries.set(key, entry);
       }
       // Several notes of one flush (two requests, same trace) share one upsert.
@@ -134,9 +139,12 @@ export class SettleCache {
       entry.registrations = note.registeredSeq ?? null;
       if (entry.spans && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
       if (entry.spans && entry.spans.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
+      const generationIds = note.generationIds ?? [];
+      const generationLines = note.generationLines ?? [];
       if (entry.spans) {
         let adding = 0;
         for (let i = 0; i < ids.length; i++) adding += lineBytes(ids[i], lines[i]);
+        for (let i = 0; i < generationIds.length; i++) adding += lineBytes(generationIds[i], generationLines[i]);
         if (this.byteCount + adding > this.maxBytes) this.forget(entry);
       }
       if (!entry.spans) continue;
@@ -153,6 +161,15 @@ export class SettleCache {
       });
       // Likewise the tool.called row: a re-sent span's row (its tree context may differ) was not written.
       for (const r of note.toolRows) if (!entry.toolRows.has(packedToolSpanId(r))) entry.toolRows.set(packedToolSpanId(r), r);
+      // The generation.completed rows are only those written (generationIds: of spans stored by
+      // this flush), the first of each: a later row for the same call replaced nothing at ingest.
+      const newGenerations: number[] = [];
+      for (let i = 0; i < generationIds.length; i++) if (!entry.generations.has(generationIds[i])) newGenerations.push(i);
+      const generationCopies = ownCopies(newGenerations.map((i) => generationLines[i]));
+      newGenerations.forEach((i, n) => {
+        this.byteCount += lineBytes(generationIds[i], generationCopies[n]);
+        entry.generations.set(generationIds[i], generationCopies[n]);
+      });
     }
   }
 
@@ -173,7 +190,7 @@ export class SettleCache {
   take(claim: Claim): CachedTrace | null {
     const entry = this.entries.get(traceKeyString(claim));
     if (!entry || !entry.spans || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
-    return { rows: [...entry.spans.values()], toolRows: entry.toolRows };
+    return { rows: [...entry.spans.values()], toolRows: entry.toolRows, generationRows: [...entry.generations.values()] };
   }
 
   /** A claim finished: the queue row is gone, and so is what was held for it. */
@@ -201,9 +218,11 @@ export class SettleCache {
     if (entry.spans) {
       this.spanCount -= entry.spans.size;
       for (const [id, line] of entry.spans) this.byteCount -= lineBytes(id, line);
+      for (const [id, line] of entry.generations) this.byteCount -= lineBytes(id, line);
     }
     entry.spans = null;
     entry.toolRows.clear();
+    entry.generations.clear();
   }
 
   private drop(key: string, entry: CacheEntry): void {

@@ -1,7 +1,7 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
-import { generationCompletedLine, jsonLine, storedRowsFromSpanLines, toolCalledLine } from '../write/encoded-rows.js';
-import type { ToolCalledRow } from '../../spans/event-rows.js';
+import { generationCompletedLine, generationRowsToWrite, jsonLine, storedRowsFromSpanLines, toolCalledLine } from '../write/encoded-rows.js';
+import type { GenerationCompletedRow, ToolCalledRow } from '../../spans/event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from '../write/packed-tool-rows.js';
 import { packHook, type PackedHook } from './packed-hook.js';
@@ -32,6 +32,8 @@ export interface SettleTraceInput {
   rows?: Uint8Array;
   /** Memory path: the tool.called rows written at ingest (packed), to rewrite only what the whole trace changes. */
   writtenTools?: PackedToolRow[];
+  /** Memory path: the generation.completed rows written at ingest (JSONCompactEachRow lines), likewise. */
+  writtenGenerations?: Uint8Array;
 }
 
 export interface SettleSummariesInput {
@@ -59,13 +61,13 @@ export interface SettledTrace {
   hookBytes: number;
 }
 
-function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], hook: ProcessedTrace): SettledTrace {
+function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], generationRewrites: GenerationCompletedRow[], hook: ProcessedTrace): SettledTrace {
   return {
     key,
     processedLine: jsonLine(summary.processed),
     traceLine: jsonLine(summary.trace),
     toolRewriteLines: toolRewrites.map(toolCalledLine),
-    generationRewriteLines: summary.generations.map(generationCompletedLine),
+    generationRewriteLines: generationRewrites.map(generationCompletedLine),
     hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };
@@ -111,14 +113,16 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
           toolRewrites.push({ ...row, actor: before.actor, surface: before.surface, user_id: before.user_id, api_key_id: before.api_key_id });
         }
       }
-      out.push(settled(t.key, summary, toolRewrites, processedTrace(summary, spans)));
+      const generationRewrites = generationRowsToWrite(summary.generations, t.writtenGenerations ?? new Uint8Array(0));
+      out.push(settled(t.key, summary, toolRewrites, generationRewrites, processedTrace(summary, spans)));
       continue;
     }
     const entry = stored.get(t.key);
     if (!entry || entry.spans.length === 0) continue;
     const full = summarizeTrace(entry.spans, { ...options, origin: t.origin });
     const { tree: _tree, ...summary } = full;
-    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), processedTrace(summary, entry.spans)));
+    // What ingest wrote is not known here: every row the whole trace may change is written again.
+    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans)));
   }
   return out;
 }

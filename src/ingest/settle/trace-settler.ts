@@ -18,6 +18,7 @@ import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
+import type { LoggedProjects } from './logged-projects.js';
 
 /** Traces one settle round claims at most (the default of `chunkSize`): the largest round a deployment runs. */
 export const SETTLE_ROUND_TRACES = 5000;
@@ -65,6 +66,8 @@ export interface TraceSettlerOptions {
   metrics?: Metrics;
   /** Spans held in memory for one trace; past it, the trace is read back (its rows are copied to a worker at settling, a read-back is one string). */
   maxCachedSpansPerTrace?: number;
+  /** Projects that received log records: a round reads span_logs for their traces only. Absent: for every trace. */
+  loggedProjects?: LoggedProjects;
 }
 
 export class TraceSettler {
@@ -251,17 +254,27 @@ export class TraceSettler {
     const send = () => {
       if (group.length === 0) return;
       let bytes = 0;
-      for (const h of group) for (const line of h.trace.rows) bytes += line.byteLength;
+      for (const h of group) {
+        for (const line of h.trace.rows) bytes += line.byteLength;
+        for (const line of h.trace.generationRows) bytes += line.byteLength;
+      }
       const packed = new Uint8Array(bytes);
       let at = 0;
-      const traces: SettleTraceInput[] = group.map((h) => {
+      const copy = (lines: Uint8Array[]) => {
         const start = at;
-        for (const line of h.trace.rows) {
+        for (const line of lines) {
           packed.set(line, at);
           at += line.byteLength;
         }
-        return { key: h.key, origin: h.origin, rows: packed.subarray(start, at), writtenTools: [...h.trace.toolRows.values()] };
-      });
+        return packed.subarray(start, at);
+      };
+      const traces: SettleTraceInput[] = group.map((h) => ({
+        key: h.key,
+        origin: h.origin,
+        rows: copy(h.trace.rows),
+        writtenGenerations: copy(h.trace.generationRows),
+        writtenTools: [...h.trace.toolRows.values()],
+      }));
       // The log records are few next to the spans: each task gets a copy of the round's.
       tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined }, [packed.buffer]));
       group = [];
@@ -291,11 +304,13 @@ export class TraceSettler {
       else toRead.push(claim);
     }
     // Traces not provably held here whole are read back (one query for the round, parsed on the
-    // pool), and the round's log records (span_logs) for every trace: they join their spans
-    // whichever came first, so a trace held here whole still gets the records stored by any process.
+    // pool), and the round's log records (span_logs) for every trace of a project that ever received
+    // any (asked now, after the claim: logged-projects.ts): they join their spans whichever came
+    // first, so a trace held here whole still gets the records stored by any process.
+    const logged = this.options.loggedProjects ? await this.options.loggedProjects.withLogs(round.claims) : round.claims;
     const [stored, logs] = await Promise.all([
       toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
-      readTraceLogsBytes(ch, round.claims),
+      readTraceLogsBytes(ch, logged),
     ]);
     const settled = await this.summarize(
       held,

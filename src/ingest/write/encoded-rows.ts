@@ -104,6 +104,36 @@ export const generationCompletedLine = (r: GenerationCompletedRow): string => js
 /** A tool.called row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
 export const toolCalledLine = (r: ToolCalledRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
 
+const GENERATION_SPAN = GENERATION_COLUMNS.indexOf('span_id');
+const GENERATION_ORIGIN = (['actor', 'surface', 'user_id', 'api_key_id'] as const).map((c) => GENERATION_COLUMNS.indexOf(c));
+const [G_ACTOR, G_SURFACE, G_USER, G_KEY] = GENERATION_ORIGIN;
+
+/**
+ * Of the generation.completed rows a whole trace decides (`rows`), those the lines this process
+ * wrote at ingest (`written`: its JSONCompactEachRow insert lines for the trace) do not already hold
+ * as they are: a row written with the same values is left alone; one written with other values is
+ * rewritten, keeping who recorded the call (only the derived fields change, as for tool.called);
+ * one never written is written.
+ */
+export function generationRowsToWrite(rows: GenerationCompletedRow[], written: Uint8Array): GenerationCompletedRow[] {
+  if (rows.length === 0 || written.byteLength === 0) return rows;
+  const bySpan = new Map<unknown, unknown[]>();
+  for (const values of parsedLines(written, (v: unknown[]) => v)) bySpan.set(values[GENERATION_SPAN], values);
+  const out: GenerationCompletedRow[] = [];
+  for (const row of rows) {
+    const values = generationValues(row);
+    const before = bySpan.get(values[GENERATION_SPAN]);
+    if (!before) {
+      out.push(row);
+      continue;
+    }
+    let same = true;
+    for (let i = 0; i < values.length && same; i++) if (values[i] !== before[i] && !GENERATION_ORIGIN.includes(i)) same = false;
+    if (!same) out.push({ ...row, actor: before[G_ACTOR] as string, surface: before[G_SURFACE] as string, user_id: before[G_USER] as string, api_key_id: before[G_KEY] as string });
+  }
+  return out;
+}
+
 type Keyed = { tenant_id: string; project_id: string; trace_id: string; span_id: string };
 
 export const traceKeyOf = (r: { tenant_id: string; project_id: string; trace_id: string }) => `${r.tenant_id}\u0000${r.project_id}\u0000${r.trace_id}`;

@@ -26,6 +26,9 @@ export interface FlushTrace extends TraceKey {
   spanIds?: string[];
   spanLines?: Uint8Array[];
   toolRows: PackedToolRow[];
+  generationRange?: [number, number];
+  generationIds?: string[];
+  generationLines?: Uint8Array[];
 }
 
 /** A request as the writer holds it (ingest-writer.ts PreparedWrite). */
@@ -61,8 +64,8 @@ export interface RequestSpans {
 /**
  * Admits one request's spans into the flush and sets each trace's spanIds/spanLines (every span
  * but those refused by the limit and repeats within the flush; copies of stored spans included, as
- * the settle cache takes them) and drops
- * refused spans from its tool rows.
+ * the settle cache takes them) and its generationIds/generationLines (the rows requestParts writes:
+ * of the spans this request stores, the first row of each), and drops refused spans from its tool rows.
  */
 export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpans {
   const rows = write.rows.spans;
@@ -84,6 +87,9 @@ export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpa
     const spanLines: Uint8Array[] = [];
     let refused: Set<string> | null = null;
     const idAt = traceKey.length + 1;
+    const [genStart, genEnd] = t.generationRange ?? [0, 0];
+    // The spans this request stores of the trace, when it has generation rows to match them with.
+    const stores = genEnd > genStart ? new Set<string>() : null;
     for (let i = start; i < end; i++) {
       const key = keys[i];
       if (kept && kept.has(key)) {
@@ -103,6 +109,7 @@ export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpa
       } else {
         if (!kept) flush.kept.set(traceKey, (kept = new Set()));
         kept.add(key);
+        stores?.add(key);
         count++;
         written++;
       }
@@ -111,6 +118,21 @@ export function admitRequest(flush: FlushSpans, write: FlushRequest): RequestSpa
     }
     t.spanIds = spanIds;
     t.spanLines = spanLines;
+    if (stores) {
+      const generations = write.rows.generations;
+      const generationIds: string[] = [];
+      const generationLines: Uint8Array[] = [];
+      for (let j = genStart; j < genEnd; j++) {
+        const key = generations.keys[j];
+        if (!stores.has(key)) continue;
+        // First row per span, as requestParts writes it.
+        stores.delete(key);
+        generationIds.push(key.slice(idAt));
+        generationLines.push(lineOf(generations, j));
+      }
+      t.generationIds = generationIds;
+      t.generationLines = generationLines;
+    }
     if (refused) {
       overLimit.push(t.otelTraceId);
       const gone = refused;

@@ -136,6 +136,7 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
       origin,
       otelTraceId: first.otelTraceId,
       spanRange: [rows.spans.length - derived.spans.length, rows.spans.length],
+      generationRange: [rows.generations.length - derived.generations.length, rows.generations.length],
       spanStartMs: [earliest, latest],
       toolRows: packToolRows(derived.tools),
     });

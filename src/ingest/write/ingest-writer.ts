@@ -71,6 +71,15 @@ export interface TraceNote {
   spanLines?: Uint8Array[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: PackedToolRow[];
+  /** Where this trace's generation.completed rows sit in the request's encoded rows: [start, end). */
+  generationRange?: [number, number];
+  /**
+   * Set by the writer from generationRange: the span ids and lines (views into the request's insert
+   * body) of the generation.completed rows it wrote for spans it stored, so settling from memory
+   * rewrites only the rows the whole trace changes.
+   */
+  generationIds?: string[];
+  generationLines?: Uint8Array[];
   /**
    * Set by the writer: how many spans of this trace were already in ClickHouse before this flush.
    * More than the settler holds means the trace is partly elsewhere (an earlier settle, another

@@ -40,6 +40,13 @@ export class Metrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+  readonly logRecordsAccepted = new Counter({ name: 'lookout_ingest_log_records_accepted_total', help: 'OTLP log records accepted (stored with their span\'s trace)', registers: [this.registry] });
+  readonly logRecordsRejected = new Counter({
+    name: 'lookout_ingest_log_records_rejected_total',
+    help: 'OTLP log records rejected through partial_success, by reason (invalid, trace_record_limit)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   readonly ingestBodyBytes = new Histogram({ name: 'lookout_ingest_request_body_bytes', help: 'Decompressed OTLP request bodies, in bytes', buckets: BODY_BUCKETS, registers: [this.registry] });
   readonly overloadResponses = new Counter({
     name: 'lookout_http_overload_responses_total',

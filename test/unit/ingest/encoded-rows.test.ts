@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { emptyEncodedRows, encodeSpanEventRows, errorValues, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, toolCalledLine, toolValues } from '../../../src/ingest/write/encoded-rows.js';
+import { emptyEncodedRows, encodeSpanEventRows, errorValues, generationRowsToWrite, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, toolCalledLine, toolValues } from '../../../src/ingest/write/encoded-rows.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
-import type { SpanEventRows, SpanRow } from '../../../src/spans/event-rows.js';
+import type { GenerationCompletedRow, SpanEventRows, SpanRow } from '../../../src/spans/event-rows.js';
 import { STORED_SPAN_COLUMNS } from '../../../src/spans/stored-spans.js';
 
 /**
@@ -115,5 +115,31 @@ describe('jsonLine', () => {
   it('is JSON.stringify for rows without lone surrogates', () => {
     const row = { s: 'quote " backslash \\ newline \n é 工具', n: 1.5, o: { k: ['v'] } };
     expect(jsonLine(row)).toBe(JSON.stringify(row));
+  });
+});
+
+describe('generationRowsToWrite', () => {
+  const gen = (spanId: string, fields: Partial<GenerationCompletedRow> = {}): GenerationCompletedRow => ({
+    tenant_id: 't', project_id: 'p', timestamp: '2026-11-28 09:00:00.000', actor: 'sdk', surface: 'otlp', user_id: '', api_key_id: 'key-1',
+    trace_id: 'tr', span_id: spanId, model: 'gpt-4o-mini', provider: 'openai', duration_ms: 812.5, input_tokens: 120, output_tokens: 7,
+    cached_input_tokens: 0, cache_write_input_tokens: 0, tps: 7 / 0.8125, error: 0, ...fields,
+  });
+  /** The lines ingest wrote, as the insert body holds them. */
+  const written = (rows: GenerationCompletedRow[]) => encodeSpanEventRows({ spans: [], generations: rows, tools: [], errors: [] }).generations.body;
+
+  it('leaves a row written with the same values, whoever sends the settle', () => {
+    const rows = [gen('00000000000000a1'), gen('00000000000000a2', { tps: null, output_tokens: 0 })];
+    expect(generationRowsToWrite(rows.map((r) => ({ ...r, api_key_id: 'key-2' })), written(rows))).toEqual([]);
+  });
+
+  it('rewrites a row the whole trace changed, keeping who recorded the call, and writes a row never written', () => {
+    const before = gen('00000000000000a1', { api_key_id: 'key-1', cached_input_tokens: 0 });
+    const settled = [gen('00000000000000a1', { api_key_id: 'key-2', cached_input_tokens: 64 }), gen('00000000000000b2', { api_key_id: 'key-2' })];
+    expect(generationRowsToWrite(settled, written([before]))).toEqual([{ ...settled[0], api_key_id: 'key-1' }, settled[1]]);
+  });
+
+  it('writes every row when nothing was written', () => {
+    const rows = [gen('00000000000000a1')];
+    expect(generationRowsToWrite(rows, new Uint8Array(0))).toEqual(rows);
   });
 });

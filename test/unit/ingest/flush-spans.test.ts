@@ -51,4 +51,24 @@ describe('admitRequest', () => {
     expect(admitRequest(flush, resent)).toMatchObject({ result: { written: 0, duplicates: 1 }, skipped: [0] });
     expect(resent.traces[0].spanIds).toEqual(['a']);
   });
+
+  it('holds the generation.completed lines of the spans the request stores, the first of each, never those of a duplicate', () => {
+    const stored = spanKeyIn(traceKey, 'c');
+    const flush = newFlushSpans(new Set([stored]), new Map([[traceKey, 1]]), Infinity);
+    const sent = request([
+      ['a', '{"span_id":"a"}'],
+      ['b', '{"span_id":"b"}'],
+      ['c', '{"span_id":"c"}'],
+    ]);
+    // Rows for a, a again (a second row of one call is never written), and c (stored before: its row not written now).
+    sent.rows.generations = spanRows([
+      ['a', '["gen a",1]'],
+      ['a', '["gen a",2]'],
+      ['c', '["gen c"]'],
+    ]);
+    sent.traces[0].generationRange = [0, 3];
+    admitRequest(flush, sent);
+    expect(sent.traces[0].generationIds).toEqual(['a']);
+    expect(text(sent.traces[0].generationLines)).toEqual(['["gen a",1]']);
+  });
 });

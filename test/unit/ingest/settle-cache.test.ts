@@ -86,6 +86,22 @@ describe('settle cache', () => {
     expect(cache.take(claim('1', 2))?.toolRows.get('a')?.[10]).toBe('svc');
   });
 
+  it('holds the generation.completed lines it wrote, the first of each call, and charges their bytes', () => {
+    const cache = new SettleCache(1000);
+    const gen = (n: TraceNote, ids: string[], v: number): TraceNote => ({ ...n, generationIds: ids, generationLines: ids.map((id) => Buffer.from(`["${id}",${v}]\n`)) });
+    cache.add([gen(note(['a', 'b']), ['a'], 1)], [row('1', 1)]);
+    const bytesOfSpans = new SettleCache(1000);
+    bytesOfSpans.add([note(['a', 'b'])], [row('1', 1)]);
+    expect(cache.bytes).toBeGreaterThan(bytesOfSpans.bytes);
+    cache.add([gen(note(['c'], ['a', 'b']), ['a', 'c'], 2)], [row('1', 2)]);
+    const lines = cache.take(claim('1', 2))?.generationRows.map((l) => Buffer.from(l).toString().trim());
+    expect(lines?.sort()).toEqual(['["a",1]', '["c",2]']);
+    // Given up with the trace: nothing of it is charged any more.
+    cache.add([{ ...note(['d'], ['a', 'b', 'c', 'x']) }], [row('1', 3)]);
+    expect(cache.take(claim('1', 3))).toBeNull();
+    expect(cache.bytes).toBe(0);
+  });
+
   it('holds copies of the lines, never views that would keep a whole request body alive', () => {
     const cache = new SettleCache(1000);
     // The note's lines are views into one large body, as the writer's are into a request's insert body.
