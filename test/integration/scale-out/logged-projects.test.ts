@@ -22,7 +22,7 @@ import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
  * Settle rounds read span_logs only for traces of projects that ever received log records, and
  * that knowledge is shared through PostgreSQL: an instance that only ingests stores GenAI log
  * events, an instance that only settles joins them to their span although it never saw them. The
- * shared ClickHouse store counts its statements per kind (ENGINE_STATS_FILE, written on close),
+ * shared ClickHouse store counts its statements per kind (its stats file, written on close),
  * which shows rounds of a project without records reading nothing from span_logs.
  */
 const dataDir = tempDataDir('lookout-logged-');
