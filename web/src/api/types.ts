@@ -3,6 +3,8 @@
  * optional here, and pages show them only when present.
  */
 
+import type { CostObject, LowerBoundReason as CostLowerBoundReason } from '../../../src/cost/cost-shapes.js';
+
 /** The analytics query's body and answer, declared once beside its route (the server's TypeBox schemas). */
 export type { AnalyticsQueryBody, AnalyticsQueryResponse } from '../../../src/analytics/query/query-shapes.js';
 
@@ -21,27 +23,8 @@ export interface DatedValue {
   value: number;
 }
 
-export type CostLowerBoundReason =
-  | 'unpriced_models'
-  | 'prices_unavailable'
-  | 'unbackfilled_traces'
-  | 'live_priced_breakdown_truncated'
-  | 'model_rollup_truncated';
-
-/** The cost object shared by the analytics views. */
-export interface CostObject {
-  estimated_cost_usd: number | null;
-  priced_token_share: number;
-  priced_tokens: number;
-  total_tokens: number;
-  unpriced_models: string[];
-  pricing_fetched_at: string | null;
-  cost_source: 'stored' | 'mixed' | 'query_time';
-  cost_lower_bound: boolean;
-  cost_lower_bound_reasons: CostLowerBoundReason[];
-  model_breakdown_truncated: boolean;
-  cost_rollup_truncated: boolean;
-}
+/** The cost object the analytics views share, and why a cost may be a lower bound: the cost module's shapes. */
+export type { CostLowerBoundReason, CostObject };
 
 export interface Percentiles {
   p50: number | null;
