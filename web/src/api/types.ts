@@ -4,6 +4,7 @@
  */
 
 import type { CostObject, LowerBoundReason as CostLowerBoundReason } from '../../../src/cost/cost-shapes.js';
+import type { Freshness } from '../../../src/ingest/freshness-shapes.js';
 
 /** The analytics query's body and answer, declared once beside its route (the server's TypeBox schemas). */
 export type { AnalyticsQueryBody, AnalyticsQueryResponse } from '../../../src/analytics/query/query-shapes.js';
@@ -18,126 +19,24 @@ export interface Project {
   mcp_activated_at: string | null;
 }
 
-export interface DatedValue {
-  date: string;
-  value: number;
-}
-
 /** The cost object the analytics views share, and why a cost may be a lower bound: the cost module's shapes. */
 export type { CostLowerBoundReason, CostObject };
 
-export interface Percentiles {
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-}
-
-export interface GeneralView extends FreshnessFields {
-  /** The window the answer covers (the analytics module adds it beside the series). */
-  window?: { start: string; end_exclusive: string };
-  requests: DatedValue[];
-  errors: DatedValue[];
-  speed: DatedValue[];
-  prompt_tokens: DatedValue[];
-  completion_tokens: DatedValue[];
-  top_models: { model: string; count: number }[];
-  speed_percentiles_timeseries: ({ date: string } & Percentiles)[];
-  totals: CostObject & {
-    requests: number;
-    errors: number;
-    avg_speed: number | null;
-    prompt_tokens: number;
-    completion_tokens: number;
-    speed_percentiles: Percentiles;
-  };
-}
-
-/** The window view: run latency (root spans) and failure totals. */
-export interface WindowView {
-  latency: { granularity: string; points: { date: string; p50: number | null; p95: number | null }[] };
-  totals: {
-    p50: number | null;
-    p95: number | null;
-    failed_runs: number;
-    root_status_known: number;
-    root_absent: number;
-    traces: number;
-    error_rate: number | null;
-  };
-  cost?: CostObject;
-}
-
-export interface AgentScorecardRow {
-  agent: string;
-  traces: number;
-  p50: number | null;
-  p95: number | null;
-  error_rate: number | null;
-  root_status_known: number;
-  tools_used: number;
-  tools_used_is_lower_bound: boolean;
-  tokens: number;
-  cost: number | null;
-  cost_is_lower_bound: boolean;
-  cost_source: string;
-  cost_lower_bound_reasons: CostLowerBoundReason[];
-  model_breakdown_truncated: boolean;
-}
-
-export interface AgentScorecardView {
-  rows: AgentScorecardRow[];
-}
-
-export interface ModelScorecardRow {
-  model: string;
-  traces: number;
-  tokens: number;
-  input_tokens: number;
-  output_tokens: number;
-  avg_speed: number | null;
-  priced: boolean;
-  estimated_cost_usd: number | null;
-}
-
-export type ModelScorecardView = CostObject & {
-  cost_attribution_coverage: 'all' | 'unwritten_only' | 'none';
-  cost_attribution_source: 'query_time';
-  rows: ModelScorecardRow[];
-};
-
-export interface ToolAggregateRow {
-  tool: string;
-  calls: number;
-  errors: number;
-  error_rate: number | null;
-  p50: number | null;
-  p95: number | null;
-  traces: number;
-  output_tokens: number;
-}
-
-/** A tool_aggregates volume point: calls in the bucket over all tools, and per tool. */
-export interface ToolVolumePoint {
-  date: string;
-  value: number;
-  by_tool?: Record<string, number>;
-}
-
-export interface ToolErrorConcentration {
-  tool: string;
-  errors: number;
-  share: number;
-  cumulative_share: number;
-}
-
-export interface ToolAggregatesView {
-  rows: ToolAggregateRow[];
-  volume: ToolVolumePoint[];
-  failing_volume: ToolVolumePoint[];
-  error_concentration: ToolErrorConcentration[];
-  /** Bucket size of the volume series, echoed by the view. */
-  granularity?: string;
-}
+/** The preset views' payloads as the REST answers carry them (freshness fields beside): declared once beside the views. */
+export type {
+  AgentScorecardRow,
+  AgentScorecardView,
+  ErrorConcentration as ToolErrorConcentration,
+  GeneralView,
+  ModelScorecardRow,
+  ModelScorecardView,
+  Percentiles,
+  SeriesPoint as DatedValue,
+  ToolAggregatesView,
+  ToolRow as ToolAggregateRow,
+  VolumePoint as ToolVolumePoint,
+  WindowView,
+} from '../../../src/analytics/views/view-schemas.js';
 
 export interface TraceToolCall {
   span_id: string;
@@ -236,11 +135,7 @@ export interface TraceListItem {
 }
 
 /** How fresh a trace list or view answer is (docs/analytics.md "Freshness"); absent from older servers. */
-export interface FreshnessFields {
-  data_as_of?: string | null;
-  settle_lag_ms?: number | null;
-  settle_max_lag_ms?: number | null;
-}
+export type FreshnessFields = Partial<Freshness>;
 
 export interface TraceList extends FreshnessFields {
   traces: TraceListItem[];
