@@ -14,6 +14,3 @@ export type { Freshness };
 export function freshnessOf(deps: AppDeps): Freshness {
   return deps.services.settleLag?.freshness() ?? { data_as_of: null, settle_lag_ms: null, settle_max_lag_ms: null };
 }
-
-/** The OpenAPI properties of the freshness fields (freshness-shapes.ts), for answers not yet declared there. */
-export { FRESHNESS_PROPERTIES } from './freshness-shapes.js';

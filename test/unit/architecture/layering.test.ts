@@ -52,6 +52,7 @@ const PORTS: Record<string, Record<string, string>> = {
     'ingest/trace-hook-registry.ts': 'where a module registers a settled-trace listener',
     'ingest/freshness.ts': 'how fresh answers that read processed traces are (trace list, views)',
     'ingest/freshness-shapes.ts': 'the freshness fields those answers carry (schema and type)',
+    'ingest/trace-hook-shapes.ts': 'what the issues module answers through the hooks (schemas and types)',
   },
   cost: {
     'cost/cost-engine.ts': 'cost figures inside preset views',

@@ -140,7 +140,7 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
                         <td class="truncate" title={trace.agent_input_display}>
                           {trace.agent_input_display || '—'}
                         </td>
-                        <td class="num">{formatMs(trace.total_duration_ms ?? trace.duration_ms)}</td>
+                        <td class="num">{formatMs(trace.total_duration_ms)}</td>
                         <td class="num">{formatCount(trace.span_count)}</td>
                         <td class="num">{formatCount(trace.total_tokens)}</td>
                         <td class="num">{formatUsd(trace.estimated_cost_usd)}</td>
