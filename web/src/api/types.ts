@@ -54,49 +54,8 @@ export type {
 /** How fresh a trace list or view answer is (docs/analytics.md "Freshness"); absent from older servers. */
 export type FreshnessFields = Partial<Freshness>;
 
-/** GET /api/issues/{id}/occurrences rows; the context bundle carries the same kind for its trace. */
-export interface IssueOccurrence {
-  trace_id: string;
-  otel_trace_id?: string;
-  issue_id?: string;
-  span_id?: string | null;
-  occurred_at?: string;
-  error_type?: string;
-  span_name?: string;
-  tool_name?: string;
-  message?: string;
-  [key: string]: unknown;
-}
-
-export interface IssueTag {
-  id: string;
-  name: string;
-  color: string;
-}
-
-export type IssueStatus = 'open' | 'in_progress' | 'resolved' | 'dismissed';
-
-export interface Issue {
-  id: string;
-  project_id: string;
-  title: string;
-  description: string | null;
-  status: IssueStatus;
-  assignee_user_id: string | null;
-  fingerprint: string | null;
-  flagged: boolean;
-  first_seen_at: string | null;
-  last_seen_at: string | null;
-  occurrence_count: number;
-  created_at: string;
-  updated_at: string;
-  tags: IssueTag[];
-}
-
-export interface IssueList {
-  issues: Issue[];
-  next_cursor?: string | null;
-}
+/** Issues, their tags, a page of them and an issue's occurrences (GET /api/issues/{id}/occurrences rows): declared once beside the issue routes. */
+export type { Issue, IssueList, IssueOccurrence, IssueStatus, IssueTag } from '../../../src/workspace/issues/issue-schemas.js';
 
 export interface TicketLink {
   project_id: string;
