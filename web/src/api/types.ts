@@ -57,33 +57,8 @@ export type FreshnessFields = Partial<Freshness>;
 /** Issues, their tags, a page of them and an issue's occurrences (GET /api/issues/{id}/occurrences rows): declared once beside the issue routes. */
 export type { Issue, IssueList, IssueOccurrence, IssueStatus, IssueTag } from '../../../src/workspace/issues/issue-schemas.js';
 
-export interface TicketLink {
-  project_id: string;
-  issue_id: string;
-  issue_assignee_user_id: string | null;
-  link: {
-    id: string;
-    origin: string;
-    linked_at: string;
-    last_successful_sync_at: string | null;
-    last_error_at: string | null;
-    sync_status: string;
-    last_error_code: string | null;
-    last_error_message: string | null;
-    ticket: {
-      id: string;
-      identifier: string;
-      url: string;
-      title: string;
-      team_name?: string;
-      state_name?: string;
-      state_type?: string;
-      tracker_assignee?: { id: string; name: string; avatar_url: string } | null;
-    };
-  } | null;
-  activity?: { id: string; type: string; actor_type: string; actor_id: string; ticket_identifier: string; occurred_at: string }[];
-  pull_requests?: { id: string; title: string; url: string }[];
-}
+/** An issue's ticket link with its activity and pull requests: declared once beside the ticket routes. */
+export type { TicketLink } from '../../../src/workspace/tickets/ticket-schemas.js';
 
 /** A webhook endpoint as GET answers it (never its secret), and one delivery attempt of its log: declared once beside the routes. */
 export type { WebhookDelivery, WebhookEndpoint } from '../../../src/workspace/webhooks/webhook-schemas.js';
