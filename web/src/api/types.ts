@@ -9,15 +9,8 @@ import type { Freshness } from '../../../src/ingest/freshness-shapes.js';
 /** The analytics query's body and answer, declared once beside its route (the server's TypeBox schemas). */
 export type { AnalyticsQueryBody, AnalyticsQueryResponse } from '../../../src/analytics/query/query-shapes.js';
 
-export interface Project {
-  id: string;
-  name: string;
-  description: string | null;
-  sort_order: number;
-  created_at: string | null;
-  updated_at: string | null;
-  mcp_activated_at: string | null;
-}
+/** A project as the API answers it: declared once beside tenancy's routes. */
+export type { Project } from '../../../src/tenancy/tenancy-shapes.js';
 
 /** The cost object the analytics views share, and why a cost may be a lower bound: the cost module's shapes. */
 export type { CostLowerBoundReason, CostObject };
