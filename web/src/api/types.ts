@@ -1,6 +1,7 @@
 /**
- * Response shapes the dashboard reads, as the API answers them. Fields the API may leave out are
- * optional here, and pages show them only when present.
+ * The shapes the dashboard reads, as the API answers them: each declared once, as a TypeBox schema
+ * beside the server routes that answer it, and re-exported here under the names the pages use.
+ * Type-only imports: the bundler erases them, so nothing of the server reaches the bundle.
  */
 
 import type { CostObject, LowerBoundReason as CostLowerBoundReason } from '../../../src/cost/cost-shapes.js';
