@@ -10,6 +10,7 @@ import { WRITTEN } from './cost-sql.js';
 import { computeStoredTraceCost, type GenerationForCost } from './stored-cost.js';
 import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { rowText } from '../platform/clickhouse/row-text.js';
+import type { BackfillResult } from './cost-shapes.js';
 
 /**
  * The cost backfill (`npm run admin -- backfill-costs`, `POST /api/admin/backfill-costs`): prices
@@ -30,18 +31,7 @@ export interface BackfillOptions {
   batchSize?: number;
 }
 
-export interface BackfillResult {
-  /** Unbackfilled rows found. */
-  scanned: number;
-  /** Rows rewritten with a cost. */
-  rewritten: number;
-  /** Catalog snapshot time the rewritten rows carry (their cost_priced_at), null when nothing was priced. */
-  priced_at: string | null;
-  /** Rows left unbackfilled: they have tokens but no generation row to price them from. */
-  without_generations: number;
-  /** Set when nothing could be done: no catalog. */
-  skipped?: 'prices_unavailable';
-}
+export type { BackfillResult };
 
 /** ` AND <guard>` for the tenant (and project) the run is limited to, or nothing for all tenants. */
 function scopeFilter(options: BackfillOptions): Fragment {

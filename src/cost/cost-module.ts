@@ -4,7 +4,8 @@ import type { AdminCommand } from '../cli/admin-command.js';
 import { ValidationError } from '../platform/http/errors.js';
 import { defineRoute, projectForPrincipal } from '../app/route.js';
 import type { LookoutModule } from '../app/module.js';
-import { backfillCosts, type BackfillResult } from './backfill.js';
+import { backfillCosts } from './backfill.js';
+import { BackfillCostsBody, BackfillResult } from './cost-shapes.js';
 import { defaultPriceBook, type PriceBook } from './price-book.js';
 import { loadSharedCatalog, PRICE_CATALOG_TOPIC, shareCatalog } from './shared-catalog.js';
 
@@ -37,34 +38,16 @@ async function refreshIfConfigured(deps: Pick<AppDeps, 'config' | 'logger'>, boo
   if (!result.ok) deps.logger.warn({ error: result.error }, 'price refresh failed; keeping the last good catalog');
 }
 
-const backfillBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { project_id: { type: 'string', minLength: 1 } },
-} as const;
-
-const backfillResponse = {
-  type: 'object',
-  required: ['scanned', 'rewritten', 'without_generations', 'priced_at'],
-  properties: {
-    scanned: { type: 'integer' },
-    rewritten: { type: 'integer' },
-    without_generations: { type: 'integer' },
-    priced_at: { type: ['string', 'null'] },
-    skipped: { enum: ['prices_unavailable'] },
-  },
-};
-
 function costRoutes(deps: AppDeps): Router {
   const router = Router();
-  defineRoute<{ project_id?: string } | undefined>(router, deps, {
+  defineRoute<BackfillCostsBody | undefined>(router, deps, {
     method: 'post',
     path: '/admin/backfill-costs',
     tag: 'admin',
     scope: 'admin',
     summary: "Price the tenant's trace.processed rows written without a price catalog (docs/cost.md)",
-    body: backfillBody,
-    responses: { 200: { description: 'What the run priced', schema: backfillResponse } },
+    body: BackfillCostsBody,
+    responses: { 200: { description: 'What the run priced', schema: BackfillResult } },
     handler: async ({ principal, tenantId, body }): Promise<BackfillResult> => {
       const named = body?.project_id ?? principal.projectId ?? undefined;
       if (principal.projectId && named?.toLowerCase() !== principal.projectId) throw new ValidationError('project_id: outside this key');

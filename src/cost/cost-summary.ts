@@ -1,44 +1,13 @@
 import type { PriceCatalog } from './price-catalog.js';
 import type { CostLimits, CostPartial } from './cost-engine.js';
 import { roundUsd } from './stored-cost.js';
+import { LOWER_BOUND_REASONS, type AttributionCoverage, type CostObject, type CostSource, type CostTraceCounts, type LowerBoundReason } from './cost-shapes.js';
 
 /**
  * Turns a CostPartial into the API's cost object and its companions. Every rule here is one row of
  * docs/cost.md's tables; keep them in step.
  */
-export type CostSource = 'stored' | 'mixed' | 'query_time';
-export type LowerBoundReason =
-  | 'unpriced_models'
-  | 'prices_unavailable'
-  | 'unbackfilled_traces'
-  | 'live_priced_breakdown_truncated'
-  | 'model_rollup_truncated';
-export type AttributionCoverage = 'all' | 'unwritten_only' | 'none';
-
-/** The cost object shared by the analytics views (docs/cost.md), field for field. */
-export interface CostObject {
-  estimated_cost_usd: number | null;
-  priced_token_share: number;
-  priced_tokens: number;
-  total_tokens: number;
-  unpriced_models: string[];
-  pricing_fetched_at: string | null;
-  cost_source: CostSource;
-  cost_lower_bound: boolean;
-  cost_lower_bound_reasons: LowerBoundReason[];
-  model_breakdown_truncated: boolean;
-  cost_rollup_truncated: boolean;
-}
-
-/** The window view's cost_trace_counts (docs/cost.md "Trace counts"). */
-export interface CostTraceCounts {
-  stored: number;
-  live_priced: number;
-  unbackfilled: number;
-  stored_unpriced: number;
-  stored_unavailable: number;
-  breakdown_truncated: number;
-}
+export type { AttributionCoverage, CostObject, CostSource, CostTraceCounts, LowerBoundReason };
 
 export interface CostAttribution {
   coverage: AttributionCoverage;
@@ -67,10 +36,6 @@ export interface SummaryContext {
   costRollupTruncated?: boolean;
 }
 
-const REASON_ORDER: LowerBoundReason[] = [
-  'unpriced_models', 'prices_unavailable', 'unbackfilled_traces', 'live_priced_breakdown_truncated', 'model_rollup_truncated',
-];
-
 export function traceCounts(p: CostPartial, catalog: PriceCatalog | null): CostTraceCounts {
   // Without a catalog nothing is priced at query time: every unwritten trace stays unbackfilled.
   const liveAttempted = catalog ? p.liveInCap : 0;
@@ -91,7 +56,7 @@ export function lowerBoundReasons(p: CostPartial, counts: CostTraceCounts, catal
   if (counts.unbackfilled > 0) reasons.add('unbackfilled_traces');
   if (counts.breakdown_truncated > 0) reasons.add('live_priced_breakdown_truncated');
   if (p.cutModelTokens > 0) reasons.add('model_rollup_truncated');
-  return REASON_ORDER.filter((r) => reasons.has(r));
+  return LOWER_BOUND_REASONS.filter((r) => reasons.has(r));
 }
 
 export function attributionCoverage(p: CostPartial, counts: CostTraceCounts): AttributionCoverage {

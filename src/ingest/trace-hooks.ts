@@ -1,3 +1,5 @@
+import type { IssueExtraction, TraceIssueOccurrence } from './trace-hook-shapes.js';
+
 /**
  * The seam between ingestion and the workspace: ingestion announces each processed trace, and the
  * issues and monitors modules listen; the traces API asks the issues module for a trace's
@@ -36,21 +38,7 @@ export interface ProcessedTrace {
   spanAttributes: Record<string, Record<string, unknown>>;
 }
 
-export interface IssueExtraction {
-  status: string;
-  reason: string;
-  issue_count: number;
-  occurrence_count: number;
-  completed_at: string | null;
-}
-
-export interface TraceIssueOccurrence {
-  issue_id: string;
-  issue_title: string;
-  issue_status: string;
-  span_id: string;
-  occurred_at: string;
-}
+export type { IssueExtraction, TraceIssueOccurrence };
 
 export interface TraceHooks {
   /**

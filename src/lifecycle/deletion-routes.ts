@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { AppDeps } from '../app/app-deps.js';
 import { defineRoute } from '../app/route.js';
+import { Type } from 'typebox';
 import { Deletion, DeletionListQuery, NewDeletion } from './deletion-schemas.js';
 import { DeletionService } from './deletion-service.js';
 
@@ -12,7 +13,7 @@ import { DeletionService } from './deletion-service.js';
  */
 export function deletionRoutes(router: Router, deps: AppDeps): void {
   const DeletionSchema = deps.openapi.addSchema('Deletion', Deletion);
-  const ListSchema = deps.openapi.addSchema('DeletionList', { type: 'object', required: ['deletions'], properties: { deletions: { type: 'array', items: DeletionSchema } } });
+  const ListSchema = deps.openapi.addSchema('DeletionList', Type.Object({ deletions: Type.Array(Type.Unsafe<Deletion>(DeletionSchema)) }));
   const deletions = new DeletionService(deps);
 
   defineRoute<NewDeletion>(router, deps, {

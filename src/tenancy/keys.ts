@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { SCOPES, type Scope } from './tenancy-shapes.js';
 
 /** A new random API key: `lk_` then 32 random bytes in base64url. Shown once, stored only as its hash. */
 export function generateApiKey(): string {
@@ -9,5 +10,4 @@ export function hashApiKey(key: string): string {
   return crypto.createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export const SCOPES = ['read', 'admin', 'ingest'] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope };

@@ -1,17 +1,10 @@
 import crypto from 'node:crypto';
 import { isUuid } from '../platform/uuid.js';
 import type { SqlHandle } from '../platform/postgres/postgres.js';
+import type { Project } from './tenancy-shapes.js';
 
 /** A project as the API answers it: every field always present. */
-export interface Project {
-  id: string;
-  name: string;
-  description: string | null;
-  sort_order: number;
-  created_at: string | null;
-  updated_at: string | null;
-  mcp_activated_at: string | null;
-}
+export type { Project };
 
 interface ProjectRow {
   id: string;

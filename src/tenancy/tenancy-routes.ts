@@ -6,8 +6,8 @@ import { NotFoundError, UnauthorizedError, ValidationError } from '../platform/h
 import { bearerToken } from './auth.js';
 import { errorResponse } from '../platform/http/openapi.js';
 import { assertStorableStrings } from '../platform/http/validation.js';
-import { SCOPES, type Scope } from './keys.js';
 import { TenancyService } from './tenancy-service.js';
+import { ApiKey, ApiKeyList, CreatedApiKey, NewApiKey, NewTenant, NewUser, TENANT_NAME_MAX, User, UserList } from './tenancy-shapes.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = crypto.createHash('sha256').update(given).digest();
@@ -18,56 +18,34 @@ function sameSecret(given: string, expected: string): boolean {
 export function tenancyRoutes(deps: AppDeps): Router {
   const router = Router();
   const tenancy = new TenancyService(deps);
-  const User = deps.openapi.addSchema('User', {
-    type: 'object', required: ['id', 'name', 'email', 'created_at'],
-    properties: { id: { type: 'string' }, name: { type: 'string' }, email: { type: ['string', 'null'] }, created_at: { type: 'string' } },
-  });
-  const ApiKey = deps.openapi.addSchema('ApiKey', {
-    type: 'object',
-    required: ['id', 'name', 'scope', 'project_id', 'user_id', 'created_at', 'last_used_at', 'revoked_at'],
-    properties: {
-      id: { type: 'string' }, name: { type: 'string' }, scope: { enum: [...SCOPES] },
-      project_id: { type: ['string', 'null'] }, user_id: { type: ['string', 'null'] },
-      created_at: { type: 'string' }, last_used_at: { type: ['string', 'null'] }, revoked_at: { type: ['string', 'null'] },
-    },
-  });
+  const UserRef = deps.openapi.addSchema('User', User);
+  deps.openapi.addSchema('ApiKey', ApiKey);
 
-  defineRoute<{ name: string; email?: string | null }>(router, deps, {
+  defineRoute<NewUser>(router, deps, {
     method: 'post', path: '/users', tag: 'tenancy', scope: 'admin', tenantWide: true, summary: 'Create a user of the tenant',
-    body: {
-      type: 'object', additionalProperties: false, required: ['name'],
-      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, email: { type: ['string', 'null'], format: 'email', maxLength: 320 } },
-    },
-    responses: { 201: { description: 'Created', schema: User } },
+    body: NewUser,
+    responses: { 201: { description: 'Created', schema: UserRef } },
     handler: async ({ tenantId, body }) => ({ status: 201, body: await tenancy.createUser(tenantId, body.name, body.email ?? null) }),
   });
 
   defineRoute(router, deps, {
     method: 'get', path: '/users', tag: 'tenancy', scope: 'admin', tenantWide: true, summary: 'List the users of the tenant',
-    responses: { 200: { description: 'Users', schema: { type: 'object', properties: { users: { type: 'array', items: User } } } } },
+    responses: { 200: { description: 'Users', schema: UserList } },
     handler: async ({ tenantId }) => ({ users: await tenancy.listUsers(tenantId) }),
   });
 
-  defineRoute<{ name: string; scope: Scope; project_id?: string | null; user_id?: string | null }>(router, deps, {
+  defineRoute<NewApiKey>(router, deps, {
     method: 'post', path: '/api-keys', tag: 'tenancy', scope: 'admin',
     summary: 'Create an API key; the secret `key` is returned only here',
-    body: {
-      type: 'object', additionalProperties: false, required: ['name', 'scope'],
-      properties: {
-        name: { type: 'string', minLength: 1, maxLength: 200 },
-        scope: { enum: [...SCOPES] },
-        project_id: { type: ['string', 'null'] },
-        user_id: { type: ['string', 'null'] },
-      },
-    },
-    responses: { 201: { description: 'Created (with the secret key)', schema: { allOf: [ApiKey, { type: 'object', properties: { key: { type: 'string' } } }] } } },
+    body: NewApiKey,
+    responses: { 201: { description: 'Created (with the secret key)', schema: CreatedApiKey } },
     handler: async ({ body, principal }) => ({ status: 201, body: await tenancy.createApiKey(principal, body) }),
   });
 
   defineRoute(router, deps, {
     method: 'get', path: '/api-keys', tag: 'tenancy', scope: 'admin',
     summary: 'List API keys (never their secrets); a project-limited key sees only the keys limited to its project',
-    responses: { 200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: ApiKey } } } } },
+    responses: { 200: { description: 'Keys', schema: ApiKeyList } },
     handler: async ({ principal }) => ({ api_keys: await tenancy.listApiKeys(principal) }),
   });
 
@@ -85,11 +63,9 @@ export function tenancyRoutes(deps: AppDeps): Router {
   deps.openapi.addOperation('/tenants', 'post', {
     summary: 'Create a tenant with its admin user and admin key (operator credential LOOKOUT_SYSTEM_KEY)',
     tags: ['operator'],
-    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } } } } },
+    requestBody: { required: true, content: { 'application/json': { schema: NewTenant } } },
     responses: { 201: { description: 'Created' }, '4XX': errorResponse },
   });
-  /** The bound of every name in the API (projects, users, keys, monitors, metrics). */
-  const TENANT_NAME_MAX = 200;
   router.post('/tenants', async (req: Request, res) => {
     const systemKey = deps.config.systemKey;
     if (!systemKey) throw new NotFoundError(`No route for POST ${req.path}`);

@@ -1,7 +1,6 @@
 import type { AppDeps } from '../app/app-deps.js';
 import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { findProject } from './project-store.js';
-import type { Scope } from './keys.js';
 import {
   createApiKey,
   createUser,
@@ -15,13 +14,10 @@ import {
   type Tenant,
   type User,
 } from './tenancy-store.js';
+import type { NewApiKey } from './tenancy-shapes.js';
 
-export interface ApiKeyInput {
-  name: string;
-  scope: Scope;
-  project_id?: string | null;
-  user_id?: string | null;
-}
+/** The create-key body (tenancy-shapes.ts). */
+export type ApiKeyInput = NewApiKey;
 
 /** A new key as it is shown once: without the usage fields, with the secret. */
 export type CreatedApiKey = Omit<ApiKeyRecord, 'last_used_at' | 'revoked_at'> & { key: string };

@@ -1,29 +1,16 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../platform/postgres/postgres.js';
 import { generateApiKey, hashApiKey, type Scope } from './keys.js';
+import type { ApiKey, User } from './tenancy-shapes.js';
 
 export interface Tenant {
   id: string;
   name: string;
 }
 
-export interface User {
-  id: string;
-  name: string;
-  email: string | null;
-  created_at: string;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  scope: Scope;
-  project_id: string | null;
-  user_id: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+export type { User };
+/** An API key as the list answers it (tenancy-shapes.ts). */
+export type ApiKeyRecord = ApiKey;
 
 /** What a request knows about its caller once the bearer key is verified. */
 export interface Principal {

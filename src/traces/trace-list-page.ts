@@ -1,6 +1,7 @@
 import { ValidationError } from '../platform/http/errors.js';
 import { isoFromDateTime64, msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { TraceListFilters, TraceListRow } from './trace-store.js';
+import type { TraceListItem, TraceListPage } from './trace-schemas.js';
 
 /**
  * GET /projects/{project_id}/traces between the wire and trace-store: the request's ISO bounds and
@@ -18,12 +19,7 @@ export interface TraceListQuery {
   cursor?: string;
 }
 
-export type TraceListItem = ReturnType<typeof listItem>;
-
-export interface TraceListPage {
-  traces: TraceListItem[];
-  next_cursor: string | null;
-}
+export type { TraceListItem, TraceListPage };
 
 /** The store's filters for a page of `limit` rows (checked in the order start, end, cursor). */
 export function storeFilters(query: TraceListQuery, limit: number): TraceListFilters {
@@ -67,7 +63,7 @@ function decodeCursor(cursor: string): { timestamp: string; traceId: string } {
   throw new ValidationError('cursor: invalid cursor');
 }
 
-function listItem(row: TraceListRow) {
+function listItem(row: TraceListRow): TraceListItem {
   return {
     id: row.trace_id,
     otel_trace_id: row.otel_trace_id,

@@ -7,7 +7,7 @@ import type { TraceDetailPage } from './trace-detail-build.js';
 import { DEFAULT_SPAN_PAGE } from './trace-page.js';
 import { traceService } from './trace-service.js';
 import { freshnessOf } from '../ingest/freshness.js';
-import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
+import { AgentNames, AgentNamesQuery, Trace, TraceDetailQuery, TraceList, TraceListQuery } from './trace-schemas.js';
 
 /**
  * The traces API: GET /traces/{trace_id}, GET /traces/agent-names and
@@ -17,53 +17,32 @@ import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from '
  * (span_limit/span_cursor) instead of answering megabytes.
  */
 
-interface DetailQuery {
-  expand?: 'context';
-  project_id?: string;
-  spans_limit?: number;
-  spans_offset?: number;
-  span_limit?: number;
-  span_cursor?: string;
-  include_attributes?: boolean;
-  include_events?: boolean;
-}
-
-interface ListQuery {
-  agent_name?: string;
-  has_error?: boolean;
-  thread_id?: string;
-  start?: string;
-  end?: string;
-  cursor?: string;
-  limit?: number;
-}
-
 const DEFAULT_SPANS_LIMIT = 100;
 const DEFAULT_LIST_LIMIT = 50;
 
 export function traceRoutes(deps: AppDeps): Router {
   const router = Router();
   const traces = traceService(deps);
-  const Trace = deps.openapi.addSchema('Trace', traceSchema);
-  const TraceList = deps.openapi.addSchema('TraceList', traceListSchema);
+  const TraceRef = deps.openapi.addSchema('Trace', Trace);
+  const TraceListRef = deps.openapi.addSchema('TraceList', TraceList);
 
   // Registered before /traces/{trace_id} so the literal path wins.
-  defineRoute<unknown, { project_id?: string }>(router, deps, {
+  defineRoute<unknown, AgentNamesQuery>(router, deps, {
     method: 'get', path: '/traces/agent-names', tag: 'traces', scope: 'read',
     summary: 'Agent names seen in the processed traces of the tenant, sorted; narrowed to `project_id` when given (and always to the key\'s project when it is limited)',
-    query: { type: 'object', additionalProperties: false, properties: { project_id: { type: 'string', description: 'Only this project\'s agents.' } } },
-    responses: { 200: { description: 'Agent names', schema: { type: 'object', required: ['agent_names'], properties: { agent_names: { type: 'array', items: { type: 'string' } } } } } },
+    query: AgentNamesQuery,
+    responses: { 200: { description: 'Agent names', schema: AgentNames } },
     handler: async ({ principal, query }) => {
       const projectId = query.project_id ? (await projectForPrincipal(deps, principal, query.project_id)).id : principal.projectId;
       return { agent_names: await traces.agentNames(principal.tenantId, projectId) };
     },
   });
 
-  defineRoute<unknown, DetailQuery>(router, deps, {
+  defineRoute<unknown, TraceDetailQuery>(router, deps, {
     method: 'get', path: '/traces/{trace_id}', tag: 'traces', scope: 'read',
     summary: 'One trace: the default detail payload, or with expand=context the context bundle (project_id required)',
-    query: traceDetailQuery,
-    responses: { 200: { description: 'Trace detail (default form) or context bundle', schema: Trace } },
+    query: TraceDetailQuery,
+    responses: { 200: { description: 'Trace detail (default form) or context bundle', schema: TraceRef } },
     handler: async ({ principal, params, query, res }) => {
       const id = params.trace_id.toLowerCase();
       const context = query.expand === 'context';
@@ -93,11 +72,11 @@ export function traceRoutes(deps: AppDeps): Router {
     },
   });
 
-  defineRoute<unknown, ListQuery>(router, deps, {
+  defineRoute<unknown, TraceListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/traces', tag: 'traces', scope: 'read', projectParam: true,
     summary: 'Processed traces of a project, newest first, with cursor pagination and filters',
-    query: traceListQuery,
-    responses: { 200: { description: 'A page of traces', schema: TraceList } },
+    query: TraceListQuery,
+    responses: { 200: { description: 'A page of traces', schema: TraceListRef } },
     handler: async ({ tenantId, project, query }) => {
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       // Read before the list: the traces listed are at least as fresh as this says.

@@ -1,16 +1,19 @@
 import type { TraceListItem } from './api/types.js';
 
+/** A trace list row as far as sorting reads it (any of the figures may be missing). */
+type SortableTrace = Partial<TraceListItem>;
+
 /**
  * Sorting the trace list: the API lists newest first in pages; a sort orders the rows of the page
  * on screen and is kept in the URL (sort, dir). The values sorted on are the API's figures.
  */
 export const SORTS = [
-  { key: 'timestamp', label: 'Time', value: (t: TraceListItem) => t.timestamp ?? '', numeric: false },
-  { key: 'agent', label: 'Agent', value: (t: TraceListItem) => t.agent_name ?? '', numeric: false },
-  { key: 'duration', label: 'Duration', value: (t: TraceListItem) => t.total_duration_ms ?? t.duration_ms ?? null, numeric: true },
-  { key: 'spans', label: 'Spans', value: (t: TraceListItem) => t.span_count ?? null, numeric: true },
-  { key: 'tokens', label: 'Tokens', value: (t: TraceListItem) => t.total_tokens ?? null, numeric: true },
-  { key: 'cost', label: 'Est. cost', value: (t: TraceListItem) => t.estimated_cost_usd ?? null, numeric: true },
+  { key: 'timestamp', label: 'Time', value: (t: SortableTrace) => t.timestamp ?? '', numeric: false },
+  { key: 'agent', label: 'Agent', value: (t: SortableTrace) => t.agent_name ?? '', numeric: false },
+  { key: 'duration', label: 'Duration', value: (t: SortableTrace) => t.total_duration_ms ?? null, numeric: true },
+  { key: 'spans', label: 'Spans', value: (t: SortableTrace) => t.span_count ?? null, numeric: true },
+  { key: 'tokens', label: 'Tokens', value: (t: SortableTrace) => t.total_tokens ?? null, numeric: true },
+  { key: 'cost', label: 'Est. cost', value: (t: SortableTrace) => t.estimated_cost_usd ?? null, numeric: true },
 ] as const;
 
 export type SortKey = (typeof SORTS)[number]['key'];
@@ -25,7 +28,7 @@ export function readSort(query: URLSearchParams): TraceSort {
 }
 
 /** The rows in the chosen order; missing values last either way, ties in the API's order. */
-export function sortTraces(traces: TraceListItem[], sort: TraceSort): TraceListItem[] {
+export function sortTraces<T extends SortableTrace>(traces: T[], sort: TraceSort): T[] {
   const column = SORTS.find((s) => s.key === sort.key)!;
   const sign = sort.direction === 'asc' ? 1 : -1;
   return traces

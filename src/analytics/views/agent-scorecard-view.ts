@@ -9,26 +9,12 @@ import type { WindowedParams } from './view-params.js';
 import { projectSendsTools } from './coverage.js';
 import { aggregate, aggregateOf, column, foreignColumns, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
 import { outcomeItems, quantilesOrNull, ratio, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
+import type { AgentScorecardPayload, AgentScorecardRow } from './view-schemas.js';
 
 /** Rows answered at most; the cost module keeps the same busiest agents (by traces). */
 export const MAX_AGENTS = 1000;
 
-export interface AgentScorecardRow extends ReturnType<typeof scorecardCost> {
-  agent: string;
-  traces: number;
-  p50: number | null;
-  p95: number | null;
-  error_rate: number | null;
-  root_status_known: number;
-  tools_used: number;
-  tools_used_is_lower_bound: boolean;
-  tokens: number;
-}
-
-export interface AgentScorecardPayload {
-  window: { start: string; end_exclusive: string };
-  rows: AgentScorecardRow[];
-}
+export type { AgentScorecardPayload, AgentScorecardRow };
 
 interface AgentRow {
   agent: string;

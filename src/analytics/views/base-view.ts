@@ -5,24 +5,16 @@
  * another (docs/analytics.md "base").
  */
 import { emptyPartial } from '../../cost/cost-engine.js';
-import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type AttributionCoverage, type CostDetail, type CostObject } from '../../cost/cost-object.js';
+import { computeCostObject, costByModel, resolveCatalog, storedCostColumns, resolveLimits, type CostDetail } from '../../cost/cost-object.js';
 import { summarize } from '../../cost/cost-summary.js';
 import { windowEcho } from '../query/window.js';
 import { aggregate, column, foreignColumns, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
 import { bucketDates, bucketExpr, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { byDate, outcomeItems, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
+import type { BasePayload } from './view-schemas.js';
 
-export interface BasePayload {
-  window: { start: string; end_exclusive: string };
-  traces: { date: string; value: number }[];
-  errors: { date: string; span_errors: number; failed_runs: number; root_status_known: number; root_absent: number; traces: number }[];
-  tokens: { date: string; input_tokens: number; output_tokens: number }[];
-  cost: (CostObject & { date: string; traces: number })[];
-  cost_by_model: ReturnType<typeof costByModel>[];
-  cost_by_model_source: 'query_time';
-  cost_by_model_coverage: AttributionCoverage;
-}
+export type { BasePayload };
 
 interface BaseRow {
   date: string;

@@ -6,21 +6,11 @@
 import { WRITTEN_BASES } from '../../cost/stored-cost.js';
 import { aggregate, call, column, compare, inList, literal, nullCheck, select, selectItem, value, type Expr, type SelectItemNode, type SelectNode } from '../query/ast.js';
 import { selectRows, viewTable, type ViewScope } from './view-sql.js';
+import { CAPABILITIES, type CoverageBlock, type CoverageEntry } from './view-schemas.js';
 
-export const CAPABILITIES = ['root_status', 'root_duration', 'agents', 'tokens', 'model', 'provider', 'cost_basis', 'tools'] as const;
+export { CAPABILITIES };
 export type Capability = (typeof CAPABILITIES)[number];
-
-export interface CoverageEntry {
-  observed: number;
-  eligible: number;
-  is_lower_bound: boolean;
-}
-
-export interface CoverageBlock {
-  capability: Record<Capability, boolean>;
-  window: Record<Capability, CoverageEntry | null>;
-  window_traces: number;
-}
+export type { CoverageBlock, CoverageEntry };
 
 /** `estimated_cost_basis` is one decided at write time (the cost module's WRITTEN_BASES). */
 function written(): Expr {

@@ -2,45 +2,18 @@
  * The general view (also the answer when `view` is omitted). It describes model calls — generation.completed rows —
  * over the `hours` before the anchor (docs/analytics.md "general").
  */
-import { computeCostObject, type CostObject } from '../../cost/cost-object.js';
+import { computeCostObject } from '../../cost/cost-object.js';
 import { UNNAMED_MODEL } from '../../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import { aggregate, aggregateOf, column, compare, literal, ref, select, selectItem, type SelectNode } from '../query/ast.js';
 import { bucketDates, bucketExpr, completeSeries } from './time-buckets.js';
 import type { GeneralParams } from './view-params.js';
 import { byDate, isTotal, quantilesOrNull, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
+import type { GeneralPayload, Percentiles, SeriesPoint } from './view-schemas.js';
 
 export const TOP_MODELS = 10;
 
-export interface SeriesPoint {
-  date: string;
-  value: number;
-}
-
-export interface Percentiles {
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-}
-
-export interface GeneralPayload {
-  window: { start: string; end_exclusive: string };
-  requests: SeriesPoint[];
-  errors: SeriesPoint[];
-  speed: SeriesPoint[];
-  prompt_tokens: SeriesPoint[];
-  completion_tokens: SeriesPoint[];
-  top_models: { model: string; count: number }[];
-  speed_percentiles_timeseries: ({ date: string } & Percentiles)[];
-  totals: CostObject & {
-    requests: number;
-    errors: number;
-    avg_speed: number | null;
-    prompt_tokens: number;
-    completion_tokens: number;
-    speed_percentiles: Percentiles;
-  };
-}
+export type { GeneralPayload, Percentiles, SeriesPoint };
 
 interface GenerationRow {
   date: string;

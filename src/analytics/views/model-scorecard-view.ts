@@ -4,30 +4,15 @@
  * model calls (generation.completed) that started in the window; `traces` counts the window's
  * traces that called the model, from trace.processed `models` (docs/analytics.md "model_scorecard").
  */
-import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, storedModelCostsOf, type AttributionCoverage, type CostObject } from '../../cost/cost-object.js';
+import { computeModelScorecardCost, storedCostColumns, storedModelCostsColumn, storedModelCostsOf } from '../../cost/cost-object.js';
 import { UNNAMED_MODEL } from '../../cost/stored-cost.js';
 import { windowEcho } from '../query/window.js';
 import type { ModelScorecardParams } from './view-params.js';
 import { aggregate, call, column, compare, foreignColumns, literal, ref, select, selectItem, type SelectNode } from '../query/ast.js';
 import { selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
+import type { ModelScorecardPayload, ModelScorecardRow } from './view-schemas.js';
 
-export interface ModelScorecardRow {
-  model: string;
-  traces: number;
-  tokens: number;
-  input_tokens: number;
-  output_tokens: number;
-  avg_speed: number | null;
-  priced: boolean;
-  estimated_cost_usd: number | null;
-}
-
-export type ModelScorecardPayload = CostObject & {
-  window: { start: string; end_exclusive: string };
-  cost_attribution_coverage: AttributionCoverage;
-  cost_attribution_source: 'query_time';
-  rows: ModelScorecardRow[];
-};
+export type { ModelScorecardPayload, ModelScorecardRow };
 
 interface GenerationByModel {
   model: string;

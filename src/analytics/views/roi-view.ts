@@ -10,25 +10,13 @@ import { bucketDates, bucketExpr, bucketStart, completeSeries, dateText } from '
 import type { RoiParams } from './view-params.js';
 import { isUuid } from '../../platform/uuid.js';
 import { BY_DATE_WITH_TOTALS, byDate, isTotal, selectRows, selectWithTotals, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
+import type { RoiPayload } from './view-schemas.js';
 
-export type RoiState = 'connect' | 'waiting' | 'populated';
+export type RoiState = RoiPayload['state'];
 
 type Series = { date: string; value: number }[];
 
-export interface RoiPayload {
-  window: { start: string; end_exclusive: string };
-  state: RoiState;
-  counts: { agents: number; lifetime_traces: number; issues: number; resolved: number };
-  base: {
-    caught: Series;
-    resolved: Series;
-    dismissed: Series;
-    traces: Series;
-    errors: Series;
-    artifact_iterations: Series;
-    resolution_days: Series;
-  };
-}
+export type { RoiPayload };
 
 const DAY_SECONDS = 86_400;
 

@@ -7,8 +7,9 @@
  * the first and last possibly partial (docs/analytics.md "Time series").
  */
 import { call, column, literal, minus, value, type Expr } from '../query/ast.js';
+import { GRANULARITIES } from './view-schemas.js';
 
-export const GRANULARITIES = ['day', 'week', 'month'] as const;
+export { GRANULARITIES };
 export type Granularity = (typeof GRANULARITIES)[number];
 
 export interface ViewWindow {

@@ -6,49 +6,15 @@
  */
 import { windowEcho } from '../query/window.js';
 import { aggregate, aggregateOf, call, column, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
-import { bucketDates, bucketIndexExpr, type Granularity } from './time-buckets.js';
+import { bucketDates, bucketIndexExpr } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import { quantilesOrNull, selectRows, viewTable, windowWhere, type ViewDeps, type ViewScope } from './view-sql.js';
+import type { ErrorConcentration, ToolAggregatesPayload, ToolRow, VolumePoint } from './view-schemas.js';
 
 /** Comparison rows answered at most (busiest tools); the volume totals still count every tool. */
 export const MAX_TOOLS = 1000;
 
-export interface ToolRow {
-  tool: string;
-  calls: number;
-  errors: number;
-  error_rate: number;
-  p50: number;
-  p95: number;
-  traces: number;
-  output_tokens: number;
-}
-
-export interface VolumePoint {
-  date: string;
-  /** Calls in the bucket (failing calls for failing_volume), all tools. */
-  value: number;
-  /** The same per tool, for tools with at least one such call in the bucket. */
-  by_tool: Record<string, number>;
-}
-
-export interface ErrorConcentration {
-  tool: string;
-  errors: number;
-  /** errors / all failing calls of the window. */
-  share: number;
-  /** Running sum of share down the list (most failing tool first): a Pareto curve. */
-  cumulative_share: number;
-}
-
-export interface ToolAggregatesPayload {
-  window: { start: string; end_exclusive: string };
-  granularity: Granularity;
-  rows: ToolRow[];
-  volume: VolumePoint[];
-  failing_volume: VolumePoint[];
-  error_concentration: ErrorConcentration[];
-}
+export type { ErrorConcentration, ToolAggregatesPayload, ToolRow, VolumePoint };
 
 interface ToolQueryRow {
   tool: string;

@@ -6,13 +6,11 @@ import { ValidationError } from '../../platform/http/errors.js';
 import { LIMITS } from '../catalog.js';
 import { parseWindowBound, SECOND_ALIGNED_DETAIL } from '../query/window.js';
 import { GRANULARITIES, type Granularity, type ViewWindow } from './time-buckets.js';
+import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-schemas.js';
 
-export const VIEW_NAMES = ['general', 'base', 'window', 'model_scorecard', 'agent_scorecard', 'tool_aggregates', 'roi'] as const;
+export { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES };
 export type ViewName = (typeof VIEW_NAMES)[number];
 
-export const DEFAULT_HOURS = 24;
-/** The general view looks back at most as far as events are kept (90 days). */
-export const MAX_HOURS = LIMITS.max_window_days * 24;
 export const MAX_WINDOW_DAYS = LIMITS.max_window_days;
 
 export type RawViewParams = Record<string, unknown>;

@@ -5,15 +5,26 @@
  * of another tenant or one outside a project-limited key is a 404 (the route helper answers it).
  */
 import { Router } from 'express';
+import { Type } from 'typebox';
 import type { AppDeps } from '../../app/app-deps.js';
 import { ValidationError } from '../../platform/http/errors.js';
-import { defineRoute } from '../../app/route.js';
 import type { JsonSchema } from '../../platform/http/openapi.js';
+import { defineRoute } from '../../app/route.js';
 import { requestedView, runPresetView, viewDeps, type RawViewParams, type ViewName } from './preset-views.js';
-import { GRANULARITIES } from './time-buckets.js';
 import { freshnessOf } from '../../ingest/freshness.js';
-import { DEFAULT_HOURS, MAX_HOURS, VIEW_NAMES } from './view-params.js';
-import { registerViewSchemas } from './view-schemas.js';
+import { VIEW_NAMES } from './view-params.js';
+import { CostObject } from '../../cost/cost-shapes.js';
+import {
+  AgentScorecardView,
+  BaseView,
+  COST_OBJECT_COMPONENT,
+  GeneralView,
+  ModelScorecardView,
+  RoiView,
+  ToolAggregatesView,
+  ViewQuery,
+  WindowView,
+} from './view-schemas.js';
 
 /** Deprecated per-view paths, kept for older clients, relative to /projects/{project_id}. */
 export const VIEW_ALIASES: Record<ViewName, string> = {
@@ -25,27 +36,6 @@ export const VIEW_ALIASES: Record<ViewName, string> = {
   tool_aggregates: 'tool-aggregates',
   roi: 'roi',
 };
-
-const instant = (description: string) => ({ type: 'string', description: `${description} ISO 8601 UTC at a whole second, e.g. 2026-01-01T00:00:00Z.` });
-
-/**
- * The documented parameters. Types only: every rule (formats, ranges, which view needs what) is
- * view-params.ts's, so REST and MCP answer the same details.
- */
-function querySchema(withView: boolean): JsonSchema {
-  return {
-    type: 'object',
-    properties: {
-      ...(withView ? { view: { type: 'string', enum: [...VIEW_NAMES], description: 'Omitted: general.' } } : {}),
-      start: instant('Window start, inclusive. Required by base, window, agent_scorecard, tool_aggregates, model_scorecard.'),
-      endExclusive: instant('Window end, exclusive. Required by base, window, agent_scorecard, tool_aggregates; optional for model_scorecard; for general, the end of the lookback (default now).'),
-      end_exclusive: instant('Same as endExclusive.'),
-      end: instant('model_scorecard only: inclusive end, in place of endExclusive.'),
-      hours: { type: 'string', description: `general only: lookback in whole hours, 1 to ${MAX_HOURS}; default ${DEFAULT_HOURS}.` },
-      granularity: { type: 'string', enum: [...GRANULARITIES], description: 'Series buckets: day (default), week (starting Sunday), month.' },
-    },
-  };
-}
 
 /**
  * A view's REST answer: its payload with the freshness fields (read before the view runs, so the
@@ -61,7 +51,17 @@ async function answerView(deps: AppDeps, view: ViewName, run: () => Promise<obje
 
 export function presetViewRoutes(deps: AppDeps): Router {
   const router = Router();
-  const schemas = registerViewSchemas(deps.openapi);
+  // The cost object first: the view components refer to it.
+  deps.openapi.addSchema(COST_OBJECT_COMPONENT, CostObject);
+  const schemas: Record<ViewName, JsonSchema> = {
+    general: deps.openapi.addSchema('AnalyticsGeneralView', GeneralView),
+    window: deps.openapi.addSchema('AnalyticsWindowView', WindowView),
+    base: deps.openapi.addSchema('AnalyticsBaseView', BaseView),
+    agent_scorecard: deps.openapi.addSchema('AnalyticsAgentScorecardView', AgentScorecardView),
+    tool_aggregates: deps.openapi.addSchema('AnalyticsToolAggregatesView', ToolAggregatesView),
+    model_scorecard: deps.openapi.addSchema('AnalyticsModelScorecardView', ModelScorecardView),
+    roi: deps.openapi.addSchema('AnalyticsRoiView', RoiView),
+  };
   const services = viewDeps(deps);
 
   defineRoute<unknown, RawViewParams>(router, deps, {
@@ -71,8 +71,8 @@ export function presetViewRoutes(deps: AppDeps): Router {
     scope: 'read',
     projectParam: true,
     summary: 'A preset analytics view of the project (view omitted: general); only the requested view is computed',
-    query: querySchema(true),
-    responses: { 200: { description: 'The payload of the requested view', schema: { anyOf: Object.values(schemas) } } },
+    query: ViewQuery,
+    responses: { 200: { description: 'The payload of the requested view', schema: Type.Union(Object.values(schemas).map((ref) => Type.Unsafe(ref))) } },
     handler: async ({ tenantId, project, query }) => answerView(deps, requestedView(query), () => runPresetView(services, tenantId, project.id, requestedView(query), query)),
   });
 
@@ -84,7 +84,7 @@ export function presetViewRoutes(deps: AppDeps): Router {
       scope: 'read',
       projectParam: true,
       summary: `Deprecated: same as GET /projects/{project_id}/analytics?view=${view}`,
-      query: querySchema(true),
+      query: ViewQuery,
       responses: { 200: { description: `The ${view} view`, schema: schemas[view] } },
       handler: async ({ tenantId, project, query }) => {
         // The path names the view; a contradicting ?view= is a mistake worth reporting.

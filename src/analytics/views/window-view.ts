@@ -6,8 +6,8 @@
 import { computeCostObject, storedCostColumns, windowCost } from '../../cost/cost-object.js';
 import { windowEcho } from '../query/window.js';
 import { aggregate, aggregateOf, column, foreignColumns, orderItem, ref, select, selectItem, type SelectNode } from '../query/ast.js';
-import { coverageBlock, traceCoverageItems, type CoverageBlock, type TraceCoverageCounts } from './coverage.js';
-import { bucketDates, bucketExpr, completeSeries, type Granularity } from './time-buckets.js';
+import { coverageBlock, traceCoverageItems, type TraceCoverageCounts } from './coverage.js';
+import { bucketDates, bucketExpr, completeSeries } from './time-buckets.js';
 import type { WindowedParams } from './view-params.js';
 import {
   BY_DATE_WITH_TOTALS,
@@ -22,22 +22,9 @@ import {
   type ViewDeps,
   type ViewScope,
 } from './view-sql.js';
+import type { WindowPayload } from './view-schemas.js';
 
-export interface WindowPayload {
-  window: { start: string; end_exclusive: string };
-  latency: { granularity: Granularity; points: { date: string; p50: number | null; p95: number | null }[] };
-  totals: {
-    p50: number | null;
-    p95: number | null;
-    failed_runs: number;
-    root_status_known: number;
-    root_absent: number;
-    traces: number;
-    error_rate: number | null;
-  };
-  coverage: CoverageBlock;
-  cost: ReturnType<typeof windowCost>;
-}
+export type { WindowPayload };
 
 interface WindowRow extends TraceCoverageCounts {
   date: string;

@@ -3,41 +3,7 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { ArtifactService } from './artifact-service.js';
-
-/** A file may be large (a whole understanding document) but stays under the JSON body limit. */
-const FILE_MAX = 500_000;
-
-const identitySchema = {
-  type: 'object',
-  required: ['artifact_version_id', 'version', 'agent_name', 'created_at', 'updated_at'],
-  properties: {
-    artifact_version_id: { type: 'string', format: 'uuid' },
-    version: { type: 'integer', minimum: 1 },
-    agent_name: { type: 'string' },
-    created_at: { type: 'string', format: 'date-time' },
-    updated_at: { type: 'string', format: 'date-time' },
-  },
-};
-
-/** {agent_name, understanding?, expectations?, based_on_version?}. */
-const versionInput = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['agent_name'],
-  properties: {
-    agent_name: { type: 'string', minLength: 1, maxLength: 200 },
-    understanding: { type: 'string', maxLength: FILE_MAX },
-    expectations: { type: 'string', maxLength: FILE_MAX },
-    based_on_version: { type: ['integer', 'null'], minimum: 0 },
-  },
-};
-
-interface VersionBody {
-  agent_name: string;
-  understanding?: string;
-  expectations?: string;
-  based_on_version?: number | null;
-}
+import { ArtifactVersion, ArtifactVersionIdentity, ArtifactVersionInput, ArtifactVersionList, ArtifactVersionsQuery } from './artifact-schemas.js';
 
 function agentNameOf(raw: string): string {
   const name = raw.trim();
@@ -48,13 +14,11 @@ function agentNameOf(raw: string): string {
 export function artifactRoutes(deps: AppDeps): Router {
   const router = Router();
   const artifacts = new ArtifactService(deps);
-  const Identity = deps.openapi.addSchema('AgentUnderstandingVersion', identitySchema);
-  const Full = deps.openapi.addSchema('AgentUnderstandingVersionFiles', {
-    allOf: [Identity, { type: 'object', required: ['understanding', 'expectations'], properties: { understanding: { type: 'string' }, expectations: { type: 'string' } } }],
-  });
-  const Input = deps.openapi.addSchema('AgentUnderstandingVersionInput', versionInput);
+  const Identity = deps.openapi.addSchema('AgentUnderstandingVersion', ArtifactVersionIdentity);
+  const Full = deps.openapi.addSchema('AgentUnderstandingVersionFiles', ArtifactVersion);
+  const Input = deps.openapi.addSchema('AgentUnderstandingVersionInput', ArtifactVersionInput);
 
-  defineRoute<VersionBody>(router, deps, {
+  defineRoute<ArtifactVersionInput>(router, deps, {
     method: 'post', path: '/projects/{project_id}/artifacts/versions', tag: 'artifacts', scope: 'admin', projectParam: true,
     summary: 'Record the next agent understanding version (append-only; an omitted file is carried forward)',
     body: Input,
@@ -72,11 +36,11 @@ export function artifactRoutes(deps: AppDeps): Router {
     },
   });
 
-  defineRoute<unknown, { agent_name?: string }>(router, deps, {
+  defineRoute<unknown, ArtifactVersionsQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/artifacts/versions', tag: 'artifacts', scope: 'read', projectParam: true,
     summary: 'List agent understanding versions, by agent name and newest version first',
-    query: { type: 'object', additionalProperties: false, properties: { agent_name: { type: 'string', minLength: 1, maxLength: 200 } } },
-    responses: { 200: { description: 'Versions', schema: { type: 'object', required: ['versions'], properties: { versions: { type: 'array', items: Identity } } } } },
+    query: ArtifactVersionsQuery,
+    responses: { 200: { description: 'Versions', schema: ArtifactVersionList } },
     handler: async ({ tenantId, project, query }) => ({
       versions: await artifacts.list(tenantId, project.id, query.agent_name === undefined ? null : agentNameOf(query.agent_name)),
     }),

@@ -1,21 +1,9 @@
 import crypto from 'node:crypto';
 import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { isUuid } from '../../platform/uuid.js';
+import type { ArtifactVersion, ArtifactVersionIdentity } from './artifact-schemas.js';
 
-/** An agent understanding version: the identity a write answers with. */
-export interface ArtifactVersionIdentity {
-  artifact_version_id: string;
-  version: number;
-  agent_name: string;
-  created_at: string;
-  updated_at: string;
-}
-
-/** The read route adds the two files of the version (`understanding` and `expectations`). */
-export interface ArtifactVersion extends ArtifactVersionIdentity {
-  understanding: string;
-  expectations: string;
-}
+export type { ArtifactVersion, ArtifactVersionIdentity };
 
 interface VersionRow {
   id: string;

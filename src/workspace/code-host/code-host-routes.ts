@@ -3,53 +3,9 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { codeHostService } from './code-host-service.js';
+import { CodeHostBindInput, CodeHostFeatureInput, CodeHostTokenInput, CodeHostView } from './code-host-schemas.js';
 
-const nullableString = { type: ['string', 'null'] };
-
-const viewSchema = {
-  type: 'object',
-  required: ['project_id', 'feature_enabled', 'connection', 'binding'],
-  properties: {
-    project_id: { type: 'string', format: 'uuid' },
-    feature_enabled: { type: 'boolean' },
-    connection: {
-      type: 'object',
-      required: ['status', 'account_login', 'account_html_url', 'last_error_code', 'last_error_at', 'connected_at', 'disconnected_at'],
-      properties: {
-        status: { type: 'string', enum: ['not_connected', 'connected', 'error', 'disconnected'] },
-        account_login: nullableString,
-        account_html_url: nullableString,
-        last_error_code: nullableString,
-        last_error_at: { type: ['string', 'null'], format: 'date-time' },
-        connected_at: { type: ['string', 'null'], format: 'date-time' },
-        disconnected_at: { type: ['string', 'null'], format: 'date-time' },
-      },
-    },
-    binding: {
-      type: 'object',
-      required: ['present', 'status', 'repository_owner', 'repository_name', 'commit_url_base', 'unbound'],
-      properties: {
-        present: { type: 'boolean' },
-        status: { type: 'string', enum: ['none', 'active', 'error', 'unbound'] },
-        repository_owner: nullableString,
-        repository_name: nullableString,
-        commit_url_base: nullableString,
-        unbound: { type: 'boolean' },
-      },
-    },
-  },
-};
-
-/** GitHub's account and repository name alphabet. */
-const REPO_PART = '^[A-Za-z0-9_.-]{1,100}$';
-
-interface BindBody {
-  repository_owner?: string;
-  repository_name?: string;
-  repository?: string;
-}
-
-function repositoryOf(body: BindBody): { owner: string; name: string } {
+function repositoryOf(body: CodeHostBindInput): { owner: string; name: string } {
   if (body.repository !== undefined) {
     if (body.repository_owner !== undefined || body.repository_name !== undefined) {
       throw new ValidationError('Give either repository or repository_owner with repository_name, not both');
@@ -66,7 +22,7 @@ function repositoryOf(body: BindBody): { owner: string; name: string } {
 export function codeHostRoutes(deps: AppDeps): Router {
   const router = Router();
   const service = codeHostService(deps);
-  const View = deps.openapi.addSchema('CodeHostConnection', viewSchema);
+  const View = deps.openapi.addSchema('CodeHostConnection', CodeHostView);
   const ok = { 200: { description: 'The connection object', schema: View } };
   const base = '/projects/{project_id}/code-host';
 
@@ -76,10 +32,10 @@ export function codeHostRoutes(deps: AppDeps): Router {
     handler: ({ tenantId, project }) => service.get(tenantId, project.id),
   });
 
-  defineRoute<{ token: string }>(router, deps, {
+  defineRoute<CodeHostTokenInput>(router, deps, {
     method: 'put', path: `${base}/connection`, tag: 'code-host', scope: 'admin', projectParam: true,
     summary: 'Connect (or reconnect) the code host with an access token; the token is checked against the code-host API and never returned',
-    body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 1000 } } },
+    body: CodeHostTokenInput,
     responses: ok,
     handler: ({ tenantId, project, body }) => {
       if (!body.token.trim()) throw new ValidationError('token: must not be blank');
@@ -99,17 +55,10 @@ export function codeHostRoutes(deps: AppDeps): Router {
     handler: ({ tenantId, project }) => service.check(tenantId, project.id),
   });
 
-  defineRoute<BindBody>(router, deps, {
+  defineRoute<CodeHostBindInput>(router, deps, {
     method: 'put', path: `${base}/binding`, tag: 'code-host', scope: 'admin', projectParam: true,
     summary: "Bind the project to a repository ({repository_owner, repository_name} or {repository: 'owner/name'})",
-    body: {
-      type: 'object', additionalProperties: false,
-      properties: {
-        repository_owner: { type: 'string', pattern: REPO_PART },
-        repository_name: { type: 'string', pattern: REPO_PART },
-        repository: { type: 'string', maxLength: 201 },
-      },
-    },
+    body: CodeHostBindInput,
     responses: ok,
     handler: ({ tenantId, project, body }) => {
       const repo = repositoryOf(body);
@@ -123,10 +72,10 @@ export function codeHostRoutes(deps: AppDeps): Router {
     handler: ({ tenantId, project }) => service.unbind(tenantId, project.id),
   });
 
-  defineRoute<{ enabled: boolean }>(router, deps, {
+  defineRoute<CodeHostFeatureInput>(router, deps, {
     method: 'put', path: `${base}/feature`, tag: 'code-host', scope: 'admin', projectParam: true,
     summary: 'Enable or disable the code-host feature for the project; stored history is kept either way',
-    body: { type: 'object', additionalProperties: false, required: ['enabled'], properties: { enabled: { type: 'boolean' } } },
+    body: CodeHostFeatureInput,
     responses: ok,
     handler: ({ tenantId, project, body }) => service.setFeature(tenantId, project.id, body.enabled),
   });

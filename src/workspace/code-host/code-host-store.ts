@@ -1,12 +1,7 @@
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import type { BindingStatus, CodeHostView, ConnectionStatus } from './code-host-schemas.js';
 
-/**
- * Connection states (docs/code-host.md):
- * not_connected → connected | error (by the health check) → disconnected (DELETE), and back by PUT.
- * Binding states: none → active | error (repository check) → unbound (DELETE), and back by PUT.
- */
-export type ConnectionStatus = 'not_connected' | 'connected' | 'error' | 'disconnected';
-export type BindingStatus = 'none' | 'active' | 'error' | 'unbound';
+export type { BindingStatus, CodeHostView, ConnectionStatus };
 
 export interface CodeHostRow {
   project_id: string;
@@ -28,29 +23,6 @@ export interface CodeHostRow {
   repository_html_url: string | null;
   bound_at: Date | null;
   unbound_at: Date | null;
-}
-
-/** A project's code-host connection as the API answers it. */
-export interface CodeHostView {
-  project_id: string;
-  feature_enabled: boolean;
-  connection: {
-    status: ConnectionStatus;
-    account_login: string | null;
-    account_html_url: string | null;
-    last_error_code: string | null;
-    last_error_at: string | null;
-    connected_at: string | null;
-    disconnected_at: string | null;
-  };
-  binding: {
-    present: boolean;
-    status: BindingStatus;
-    repository_owner: string | null;
-    repository_name: string | null;
-    commit_url_base: string | null;
-    unbound: boolean;
-  };
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);

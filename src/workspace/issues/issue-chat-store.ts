@@ -2,15 +2,9 @@ import crypto from 'node:crypto';
 import type { Sql, SqlHandle } from '../../platform/postgres/postgres.js';
 import { recordIssueEvent } from './issue-event-outbox.js';
 import type { Origin } from '../../spans/origin.js';
+import type { IssueChatMessage } from './issue-schemas.js';
 
-export interface ChatMessage {
-  id: string;
-  issue_id: string;
-  user_id: string | null;
-  api_key_id: string | null;
-  message: string;
-  created_at: string;
-}
+export type ChatMessage = IssueChatMessage;
 
 type ChatRow = Omit<ChatMessage, 'created_at'> & { created_at: Date };
 

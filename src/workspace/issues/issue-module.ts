@@ -8,8 +8,7 @@ import { ticketRoutes } from '../tickets/ticket-routes.js';
 import { trackerSettingsRoutes } from '../tickets/tracker-settings-routes.js';
 import { issueRelay, kickRelay } from './issue-access.js';
 import { extractionGroupListener, readExtraction, readTraceOccurrences } from './issue-extraction.js';
-import { issueRoutes } from './issue-routes.js';
-import { issueSchemas } from './issue-schemas.js';
+import { issueRoutes, registerIssueSchemas } from './issue-routes.js';
 import { tagRoutes } from './tag-routes.js';
 
 declare module '../../app/app-deps.js' {
@@ -35,7 +34,7 @@ export const issuesModule: LookoutModule = {
   },
   api(deps: AppDeps) {
     const router = Router();
-    issueSchemas(deps.openapi);
+    registerIssueSchemas(deps.openapi);
     // Fixed paths (/issues/tags) before /issues/{issue_id}.
     tagRoutes(router, deps);
     issueRoutes(router, deps);

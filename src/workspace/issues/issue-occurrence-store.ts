@@ -1,16 +1,8 @@
 import { ValidationError } from '../../platform/http/errors.js';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
+import type { IssueOccurrence, IssueOccurrenceList } from './issue-schemas.js';
 
-export interface IssueOccurrence {
-  trace_id: string;
-  otel_trace_id: string;
-  span_id: string;
-  occurred_at: string;
-  error_type: string;
-  span_name: string;
-  tool_name: string;
-  message: string;
-}
+export type { IssueOccurrence };
 
 function decode(cursor: string): bigint {
   const match = /^occ:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -19,7 +11,7 @@ function decode(cursor: string): bigint {
 }
 
 /** Occurrences newest first by attachment order, with an opaque cursor. */
-export async function listOccurrences(sql: SqlHandle, tenantId: string, issueId: string, limit: number, cursor: string | null) {
+export async function listOccurrences(sql: SqlHandle, tenantId: string, issueId: string, limit: number, cursor: string | null): Promise<IssueOccurrenceList> {
   const before = cursor ? decode(cursor) : null;
   const rows = await sql<(Omit<IssueOccurrence, 'occurred_at'> & { id: string; occurred_at: Date })[]>`
     select id::text as id, trace_id, otel_trace_id, span_id, occurred_at, error_type, span_name, tool_name, message

@@ -3,14 +3,24 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/uuid.js';
-import { issueSchemas } from './issue-schemas.js';
+import type { OpenApiDocument } from '../../platform/http/openapi.js';
+import {
+  Issue,
+  IssueChatMessage,
+  IssueChatMessages,
+  IssueList,
+  IssueListQuery,
+  IssueOccurrenceList,
+  IssuePatch,
+  IssueStartReview,
+  IssueTag,
+  NewChatMessage,
+  NewIssue,
+  OccurrencesQuery,
+} from './issue-schemas.js';
 import { issueService } from './issue-service.js';
 import type { TransitionName } from './issue-transitions.js';
 import { ISSUE_STATUSES, type IssueStatus } from './issue-types.js';
-
-const title = { type: 'string', minLength: 1, maxLength: 500 };
-const description = { type: ['string', 'null'], maxLength: 20000 };
-const userId = { type: ['string', 'null'], format: 'uuid' };
 
 /** Opaque list cursors: the list position of the last issue on the page. */
 export function encodeCursor(seq: bigint): string {
@@ -32,29 +42,25 @@ function parseStatuses(raw: string | undefined): IssueStatus[] | null {
   return statuses as IssueStatus[];
 }
 
-interface ListQuery {
-  status?: string;
-  tag?: string;
-  assignee?: string;
-  flagged?: boolean;
-  cursor?: string;
-  limit: number;
+/** Registers the issue components once per OpenAPI document and returns their $refs. */
+export function registerIssueSchemas(openapi: OpenApiDocument) {
+  return {
+    IssueTag: openapi.addSchema('IssueTag', IssueTag),
+    Issue: openapi.addSchema('Issue', Issue),
+    IssueList: openapi.addSchema('IssueList', IssueList),
+    StartReview: openapi.addSchema('IssueStartReview', IssueStartReview),
+    ChatMessage: openapi.addSchema('IssueChatMessage', IssueChatMessage),
+  };
 }
 
 export function issueRoutes(router: Router, deps: AppDeps): void {
-  const s = issueSchemas(deps.openapi);
+  const s = registerIssueSchemas(deps.openapi);
   const issues = issueService(deps);
 
-  defineRoute<unknown, ListQuery>(router, deps, {
+  defineRoute<unknown, IssueListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/issues', tag: 'issues', scope: 'read', projectParam: true,
     summary: 'List the issues of a project, newest first; filters status (comma list), tag (tag id), assignee (user id or `none`), flagged',
-    query: {
-      type: 'object', additionalProperties: false,
-      properties: {
-        status: { type: 'string' }, tag: { type: 'string' }, assignee: { type: 'string' }, flagged: { type: 'boolean' },
-        cursor: { type: 'string', maxLength: 200 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-      },
-    },
+    query: IssueListQuery,
     responses: { 200: { description: 'A page of issues', schema: s.IssueList } },
     handler: async ({ tenantId, project, query }) => {
       if (query.tag !== undefined && !isUuid(query.tag)) throw new ValidationError('tag: must be a tag id');
@@ -71,13 +77,10 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
     },
   });
 
-  defineRoute<{ title: string; description?: string | null; assignee_user_id?: string | null; flagged?: boolean }>(router, deps, {
+  defineRoute<NewIssue>(router, deps, {
     method: 'post', path: '/projects/{project_id}/issues', tag: 'issues', scope: 'admin', projectParam: true,
     summary: 'Create an issue by hand (records issue.created)',
-    body: {
-      type: 'object', additionalProperties: false, required: ['title'],
-      properties: { title, description, assignee_user_id: userId, flagged: { type: 'boolean' } },
-    },
+    body: NewIssue,
     responses: { 201: { description: 'Created', schema: s.Issue } },
     handler: async ({ tenantId, project, body, actor }) => ({ status: 201, body: await issues.create(tenantId, project.id, body, actor) }),
   });
@@ -88,13 +91,10 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
     handler: ({ principal, params }) => issues.get(principal, params.issue_id),
   });
 
-  defineRoute<{ title?: string; description?: string | null; assignee_user_id?: string | null; flagged?: boolean }>(router, deps, {
+  defineRoute<IssuePatch>(router, deps, {
     method: 'patch', path: '/issues/{issue_id}', tag: 'issues', scope: 'admin',
     summary: 'Edit title, description, assignee or flagged (flagged changes record issue.flagged / issue.unflagged); status changes use the transition routes',
-    body: {
-      type: 'object', additionalProperties: false, minProperties: 1,
-      properties: { title, description, assignee_user_id: userId, flagged: { type: 'boolean' } },
-    },
+    body: IssuePatch,
     responses: { 200: { description: 'Issue', schema: s.Issue } },
     handler: ({ principal, params, body, actor }) => issues.edit(principal, params.issue_id, body, actor),
   });
@@ -122,10 +122,10 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
     });
   }
 
-  defineRoute<{ message: string }>(router, deps, {
+  defineRoute<NewChatMessage>(router, deps, {
     method: 'post', path: '/issues/{issue_id}/chat', tag: 'issues', scope: 'admin',
     summary: 'Post a message on an issue (records issue.chat_sent)',
-    body: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1, maxLength: 20000 } } },
+    body: NewChatMessage,
     responses: { 201: { description: 'Message', schema: s.ChatMessage } },
     handler: async ({ principal, params, body, actor }) => ({ status: 201, body: await issues.postChat(principal, params.issue_id, body.message, actor) }),
   });
@@ -133,17 +133,15 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
   defineRoute(router, deps, {
     method: 'get', path: '/issues/{issue_id}/chat', tag: 'issues', scope: 'read',
     summary: 'Messages on an issue, oldest first',
-    responses: { 200: { description: 'Messages', schema: { type: 'object', properties: { messages: { type: 'array', items: s.ChatMessage } } } } },
+    responses: { 200: { description: 'Messages', schema: IssueChatMessages } },
     handler: async ({ principal, params }) => ({ messages: await issues.chat(principal, params.issue_id) }),
   });
 
-  defineRoute<unknown, { limit: number; cursor?: string }>(router, deps, {
+  defineRoute<unknown, OccurrencesQuery>(router, deps, {
     method: 'get', path: '/issues/{issue_id}/occurrences', tag: 'issues', scope: 'read',
     summary: 'Occurrences of an issue (trace id, span id, time), newest first',
-    query: {
-      type: 'object', additionalProperties: false,
-      properties: { cursor: { type: 'string', maxLength: 200 }, limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
-    },
+    query: OccurrencesQuery,
+    responses: { 200: { description: 'A page of occurrences', schema: IssueOccurrenceList } },
     handler: ({ principal, params, query }) => issues.occurrences(principal, params.issue_id, query.limit, query.cursor ?? null),
   });
 

@@ -1,51 +1,142 @@
-import type { OpenApiDocument, JsonSchema } from '../../platform/http/openapi.js';
-import { ISSUE_STATUSES } from './issue-types.js';
+/**
+ * The issue routes' requests and answers (issues, tags, chat, occurrences), declared once as
+ * TypeBox schemas: the JSON Schema the OpenAPI document carries and ajv validates with, and the
+ * types (`Static`) the services return and the dashboard imports. This file imports nothing of the
+ * server, so the dashboard's type check can read it; the routes register the schemas.
+ */
+import { Type, type Static } from 'typebox';
+import { bareEnum, componentRef, dateTime, nullable } from '../../platform/http/shape-kit.js';
 
-const dateTime = { type: 'string', format: 'date-time' };
-const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
+/** The four issue states; resolved and dismissed are terminal. */
+export const ISSUE_STATUSES = ['open', 'in_progress', 'resolved', 'dismissed'] as const;
+export type IssueStatus = (typeof ISSUE_STATUSES)[number];
 
-/** Registers the issue schemas once per OpenAPI document and returns their $refs. */
-export function issueSchemas(openapi: OpenApiDocument): Record<'IssueTag' | 'Issue' | 'IssueList' | 'StartReview' | 'ChatMessage', JsonSchema> {
-  const IssueTag = openapi.addSchema('IssueTag', {
-    type: 'object', required: ['id', 'name', 'color'],
-    properties: { id: { type: 'string' }, name: { type: 'string' }, color: { type: 'string' } },
-  });
-  const Issue = openapi.addSchema('Issue', {
-    type: 'object',
-    required: ['id', 'project_id', 'title', 'description', 'status', 'assignee_user_id', 'fingerprint', 'flagged',
-      'first_seen_at', 'last_seen_at', 'occurrence_count', 'occurrences_deleted_at', 'created_at', 'updated_at', 'tags'],
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      project_id: { type: 'string', format: 'uuid' },
-      title: { type: 'string' },
-      description: { type: ['string', 'null'] },
-      status: { enum: [...ISSUE_STATUSES] },
-      assignee_user_id: { type: ['string', 'null'] },
-      fingerprint: { type: ['string', 'null'], description: 'Set for issues opened by extraction; null for issues created by hand' },
-      flagged: { type: 'boolean' },
-      first_seen_at: nullableDateTime,
-      last_seen_at: nullableDateTime,
-      occurrence_count: { type: 'integer' },
-      occurrences_deleted_at: { ...nullableDateTime, description: 'When a deletion removed the last of its occurrences (their traces are gone); null otherwise' },
-      created_at: dateTime,
-      updated_at: dateTime,
-      tags: { type: 'array', items: IssueTag },
-    },
-  });
-  const IssueList = openapi.addSchema('IssueList', {
-    type: 'object', required: ['issues', 'next_cursor'],
-    properties: { issues: { type: 'array', items: Issue }, next_cursor: { type: ['string', 'null'] } },
-  });
-  const StartReview = openapi.addSchema('IssueStartReview', {
-    type: 'object', required: ['project_id', 'status', 'assignee_user_id'],
-    properties: { project_id: { type: 'string' }, status: { enum: [...ISSUE_STATUSES] }, assignee_user_id: { type: ['string', 'null'] } },
-  });
-  const ChatMessage = openapi.addSchema('IssueChatMessage', {
-    type: 'object', required: ['id', 'issue_id', 'user_id', 'api_key_id', 'message', 'created_at'],
-    properties: {
-      id: { type: 'string' }, issue_id: { type: 'string' }, user_id: { type: ['string', 'null'] },
-      api_key_id: { type: ['string', 'null'] }, message: { type: 'string' }, created_at: dateTime,
-    },
-  });
-  return { IssueTag, Issue, IssueList, StartReview, ChatMessage };
-}
+const nullableDateTime = nullable(dateTime);
+const status = bareEnum(ISSUE_STATUSES);
+
+export const IssueTag = Type.Object({ id: Type.String(), name: Type.String(), color: Type.String() });
+export type IssueTag = Static<typeof IssueTag>;
+const issueTagRef = componentRef('IssueTag', IssueTag);
+
+/** The issue record the issue routes answer (docs/issues.md lists the fields). */
+export const Issue = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  project_id: Type.String({ format: 'uuid' }),
+  title: Type.String(),
+  description: nullable(Type.String()),
+  status,
+  assignee_user_id: nullable(Type.String()),
+  fingerprint: nullable(Type.String({ description: 'Set for issues opened by extraction; null for issues created by hand' })),
+  flagged: Type.Boolean(),
+  first_seen_at: nullableDateTime,
+  last_seen_at: nullableDateTime,
+  occurrence_count: Type.Integer(),
+  occurrences_deleted_at: nullable(Type.String({ format: 'date-time', description: 'When a deletion removed the last of its occurrences (their traces are gone); null otherwise' })),
+  created_at: dateTime,
+  updated_at: dateTime,
+  tags: Type.Array(issueTagRef),
+});
+export type Issue = Static<typeof Issue>;
+const issueRef = componentRef('Issue', Issue);
+
+export const IssueList = Type.Object({ issues: Type.Array(issueRef), next_cursor: nullable(Type.String()) });
+export type IssueList = Static<typeof IssueList>;
+
+/** PATCH /issues/{issue_id}/start-review answers the state after the call. */
+export const IssueStartReview = Type.Object({ project_id: Type.String(), status, assignee_user_id: nullable(Type.String()) });
+export type IssueStartReview = Static<typeof IssueStartReview>;
+
+export const IssueChatMessage = Type.Object({
+  id: Type.String(),
+  issue_id: Type.String(),
+  user_id: nullable(Type.String()),
+  api_key_id: nullable(Type.String()),
+  message: Type.String(),
+  created_at: dateTime,
+});
+export type IssueChatMessage = Static<typeof IssueChatMessage>;
+const chatMessageRef = componentRef('IssueChatMessage', IssueChatMessage);
+export const IssueChatMessages = Type.Object({ messages: Type.Optional(Type.Array(chatMessageRef)) });
+
+/** One occurrence of an issue: where in which trace it was seen. */
+export const IssueOccurrence = Type.Object({
+  trace_id: Type.String(),
+  otel_trace_id: Type.String(),
+  span_id: Type.String(),
+  occurred_at: dateTime,
+  error_type: Type.String(),
+  span_name: Type.String(),
+  tool_name: Type.String(),
+  message: Type.String(),
+});
+export type IssueOccurrence = Static<typeof IssueOccurrence>;
+export const IssueOccurrenceList = Type.Object({ occurrences: Type.Array(IssueOccurrence), next_cursor: nullable(Type.String()) });
+export type IssueOccurrenceList = Static<typeof IssueOccurrenceList>;
+
+const title = Type.String({ minLength: 1, maxLength: 500 });
+const description = nullable(Type.String({ maxLength: 20000 }));
+const userId = nullable(Type.String({ format: 'uuid' }));
+
+/** GET /projects/{project_id}/issues: the query string. */
+export const IssueListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.String()),
+    tag: Type.Optional(Type.String()),
+    assignee: Type.Optional(Type.String()),
+    flagged: Type.Optional(Type.Boolean()),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  },
+  { additionalProperties: false },
+);
+/** The query as the handler sees it: ajv filled the default limit in. */
+export type IssueListQuery = Static<typeof IssueListQuery> & { limit: number };
+
+/** POST /projects/{project_id}/issues. */
+export const NewIssue = Type.Object(
+  { title, description: Type.Optional(description), assignee_user_id: Type.Optional(userId), flagged: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type NewIssue = Static<typeof NewIssue>;
+
+/** PATCH /issues/{issue_id}: any of the fields, at least one. */
+export const IssuePatch = Type.Object(
+  {
+    title: Type.Optional(title),
+    description: Type.Optional(description),
+    assignee_user_id: Type.Optional(userId),
+    flagged: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type IssuePatch = Static<typeof IssuePatch>;
+
+/** POST /issues/{issue_id}/chat. */
+export const NewChatMessage = Type.Object({ message: Type.String({ minLength: 1, maxLength: 20000 }) }, { additionalProperties: false });
+export type NewChatMessage = Static<typeof NewChatMessage>;
+
+/** GET /issues/{issue_id}/occurrences: the query string. */
+export const OccurrencesQuery = Type.Object(
+  { cursor: Type.Optional(Type.String({ maxLength: 200 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) },
+  { additionalProperties: false },
+);
+export type OccurrencesQuery = Static<typeof OccurrencesQuery> & { limit: number };
+
+/** A CSS-style hex colour (#rgb or #rrggbb) or a plain colour word such as `red`. */
+const color = Type.String({ pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]{1,32})$' });
+
+/** POST /issues/tags. */
+export const NewIssueTag = Type.Object(
+  { project_id: Type.String(), name: Type.String({ minLength: 1, maxLength: 100 }), color },
+  { additionalProperties: false },
+);
+export type NewIssueTag = Static<typeof NewIssueTag>;
+
+/** GET /issues/tags: the query string. */
+export const IssueTagsQuery = Type.Object({ project_id: Type.Optional(Type.String()) }, { additionalProperties: false });
+export type IssueTagsQuery = Static<typeof IssueTagsQuery>;
+
+export const IssueTagList = Type.Object({ tags: Type.Array(issueTagRef) });
+/** The tags of an issue after attaching or detaching one. */
+export const TagsOfIssue = Type.Object({ issue_id: Type.String(), tags: Type.Array(issueTagRef) });
+export type TagsOfIssue = Static<typeof TagsOfIssue>;

@@ -4,14 +4,12 @@ import { recordIssueEvent, type IssueEventName } from './issue-event-outbox.js';
 import { findIssueRow, ISSUE_COLUMNS } from './issue-store.js';
 import { isTerminal, type IssueRow, type IssueStatus } from './issue-types.js';
 import type { Origin } from '../../spans/origin.js';
+import type { IssueStartReview } from './issue-schemas.js';
 
 export const ISSUE_TERMINAL_CONFLICT = 'issue_terminal_conflict';
 
-export interface StartReviewResult {
-  project_id: string;
-  status: IssueStatus;
-  assignee_user_id: string | null;
-}
+/** The state after start-review (issue-schemas.ts). */
+export type StartReviewResult = IssueStartReview;
 
 /**
  * Starting a review: open → in_progress with the assignee set to the acting user only

@@ -1,35 +1,9 @@
-/** The four issue states; resolved and dismissed are terminal. */
-export const ISSUE_STATUSES = ['open', 'in_progress', 'resolved', 'dismissed'] as const;
-export type IssueStatus = (typeof ISSUE_STATUSES)[number];
+import { ISSUE_STATUSES, type Issue, type IssueStatus, type IssueTag } from './issue-schemas.js';
+
+export { ISSUE_STATUSES, type Issue, type IssueStatus, type IssueTag };
 
 export function isTerminal(status: IssueStatus): boolean {
   return status === 'resolved' || status === 'dismissed';
-}
-
-export interface IssueTag {
-  id: string;
-  name: string;
-  color: string;
-}
-
-/** The issue record returned by the issue routes (docs/issues.md lists the fields). */
-export interface Issue {
-  id: string;
-  project_id: string;
-  title: string;
-  description: string | null;
-  status: IssueStatus;
-  assignee_user_id: string | null;
-  fingerprint: string | null;
-  flagged: boolean;
-  first_seen_at: string | null;
-  last_seen_at: string | null;
-  occurrence_count: number;
-  /** When a deletion removed the last of its occurrences (their traces are gone); null otherwise. */
-  occurrences_deleted_at: string | null;
-  created_at: string;
-  updated_at: string;
-  tags: IssueTag[];
 }
 
 export interface IssueRow {

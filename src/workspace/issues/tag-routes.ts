@@ -3,9 +3,7 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute, projectForPrincipal } from '../../app/route.js';
 import { ValidationError } from '../../platform/http/errors.js';
 import { TagService } from './tag-service.js';
-
-/** A CSS-style hex colour (#rgb or #rrggbb) or a plain colour word such as `red`. */
-const color = { type: 'string', pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]{1,32})$' };
+import { IssueTagList, IssueTagsQuery, NewIssueTag, TagsOfIssue } from './issue-schemas.js';
 
 /**
  * Tag routes. Registered before the `/issues/{issue_id}` routes so `/issues/tags` is never
@@ -14,15 +12,11 @@ const color = { type: 'string', pattern: '^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z
 export function tagRoutes(router: Router, deps: AppDeps): void {
   const IssueTag = { $ref: '#/components/schemas/IssueTag' };
   const tags = new TagService(deps);
-  const TagsOfIssue = { type: 'object', required: ['issue_id', 'tags'], properties: { issue_id: { type: 'string' }, tags: { type: 'array', items: IssueTag } } };
 
-  defineRoute<{ project_id: string; name: string; color: string }>(router, deps, {
+  defineRoute<NewIssueTag>(router, deps, {
     method: 'post', path: '/issues/tags', tag: 'issues', scope: 'admin',
     summary: 'Create a project-scoped issue tag; names are unique per project by their trimmed, lower-cased form (409 conflict)',
-    body: {
-      type: 'object', additionalProperties: false, required: ['project_id', 'name', 'color'],
-      properties: { project_id: { type: 'string' }, name: { type: 'string', minLength: 1, maxLength: 100 }, color },
-    },
+    body: NewIssueTag,
     responses: { 201: { description: 'Created', schema: IssueTag } },
     handler: async ({ principal, tenantId, body }) => {
       if (!body.name.trim()) throw new ValidationError('name: must not be blank');
@@ -31,11 +25,11 @@ export function tagRoutes(router: Router, deps: AppDeps): void {
     },
   });
 
-  defineRoute<unknown, { project_id?: string }>(router, deps, {
+  defineRoute<unknown, IssueTagsQuery>(router, deps, {
     method: 'get', path: '/issues/tags', tag: 'issues', scope: 'read',
     summary: "A project's issue tags in normalized (trimmed, lower-cased) name order; a project-limited key may omit project_id",
-    query: { type: 'object', additionalProperties: false, properties: { project_id: { type: 'string' } } },
-    responses: { 200: { description: 'Tags', schema: { type: 'object', required: ['tags'], properties: { tags: { type: 'array', items: IssueTag } } } } },
+    query: IssueTagsQuery,
+    responses: { 200: { description: 'Tags', schema: IssueTagList } },
     handler: async ({ principal, tenantId, query }) => {
       const projectId = query.project_id ?? principal.projectId;
       if (!projectId) throw new ValidationError('project_id is required');

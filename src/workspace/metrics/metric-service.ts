@@ -12,11 +12,10 @@ import {
   listMetrics,
   upsertEvent,
   type CollectionType,
-  type EventValue,
   type MetricRow,
-  type MetricType,
 } from './metric-store.js';
 import { inSample, normalizeEventValue } from './metric-values.js';
+import type { Metric, MetricEventResult, MetricInput, MonitorStatus } from './metric-schemas.js';
 
 declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
@@ -24,50 +23,19 @@ declare module '../../app/app-deps.js' {
   }
 }
 
-/** A metric as the API answers it: every field, always present. */
-export interface Metric {
-  id: string;
-  name: string;
-  description: string | null;
-  type: MetricType;
-  collection_type: CollectionType | null;
-  project_id: string;
-  project_name: string;
-  preset: boolean;
-  agent_name: string | null;
-  sampling_rate: number | null;
-  created_at: string | null;
-  total_events: number;
-  recent_events: { id: string; trace_id: string; created_at: string; value: EventValue }[];
-  monitor: { threshold: number; interval_value: number; latest_status: MonitorStatus; latest_value: number | null };
-  collection_config: null;
-}
-
-/** no_data: no event in the interval; breached: latest_value above threshold; ok otherwise. */
-export type MonitorStatus = 'ok' | 'breached' | 'no_data';
+export type { Metric, MetricInput, MonitorStatus };
 
 export function monitorStatus(latest: number | null, threshold: number): MonitorStatus {
   if (latest === null) return 'no_data';
   return latest > threshold ? 'breached' : 'ok';
 }
 
-export interface MetricInput {
-  name: string;
-  description?: string | null;
-  type?: MetricType;
-  collection_type: CollectionType;
-  agent_name?: string | null;
-  sampling_rate?: number | null;
-  monitor?: { threshold?: number; interval_value?: number };
-}
-
 /** Default thresholds per collection type (docs/metrics.md): a failing share over half, any flag, any positive value. */
 const DEFAULT_THRESHOLD: Record<CollectionType, number> = { BINARY: 0.5, FLAG: 0, VALUE: 0 };
 const DEFAULT_INTERVAL_HOURS = 24;
 
-export type RecordOutcome =
-  | { sampled: true; id: string; trace_id: string; created_at: string; value: EventValue }
-  | { sampled: false; id: null; trace_id: string; created_at: null; value: EventValue };
+/** The event answer (MetricEventResult), with id and created_at set exactly when the trace was sampled. */
+export type RecordOutcome = MetricEventResult & ({ sampled: true; id: string; created_at: string } | { sampled: false; id: null; created_at: null });
 
 export class MetricService {
   constructor(private readonly deps: AppDeps) {}

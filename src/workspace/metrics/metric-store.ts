@@ -3,10 +3,9 @@ import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import { isUuid } from '../../platform/uuid.js';
 import { PRESETS } from './metric-presets.js';
 
-export type MetricType = 'SYNTHETIC' | 'OBSERVED';
-export type CollectionType = 'BINARY' | 'VALUE' | 'FLAG';
-/** A stored event value: BINARY → boolean, VALUE → number, FLAG → true or a reason string. */
-export type EventValue = boolean | number | string;
+import type { CollectionType, EventValue, MetricType } from './metric-schemas.js';
+
+export type { CollectionType, EventValue, MetricType };
 
 export interface MetricRow {
   id: string;

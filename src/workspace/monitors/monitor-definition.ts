@@ -1,5 +1,6 @@
 import { ValidationError } from '../../platform/http/errors.js';
 import { GuidanceError, parseClauses, type MonitorDefinition } from './monitor-signal.js';
+import type { IssueCriteriaInput, MonitorKind } from './monitor-schemas.js';
 
 /**
  * issue_criteria of a tool monitor (how a call is recognized as an issue):
@@ -8,7 +9,7 @@ import { GuidanceError, parseClauses, type MonitorDefinition } from './monitor-s
  * - or a string of phrases (separated by new lines, `;` or `,`), read as output patterns, with error true.
  * At least one criterion must be able to match.
  */
-export type IssueCriteriaInput = string | { error?: boolean; output_patterns?: string[] };
+export type { IssueCriteriaInput };
 
 function outputPatterns(criteria: IssueCriteriaInput): string[] {
   if (typeof criteria === 'string') {
@@ -24,7 +25,7 @@ function outputPatterns(criteria: IssueCriteriaInput): string[] {
 }
 
 export interface DefinitionInput {
-  kind: 'signal' | 'tool';
+  kind: MonitorKind;
   seed_hint?: string | null;
   expected_behavior?: string | null;
   tool_name?: string | null;

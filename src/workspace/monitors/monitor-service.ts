@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../app/app-deps.js';
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/http/errors.js';
-import { compileDefinition, type IssueCriteriaInput } from './monitor-definition.js';
+import { compileDefinition } from './monitor-definition.js';
 import {
   clearObservations,
   deleteMonitor,
@@ -10,11 +10,11 @@ import {
   listMonitors,
   toMonitor,
   updateMonitor,
-  type ExplorationStatus,
   type Monitor,
   type MonitorChange,
   type MonitorRow,
 } from './monitor-store.js';
+import type { MonitorInput, MonitorPatch } from './monitor-schemas.js';
 
 declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
@@ -22,20 +22,7 @@ declare module '../../app/app-deps.js' {
   }
 }
 
-export interface MonitorInput {
-  name: string;
-  kind?: 'signal' | 'tool';
-  seed_hint?: string | null;
-  expected_behavior?: string | null;
-  tool_name?: string | null;
-  issue_criteria?: IssueCriteriaInput | null;
-}
-
-export interface MonitorPatch {
-  name?: string;
-  exploration_status?: ExplorationStatus;
-  paused?: boolean;
-}
+export type { MonitorInput, MonitorPatch };
 
 function cleanName(name: string): string {
   const trimmed = name.trim();

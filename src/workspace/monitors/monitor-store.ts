@@ -4,20 +4,9 @@ import { publishEvent } from '../../platform/postgres/shared-events.js';
 import { isUuid } from '../../platform/uuid.js';
 import type { Baseline, WindowCounts } from './monitor-baseline.js';
 import type { MonitorDefinition } from './monitor-signal.js';
+import type { ExplorationStatus, Monitor, MonitorKind } from './monitor-schemas.js';
 
-export type MonitorKind = 'signal' | 'tool';
-export type ExplorationStatus = 'learning' | 'active' | 'paused';
-
-/** A monitor as the API answers it: exactly these fields; guidance and criteria are never returned. */
-export interface Monitor {
-  id: string;
-  project_id: string;
-  kind: MonitorKind;
-  name: string;
-  exploration_status: ExplorationStatus;
-  created_at: string;
-  updated_at: string;
-}
+export type { ExplorationStatus, Monitor, MonitorKind };
 
 export interface MonitorRow {
   id: string;

@@ -16,17 +16,12 @@ import {
 import type { Principal } from '../../tenancy/tenancy-store.js';
 import { createProjectDeletion, kickDeletions, type Deletion } from '../../lifecycle/deletion-access.js';
 import type { Origin } from '../../spans/origin.js';
+import type { InstrumentationDiagnostics, ProjectInput } from './project-schemas.js';
 
-export interface ProjectInput {
-  name: string;
-  description?: string | null;
-}
+export type { ProjectInput };
 
 /** What a project's instrumentation sends, as the diagnostics route answers it. */
-export interface Diagnostics {
-  enabled: boolean;
-  chat_connected: boolean;
-}
+export type Diagnostics = InstrumentationDiagnostics;
 
 /**
  * Projects as the routes see them: route → this service → tenancy/project-store. It owns the rules

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../platform/http/errors.js';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Ticket, TicketDraft, TicketTracker } from './tracker-types.js';
+import type { LocalTicketState } from './ticket-schemas.js';
 
 /** The local provider's workflow states, with Linear's state types so both providers read alike. */
 export const LOCAL_STATES = {
@@ -8,7 +9,7 @@ export const LOCAL_STATES = {
   in_progress: { name: 'In Progress', type: 'started' },
   done: { name: 'Done', type: 'completed' },
   canceled: { name: 'Canceled', type: 'canceled' },
-} as const;
+} as const satisfies Record<LocalTicketState, { name: string; type: string }>;
 export type LocalState = keyof typeof LOCAL_STATES;
 
 interface LocalTicketRow {

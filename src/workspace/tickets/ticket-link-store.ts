@@ -1,25 +1,17 @@
 import crypto from 'node:crypto';
 import type { SqlHandle } from '../../platform/postgres/postgres.js';
 import type { Ticket, TicketDraft, TrackerProvider } from './tracker-types.js';
-import type { Origin } from '../../spans/origin.js';
+import type { PullRequest, SyncStatus, TicketActivity } from './ticket-schemas.js';
 
-/** One `activity[]` entry of a ticket link. */
-export interface TicketActivity {
-  id: string;
-  type: string;
-  actor_type: string;
-  actor_id: string;
-  ticket_identifier: string;
-  metadata: Record<string, unknown>;
-  occurred_at: string;
-}
+export type { PullRequest, TicketActivity };
+import type { Origin } from '../../spans/origin.js';
 
 export interface TicketLinkRow {
   id: string;
   issue_id: string;
   provider: TrackerProvider;
   origin: string;
-  sync_status: string;
+  sync_status: SyncStatus;
   linked_at: Date;
   last_successful_sync_at: Date | null;
   last_error_code: string | null;
@@ -71,7 +63,7 @@ export async function createPreview(sql: SqlHandle & { begin?: unknown }, tenant
   await sql`delete from ticket_previews where tenant_id = ${tenantId} and issue_id = ${issueId} and used_at is null`;
   await sql`
     insert into ticket_previews (token_hash, tenant_id, issue_id, ticket_id, draft, expires_at)
-    values (${hashPreviewToken(token)}, ${tenantId}, ${issueId}, ${crypto.randomUUID()}, ${sql.json(draft as never)}, ${expiresAt})`;
+    values (${hashPreviewToken(token)}, ${tenantId}, ${issueId}, ${crypto.randomUUID()}, ${sql.json(draft)}, ${expiresAt})`;
   return { token, expiresAt };
 }
 
@@ -118,7 +110,7 @@ export async function findLink(sql: SqlHandle, tenantId: string, issueId: string
 export async function insertLink(sql: SqlHandle, tenantId: string, issueId: string, provider: TrackerProvider, ticket: Ticket): Promise<void> {
   await sql`
     insert into issue_ticket_links (id, tenant_id, issue_id, provider, origin, sync_status, last_successful_sync_at, ticket)
-    values (${crypto.randomUUID()}, ${tenantId}, ${issueId}, ${provider}, 'created', 'healthy', now(), ${sql.json(ticket as never)})`;
+    values (${crypto.randomUUID()}, ${tenantId}, ${issueId}, ${provider}, 'created', 'healthy', now(), ${sql.json(ticket)})`;
 }
 
 /** Removes the issue's link and answers what it linked (null when there was none). */
@@ -129,7 +121,7 @@ export async function deleteLink(sql: SqlHandle, tenantId: string, issueId: stri
 }
 
 export async function markLinkSynced(sql: SqlHandle, linkId: string, ticket: Ticket): Promise<void> {
-  await sql`update issue_ticket_links set ticket = ${sql.json(ticket as never)}, sync_status = 'healthy', last_successful_sync_at = now()
+  await sql`update issue_ticket_links set ticket = ${sql.json(ticket)}, sync_status = 'healthy', last_successful_sync_at = now()
     where id = ${linkId}`;
 }
 
@@ -143,12 +135,6 @@ export async function listActivity(sql: SqlHandle, tenantId: string, issueId: st
     select id, type, actor_type, actor_id, ticket_identifier, metadata, occurred_at from issue_ticket_activity
     where tenant_id = ${tenantId} and issue_id = ${issueId} order by seq`;
   return rows.map((r) => ({ ...r, occurred_at: r.occurred_at.toISOString() }));
-}
-
-export interface PullRequest {
-  id: string;
-  title: string;
-  url: string;
 }
 
 export async function listPullRequests(sql: SqlHandle, tenantId: string, issueId: string): Promise<PullRequest[]> {

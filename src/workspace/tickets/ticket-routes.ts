@@ -3,26 +3,24 @@ import type { AppDeps } from '../../app/app-deps.js';
 import { defineRoute } from '../../app/route.js';
 import { ticketLinkSchemas } from './ticket-link-object.js';
 import { TicketService } from './ticket-service.js';
+import { PullRequestInput, TicketLinkInput, TicketPreviewInput } from './ticket-schemas.js';
 
 export function ticketRoutes(router: Router, deps: AppDeps): void {
   const s = ticketLinkSchemas(deps.openapi);
   const tickets = new TicketService(deps);
 
-  defineRoute<{ title?: string; description?: string }>(router, deps, {
+  defineRoute<TicketPreviewInput>(router, deps, {
     method: 'post', path: '/issues/{issue_id}/tracker-ticket/preview', tag: 'ticket-tracker', scope: 'admin',
     summary: 'Draft the ticket the tenant\'s tracker would get; returns a single-use preview_token that expires in 15 minutes (a newer preview replaces it)',
-    body: {
-      type: 'object', additionalProperties: false,
-      properties: { title: { type: 'string', minLength: 1, maxLength: 500 }, description: { type: 'string', maxLength: 20000 } },
-    },
+    body: TicketPreviewInput,
     responses: { 200: { description: 'Preview', schema: s.Preview } },
     handler: ({ principal, params, body }) => tickets.preview(principal, params.issue_id, body),
   });
 
-  defineRoute<{ preview_token: string }>(router, deps, {
+  defineRoute<TicketLinkInput>(router, deps, {
     method: 'put', path: '/issues/{issue_id}/tracker-ticket', tag: 'ticket-tracker', scope: 'admin',
     summary: 'Create the previewed ticket in the tracker and link it (201; 200 when this token already made the link). A tracker failure answers 502 tracker_error and links nothing',
-    body: { type: 'object', additionalProperties: false, required: ['preview_token'], properties: { preview_token: { type: 'string', minLength: 1, maxLength: 200 } } },
+    body: TicketLinkInput,
     responses: { 201: { description: 'Linked', schema: s.TicketLink }, 200: { description: 'Already linked by this token', schema: s.TicketLink } },
     handler: async ({ principal, params, body, actor }) => {
       const { status, link } = await tickets.link(principal, params.issue_id, body.preview_token, actor);
@@ -51,13 +49,10 @@ export function ticketRoutes(router: Router, deps: AppDeps): void {
     handler: ({ principal, params, actor }) => tickets.sync(principal, params.issue_id, actor),
   });
 
-  defineRoute<{ title: string; url: string }>(router, deps, {
+  defineRoute<PullRequestInput>(router, deps, {
     method: 'post', path: '/issues/{issue_id}/pull-requests', tag: 'ticket-tracker', scope: 'admin',
     summary: 'Record a pull request that addresses the issue (201; the same URL again answers 200 with the existing one)',
-    body: {
-      type: 'object', additionalProperties: false, required: ['title', 'url'],
-      properties: { title: { type: 'string', minLength: 1, maxLength: 500 }, url: { type: 'string', format: 'uri', maxLength: 2000 } },
-    },
+    body: PullRequestInput,
     responses: { 201: { description: 'Added', schema: s.PullRequest }, 200: { description: 'Already recorded', schema: s.PullRequest } },
     handler: async ({ principal, params, body, actor }) => {
       const result = await tickets.addPullRequest(principal, params.issue_id, body, actor);

@@ -23,12 +23,9 @@ import {
 import { trackerFor } from './tracker-access.js';
 import { clearTrackerError, readTrackerSettings, recordTrackerError } from './tracker-settings-store.js';
 import { TrackerError, type TicketDraft } from './tracker-types.js';
+import type { PullRequestInput, TicketPreview, TicketPreviewInput } from './ticket-schemas.js';
 
-export interface TicketPreview {
-  preview_token: string;
-  ticket: TicketDraft;
-  expires_at: string;
-}
+export type { TicketPreview };
 
 /**
  * An issue's ticket as the routes see it: route → this service → ticket-link-store, the tenant's
@@ -38,7 +35,7 @@ export interface TicketPreview {
 export class TicketService {
   constructor(private readonly deps: AppDeps) {}
 
-  async preview(principal: Principal, issueId: string, input: { title?: string; description?: string }): Promise<TicketPreview> {
+  async preview(principal: Principal, issueId: string, input: TicketPreviewInput): Promise<TicketPreview> {
     const tenantId = principal.tenantId;
     const issue = await issueForPrincipal(this.deps, principal, issueId);
     if (input.title !== undefined && !input.title.trim()) throw new ValidationError('title: must not be blank');
@@ -117,7 +114,7 @@ export class TicketService {
   }
 
   /** Records a pull request (created false when the URL was already recorded for the issue). */
-  async addPullRequest(principal: Principal, issueId: string, input: { title: string; url: string }, actor: Origin): Promise<{ pr: PullRequest; created: boolean }> {
+  async addPullRequest(principal: Principal, issueId: string, input: PullRequestInput, actor: Origin): Promise<{ pr: PullRequest; created: boolean }> {
     if (!input.title.trim()) throw new ValidationError('title: must not be blank');
     if (!/^https?:\/\//i.test(input.url)) throw new ValidationError('url: must be an http or https URL');
     const tenantId = principal.tenantId;

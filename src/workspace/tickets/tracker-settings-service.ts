@@ -6,18 +6,13 @@ import { LocalTracker, type LocalState } from './local-tracker.js';
 import { ticketPreviewedInProject } from './ticket-link-store.js';
 import { secretBox } from '../../app/secret-box-access.js';
 import { readTrackerSettings, writeTrackerSettings, type TrackerSettingsRow } from './tracker-settings-store.js';
-import type { Ticket, TrackerProvider } from './tracker-types.js';
+import type { Ticket } from './tracker-types.js';
+import type { TrackerSettings, TrackerSettingsInput } from './ticket-schemas.js';
 
-export interface TrackerSettingsInput {
-  provider: TrackerProvider;
-  api_key?: string;
-  team_id?: string;
-  team_key?: string;
-  team_name?: string;
-}
+export type { TrackerSettingsInput };
 
 /** What GET/PUT answer: never the API key, only whether one is stored. */
-export type PublicTrackerSettings = ReturnType<typeof publicSettings>;
+export type PublicTrackerSettings = TrackerSettings;
 
 /**
  * The tenant's ticket tracker as the routes see it: route → this service → tracker-settings-store,
@@ -85,7 +80,7 @@ export class TrackerSettingsService {
   }
 }
 
-function publicSettings(row: TrackerSettingsRow) {
+function publicSettings(row: TrackerSettingsRow): TrackerSettings {
   return {
     provider: row.provider,
     team_id: row.team_id,

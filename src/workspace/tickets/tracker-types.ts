@@ -1,35 +1,8 @@
 import { HttpError } from '../../platform/http/errors.js';
 
-export const TRACKER_PROVIDERS = ['local', 'linear'] as const;
-export type TrackerProvider = (typeof TRACKER_PROVIDERS)[number];
+import { TRACKER_PROVIDERS, type Ticket, type TicketDraft, type TrackerProvider } from './ticket-schemas.js';
 
-/** The ticket of a ticket link (`link.ticket`). */
-export interface Ticket {
-  id: string;
-  identifier: string;
-  url: string;
-  title: string;
-  team_id: string;
-  team_name: string;
-  team_key: string;
-  tracker_project_id: string;
-  tracker_project_name: string;
-  state_id: string;
-  state_name: string;
-  state_type: string;
-  /** null when the ticket has no assignee. */
-  tracker_assignee: { id: string; name: string; avatar_url: string } | null;
-}
-
-/** What the preview shows and the link creates. */
-export interface TicketDraft {
-  provider: TrackerProvider;
-  title: string;
-  description: string;
-  team_id: string;
-  team_key: string;
-  team_name: string;
-}
+export { TRACKER_PROVIDERS, type Ticket, type TicketDraft, type TrackerProvider };
 
 export interface Team {
   id: string;

@@ -5,7 +5,9 @@ import {
   NewWebhookEndpoint,
   WebhookDeliveriesQuery,
   WebhookDelivery,
+  WebhookDeliveryList,
   WebhookEndpoint,
+  WebhookEndpointList,
   WebhookEndpointPatch,
   WebhookEndpointWithSecret,
 } from './webhook-schemas.js';
@@ -22,9 +24,9 @@ export function webhookRoutes(router: Router, deps: AppDeps): void {
   const s = {
     Endpoint,
     EndpointWithSecret: deps.openapi.addSchema('WebhookEndpointWithSecret', WebhookEndpointWithSecret),
-    EndpointList: deps.openapi.addSchema('WebhookEndpointList', { type: 'object', required: ['webhooks'], properties: { webhooks: { type: 'array', items: Endpoint } } }),
+    EndpointList: deps.openapi.addSchema('WebhookEndpointList', WebhookEndpointList),
     Delivery,
-    DeliveryList: deps.openapi.addSchema('WebhookDeliveryList', { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: Delivery } } }),
+    DeliveryList: deps.openapi.addSchema('WebhookDeliveryList', WebhookDeliveryList),
   };
   const webhooks = new WebhookService(deps);
 

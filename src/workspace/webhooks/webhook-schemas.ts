@@ -5,6 +5,7 @@
  * the server, so the dashboard's type check can read it; the routes register the schemas.
  */
 import { Type, type Static } from 'typebox';
+import { componentRef, nullable } from '../../platform/http/shape-kit.js';
 
 /** The events an endpoint can subscribe to (docs/webhooks.md "Events"); `*` is all of them. */
 export const WEBHOOK_EVENTS = ['issue.created', 'issue.reopened', 'issue.resolved', 'issue.dismissed', 'issue.review_started', 'monitor.activated'] as const;
@@ -13,9 +14,7 @@ export const WEBHOOK_FORMATS = ['json', 'slack'] as const;
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'gave_up'] as const;
 
 const dateTime = Type.String({ format: 'date-time' });
-/** `type: ['string', 'null']` as one keyword, so ajv's detail reads "must be string,null" as before. */
-const nullable = <T>(schema: Record<string, unknown>) => Type.Unsafe<T | null>({ ...schema, type: [schema.type, 'null'] });
-const nullableDateTime = nullable<string>({ type: 'string', format: 'date-time' });
+const nullableDateTime = nullable(Type.String({ format: 'date-time' }));
 
 const urlField = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; not loopback, private or link-local unless LOOKOUT_WEBHOOK_ALLOW_PRIVATE=1' });
 const eventsField = Type.Array(Type.Enum([...WEBHOOK_EVENTS, ALL_EVENTS]), {
@@ -25,7 +24,7 @@ const eventsField = Type.Array(Type.Enum([...WEBHOOK_EVENTS, ALL_EVENTS]), {
   description: '`*` subscribes to every event',
 });
 const formatField = Type.Enum([...WEBHOOK_FORMATS], { description: '`json` (default) or `slack` (a {text, blocks} body for a Slack incoming webhook)' });
-const descriptionField = nullable<string>({ type: 'string', maxLength: 500 });
+const descriptionField = nullable(Type.String({ maxLength: 500 }));
 
 /** POST /projects/{project_id}/webhooks. */
 export const NewWebhookEndpoint = Type.Object(
@@ -56,9 +55,9 @@ const endpointProperties = {
   url: Type.String(),
   events: Type.Array(Type.String()),
   format: Type.Enum([...WEBHOOK_FORMATS]),
-  description: nullable<string>({ type: 'string' }),
+  description: nullable(Type.String()),
   enabled: Type.Boolean(),
-  disabled_reason: nullable<string>({ type: 'string', description: 'Why the endpoint is disabled (by a user, or after 20 deliveries in a row gave up)' }),
+  disabled_reason: nullable(Type.String({ description: 'Why the endpoint is disabled (by a user, or after 20 deliveries in a row gave up)' })),
   disabled_at: nullableDateTime,
   consecutive_give_ups: Type.Integer({ description: 'Deliveries that gave up in a row; 20 disables the endpoint' }),
   created_at: dateTime,
@@ -83,10 +82,14 @@ export const WebhookDelivery = Type.Object({
   event_type: Type.String(),
   attempt: Type.Integer({ minimum: 1 }),
   status: Type.Enum([...DELIVERY_STATUSES], { description: 'pending: not tried yet; failed: this attempt failed, the next runs at next_attempt_at; succeeded; gave_up' }),
-  response_status: nullable<number>({ type: 'integer' }),
-  error: nullable<string>({ type: 'string' }),
+  response_status: nullable(Type.Integer()),
+  error: nullable(Type.String()),
   next_attempt_at: nullableDateTime,
   created_at: dateTime,
   delivered_at: nullableDateTime,
 });
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
+
+/** GET /projects/{project_id}/webhooks and GET /webhooks/{webhook_id}/deliveries. */
+export const WebhookEndpointList = Type.Object({ webhooks: Type.Array(componentRef('WebhookEndpoint', WebhookEndpoint)) });
+export const WebhookDeliveryList = Type.Object({ deliveries: Type.Array(componentRef('WebhookDelivery', WebhookDelivery)) });

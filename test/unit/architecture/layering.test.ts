@@ -51,10 +51,13 @@ const PORTS: Record<string, Record<string, string>> = {
     'ingest/trace-hooks.ts': 'what a settled trace tells its listeners (issues, monitors, trace reads)',
     'ingest/trace-hook-registry.ts': 'where a module registers a settled-trace listener',
     'ingest/freshness.ts': 'how fresh answers that read processed traces are (trace list, views)',
+    'ingest/freshness-shapes.ts': 'the freshness fields those answers carry (schema and type)',
+    'ingest/trace-hook-shapes.ts': 'what the issues module answers through the hooks (schemas and types)',
   },
   cost: {
     'cost/cost-engine.ts': 'cost figures inside preset views',
     'cost/cost-object.ts': 'the cost block of an analytics answer',
+    'cost/cost-shapes.ts': 'the cost object\'s schema and type, which view answers embed',
     'cost/cost-sql.ts': 'the SQL fragments that price rows at query time',
     'cost/cost-summary.ts': 'the cost summary of a view',
     'cost/price-catalog.ts': 'the price catalog a view reads its snapshot time from',

@@ -80,7 +80,7 @@ export function TracesTable({ projectId, traces, sort }: { projectId: string; tr
                   {trace.agent_input_display || '—'}
                 </td>
                 <td class="num" data-label="Duration">
-                  {formatMs(trace.total_duration_ms ?? trace.duration_ms)}
+                  {formatMs(trace.total_duration_ms)}
                 </td>
                 <td class="num" data-label="Spans">
                   {formatCount(trace.span_count)}

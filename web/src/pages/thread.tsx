@@ -60,7 +60,7 @@ export function ThreadPage({ projectId, threadId }: { projectId: string; threadI
                       </span>
                       <span class="thread-run-input">{run.agent_input_display || '—'}</span>
                       <span class="thread-run-figures muted">
-                        {formatMs(run.total_duration_ms ?? run.duration_ms)} · {plural(run.span_count ?? 0, 'span')} · {formatCount(run.total_tokens)} tokens · {formatUsd(run.estimated_cost_usd)}
+                        {formatMs(run.total_duration_ms)} · {plural(run.span_count ?? 0, 'span')} · {formatCount(run.total_tokens)} tokens · {formatUsd(run.estimated_cost_usd)}
                       </span>
                     </Link>
                   </li>
