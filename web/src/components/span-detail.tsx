@@ -77,7 +77,7 @@ function Block({ title, value, testId, role }: { title: string; value: unknown; 
 
 export function SpanDetailView({ span }: { span: Span }) {
   const attributes = span.attributes ?? {};
-  const events: SpanEvent[] = Array.isArray(span.events) ? (span.events as SpanEvent[]) : [];
+  const events: SpanEvent[] = Array.isArray(span.events) ? (span.events) : [];
   const exceptions = events.filter((e) => e.name === 'exception');
   const otherEvents = events.filter((e) => e.name !== 'exception');
   const prompt = first(attributes, PROMPT);
