@@ -152,7 +152,7 @@ async function runScenario(scenario: Scenario, svc: ServiceProcess, server: Clic
   await fault.begin();
   if (fault.timed) await sleep(faultMs);
   await fault.end();
-  const first503 = () => sender.answers.filter((a) => a.status === 503 && answeredAt(a) >= began).map(answeredAt).sort((a, b) => a - b)[0] ?? null;
+  const first503 = (): number | null => sender.answers.filter((a) => a.status === 503 && answeredAt(a) >= began).map(answeredAt).sort((a, b) => a - b)[0] ?? null;
   if (!fault.timed) {
     // The store comes back by itself: recovery is counted from the kill, once the fault was noticed.
     await until('the fault noticed', async () => readyz.firstAfter(began, 503) !== null && first503() !== null, 60_000).catch(() => 0);
@@ -161,7 +161,7 @@ async function runScenario(scenario: Scenario, svc: ServiceProcess, server: Clic
   // Recovered: a 200 after the store is back and, for a store that comes back by itself, after its first refusal.
   const readyFrom = () => (fault.timed ? back : (readyz.firstAfter(began, 503) ?? back));
   const ingestFrom = () => (fault.timed ? back : (first503() ?? back));
-  const first200 = () => sender.answers.filter((a) => a.status === 200 && answeredAt(a) >= ingestFrom()).map(answeredAt).sort((a, b) => a - b)[0] ?? null;
+  const first200 = (): number | null => sender.answers.filter((a) => a.status === 200 && answeredAt(a) >= ingestFrom()).map(answeredAt).sort((a, b) => a - b)[0] ?? null;
   await until('/readyz 200 after the fault', async () => readyz.firstAfter(readyFrom(), 200) !== null, 180_000);
   await until('ingest 200 after the fault', async () => first200() !== null, 180_000);
   await sleep(afterMs);

@@ -33,7 +33,7 @@ function mountTmpfs(dir: string, sizeMb: number): void {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0755`, 'tmpfs', dir], { stdio: 'pipe' });
   } catch (error) {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? String(error);
-    throw new Error(`the full-disk test mounts a ${sizeMb} MiB tmpfs for DATA_DIR and needs root (CAP_SYS_ADMIN): ${stderr}`);
+    throw new Error(`the full-disk test mounts a ${sizeMb} MiB tmpfs for DATA_DIR and needs root (CAP_SYS_ADMIN): ${stderr}`, { cause: error });
   }
 }
 
