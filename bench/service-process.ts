@@ -26,10 +26,12 @@ export function numberArg(name: string, fallback: number): number {
 export interface ServiceProcess {
   url: string;
   pid: number;
+  /** Its DATA_DIR (the embedded stores' files). */
+  dataDir: string;
   /** The project created at start ('bench'). */
   project: string;
-  /** SIGTERM, wait for the graceful exit, remove the data directory. */
-  stop(): Promise<void>;
+  /** SIGTERM, wait for the graceful exit, remove the data directory (unless `keepDataDir`: the caller reads it, then removes it). */
+  stop(options?: { keepDataDir?: boolean }): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -93,11 +95,12 @@ export async function startServiceProcess(name: string, env: Record<string, stri
   return {
     url,
     pid,
+    dataDir,
     project,
-    async stop() {
+    async stop(options = {}) {
       child.kill('SIGTERM');
       await exited;
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -166,6 +166,10 @@ const faults = {
   }),
   POSTGRES_STATEMENT_TIMEOUT_MS: setting(ms(100), { default: 15_000, doc: '`statement_timeout` of the service\'s PostgreSQL pool (migrations run without it)' }),
   POSTGRES_STARTUP_WAIT_MS: setting(ms(), { default: 30_000, doc: 'With `DATABASE_URL`: how long start-up retries a PostgreSQL that does not answer yet' }),
+  CLICKHOUSE_STARTUP_WAIT_MS: setting(ms(), {
+    default: 30_000,
+    doc: 'With `CLICKHOUSE_URL`: how long start-up retries a ClickHouse server that does not answer yet (connection refused, reset or timed out), with back-off from 0.25 s doubling to 5 s; `0` fails at once. A wrong password or any other error fails at once',
+  }),
   READY_PROBE_TIMEOUT_MS: setting(ms(100), { default: 2000, doc: 'Each store\'s probe in `/readyz`' }),
   DATA_DIR_MIN_FREE_MB: setting(integer({ unit: 'MB' }), {
     default: 512,

@@ -116,6 +116,8 @@ function shape(s: Settings) {
       shutdownTimeoutMs: s.SHUTDOWN_TIMEOUT_MS,
       /** Used with DATABASE_URL only: the embedded server is started, not waited for. */
       postgresStartupWaitMs: s.POSTGRES_STARTUP_WAIT_MS,
+      /** Used with CLICKHOUSE_URL only: the embedded engine is opened, not waited for. */
+      clickhouseStartupWaitMs: s.CLICKHOUSE_STARTUP_WAIT_MS,
     },
     monitorLearningMinTraces: s.MONITOR_LEARNING_MIN_TRACES,
     pricesRefreshUrl: s.PRICES_REFRESH_URL,

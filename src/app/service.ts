@@ -100,7 +100,15 @@ export async function openStores(
   });
   let ch: ClickHouseStore;
   try {
-    ch = shared.clickhouse ?? (await openClickHouse({ ...config.clickhouse, dataDir: config.dataDir, queryTimeoutSeconds: config.queryTimeoutSeconds, statsFile: harness.statsFiles?.clickhouse ?? null }));
+    ch = shared.clickhouse ?? (await openClickHouse({
+      ...config.clickhouse,
+      dataDir: config.dataDir,
+      queryTimeoutSeconds: config.queryTimeoutSeconds,
+      statsFile: harness.statsFiles?.clickhouse ?? null,
+      // A ClickHouse server may come up after Lookout; the embedded engine opens here.
+      startupWaitMs: config.faults.clickhouseStartupWaitMs,
+      logger: logger.child({ component: 'clickhouse' }),
+    }));
   } catch (error) {
     await pg.close();
     throw error;

@@ -148,8 +148,15 @@ export interface SpawnedService {
  * Runs the service as a child process (through tsx, from source) — for crash and restart tests that
  * need a real process to kill. Resolves once it logs that it listens. With `harness` it runs
  * service-main.ts, which hands those options to the service; without, src/main.ts itself.
+ * `onOutput` is told the output so far each time it grows (a test acting on a log line before the
+ * service listens).
  */
-export async function spawnService(dataDir: string, env: Record<string, string> = {}, harness?: HarnessOptions): Promise<SpawnedService> {
+export async function spawnService(
+  dataDir: string,
+  env: Record<string, string> = {},
+  harness?: HarnessOptions,
+  options: { onOutput?: (output: string) => void } = {},
+): Promise<SpawnedService> {
   const entry = harness ? [path.join(projectRoot, 'test', 'helpers', 'service-main.ts'), JSON.stringify(harness)] : [path.join(projectRoot, 'src', 'main.ts')];
   const child = spawn(process.execPath, ['--import', 'tsx', ...entry], {
     cwd: projectRoot,
@@ -178,12 +185,14 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      options.onOutput?.(output);
       const match = /"port":(\d+)[^\n]*lookout listening/.exec(output);
       if (match) resolve(`http://127.0.0.1:${match[1]}`);
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
+      options.onOutput?.(output);
     });
     void exited.then((code) => reject(new Error(`service exited with ${code}: ${output}`)));
     setTimeout(() => reject(new Error(`service did not start: ${output}`)), 90_000).unref();

@@ -57,11 +57,18 @@ function keyText(table: InsertTable): Fragment {
 
 /**
  * Deletes the rows of `spans` from the four per-span tables. True when every delete applied within
- * `waitMs`. Throws when the store does not take a delete (the writer retries before its next flush).
+ * `waitMs` (only these deletes are awaited: lightweight-delete.ts). Throws when the store does not
+ * take a delete (the writer retries before its next flush). `afterSubmit` runs once the deletes are
+ * submitted, before the wait: a test's seam.
  */
-export async function removeUnstoredRows(ch: ClickHouseStore, spans: readonly FlushedSpan[], waitMs = DELETE_WAIT_MS): Promise<boolean> {
+export async function removeUnstoredRows(
+  ch: ClickHouseStore,
+  spans: readonly FlushedSpan[],
+  waitMs = DELETE_WAIT_MS,
+  afterSubmit?: () => Promise<void>,
+): Promise<boolean> {
   if (spans.length === 0) return true;
   const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
   const deletes = (Object.keys(TABLES) as InsertTable[]).map((table) => ({ table, where: sql`${keyText(table)} IN ${param('Array(String)', keys)}` }));
-  return lightweightDelete(ch, deletes, { lane: 'ingest', waitMs });
+  return lightweightDelete(ch, deletes, { lane: 'ingest', waitMs, afterSubmit });
 }

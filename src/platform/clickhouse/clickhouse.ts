@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from 'pino';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
+import { StoreUnavailableError } from '../http/errors.js';
 import { clickhouseUnavailable } from '../store-errors.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './sql/analytics-gate.js';
 import type { ParamBinding } from './sql/compile.js';
@@ -92,6 +94,13 @@ export interface ClickHouseOptions {
   statsFile?: string | null;
   /** On a server: how long one HTTP request of each lane may take before the client gives up (default: defaultRequestTimeouts). */
   requestTimeoutsMs?: Partial<RequestTimeouts>;
+  /**
+   * On a server: how long opening retries a server that is not reachable yet, with back-off
+   * (CLICKHOUSE_STARTUP_WAIT_MS); 0 fails at once.
+   */
+  startupWaitMs?: number;
+  /** Where the start-up retries are logged. */
+  logger?: Logger;
 }
 
 /** Client-side bounds of one request to a ClickHouse server, per lane and for the readiness probe. */
@@ -182,10 +191,12 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const client = clients.system[0];
   const distinct = [...new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])];
   const database = options.database;
-  try {
-    await client.command({
+  const createDatabase = () =>
+    client.command({
       query: `CREATE DATABASE IF NOT EXISTS \`${database}\`${options.cluster && replicated ? ` ON CLUSTER \`${options.cluster}\`` : ''}`,
     });
+  try {
+    await firstStatement(createDatabase, options.url ? (options.startupWaitMs ?? 0) : 0, options.url ?? '', options.logger);
   } catch (error) {
     for (const each of new Set([...Object.values(clients).flat(), ...(probe ? [probe] : [])])) await each.close().catch(() => {});
     // A server that is not there at start-up says so as plainly as later (store-errors.ts).
@@ -234,6 +245,31 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       for (const each of distinct) await each.close();
     },
   };
+}
+
+/**
+ * Runs the first statement of a server, retrying with back-off (250 ms doubling to 5 s) while the
+ * server is not reachable (refused, reset, timed out: store-errors.ts) for up to `waitMs`, each try
+ * logged: a server started together with Lookout (one compose file, one boot) may come up after it.
+ * Any other error (a wrong password, a refused statement) fails at once.
+ */
+async function firstStatement(run: () => Promise<unknown>, waitMs: number, url: string, logger: Logger | undefined): Promise<void> {
+  const started = Date.now();
+  for (let wait = 250, attempt = 1; ; wait = Math.min(wait * 2, 5_000), attempt++) {
+    try {
+      await run();
+      if (attempt > 1) logger?.info({ url, attempts: attempt, waitedMs: Date.now() - started }, 'ClickHouse server reachable; starting');
+      return;
+    } catch (error) {
+      const unavailable = clickhouseUnavailable(error) instanceof StoreUnavailableError;
+      if (!unavailable || Date.now() - started + wait > waitMs) {
+        if (unavailable && waitMs > 0) logger?.error({ url, attempts: attempt, waitedMs: Date.now() - started }, 'ClickHouse server still not reachable; giving up (CLICKHOUSE_STARTUP_WAIT_MS)');
+        throw error;
+      }
+      logger?.warn({ url, err: error, attempt, retryInMs: wait, waitedMs: Date.now() - started, waitMs }, 'ClickHouse server not reachable yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 /** `db`.`name` (ClickHouseStore.table) as chdb's raw insert takes it: db.name, both plain identifiers. */

@@ -10,11 +10,18 @@
  * system.mutations. A read that must already see a submitted delete applied reads with
  * apply_mutations_on_fly = 1.
  *
+ * The wait is for this call's own deletes only, never for another mutation of the same tables (an
+ * operator's ALTER, a long column rewrite, started meanwhile): each call's statements carry a
+ * marker of their own in their condition (a constant that is always true), which system.mutations
+ * shows in the command. A mutation started before them still delays them: the engine applies a
+ * table's mutations in order.
+ *
  * Where the rows live: one node, the tables as named. A replicated cluster: each `<table>_local`
  * through ON CLUSTER (the Distributed table under the plain name takes no DELETE). A cluster
  * without replication (CLICKHOUSE_CLUSTER_NODES): each node's `<table>_local`, node by node, as
  * migrations run there.
  */
+import { randomUUID } from 'node:crypto';
 import type { ClickHouseStore } from './clickhouse.js';
 import type { WriteLane } from './sql/statement-runner.js';
 import { param, raw, sql, type Fragment } from './sql/fragment.js';
@@ -28,20 +35,28 @@ export interface TableDelete {
 const POLL_MS = 50;
 
 /**
- * Submits every delete and waits until no mutation of those tables is left undone, or until
- * `waitMs` passed. True when all applied in time. Throws when the store does not take a delete.
+ * Submits every delete and waits until each of them has applied, or until `waitMs` passed. True
+ * when all applied in time. Throws when the store does not take a delete. `afterSubmit` runs once
+ * the deletes are submitted, before the wait (per node on a cluster without replication): a test's
+ * seam.
  */
-export async function lightweightDelete(ch: ClickHouseStore, deletes: readonly TableDelete[], options: { lane: WriteLane; waitMs: number }): Promise<boolean> {
+export async function lightweightDelete(
+  ch: ClickHouseStore,
+  deletes: readonly TableDelete[],
+  options: { lane: WriteLane; waitMs: number; afterSubmit?: () => Promise<void> },
+): Promise<boolean> {
   if (deletes.length === 0) return true;
   const deadline = Date.now() + options.waitMs;
+  const marker = `lookout-delete-${randomUUID()}`;
   const localNames = [...new Set(deletes.map((d) => `${d.table}_local`))];
   if (ch.nodes.length > 0) {
     let applied = true;
     for (const url of ch.nodes) {
       const node = await ch.openNode(url);
       try {
-        for (const d of deletes) await submit(node, node.table(`${d.table}_local`), d.where, options.lane);
-        applied = (await mutationsApplied(node, localNames, deadline, options.lane)) && applied;
+        for (const d of deletes) await submit(node, node.table(`${d.table}_local`), d.where, marker, options.lane);
+        await options.afterSubmit?.();
+        applied = (await ownMutationsApplied(node, localNames, marker, deadline, options.lane)) && applied;
       } finally {
         await node.close();
       }
@@ -50,14 +65,35 @@ export async function lightweightDelete(ch: ClickHouseStore, deletes: readonly T
   }
   for (const d of deletes) {
     const target = ch.cluster ? `${ch.table(`${d.table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(d.table);
-    await submit(ch, target, d.where, options.lane);
+    await submit(ch, target, d.where, marker, options.lane);
   }
+  await options.afterSubmit?.();
   const names = ch.cluster ? localNames : [...new Set(deletes.map((d) => d.table))];
-  return mutationsApplied(ch, names, deadline, options.lane);
+  return ownMutationsApplied(ch, names, marker, deadline, options.lane);
 }
 
-async function submit(ch: ClickHouseStore, target: string, where: Fragment, lane: WriteLane): Promise<void> {
-  await ch.command(sql`DELETE FROM ${raw(target)} WHERE ${where} SETTINGS lightweight_deletes_sync = 0`, lane);
+/** Submits one delete; `marker` makes its mutation recognisable (ownMutationsApplied). */
+async function submit(ch: ClickHouseStore, target: string, where: Fragment, marker: string, lane: WriteLane): Promise<void> {
+  await ch.command(sql`DELETE FROM ${raw(target)} WHERE (${where}) AND ${param('String', marker)} != '' SETTINGS lightweight_deletes_sync = 0`, lane);
+}
+
+/**
+ * Whether the deletes marked `marker` have applied on every one of `tables` of this store, waiting
+ * until `deadline` at most. Each table must show its own mutation done: one not found (yet) counts
+ * as undone, so a marker the engine did not keep can never pass for applied.
+ */
+async function ownMutationsApplied(ch: ClickHouseStore, tables: readonly string[], marker: string, deadline: number, lane: WriteLane): Promise<boolean> {
+  for (;;) {
+    const rows = await ch.read<{ table: string; undone: number | string }>(
+      sql`SELECT table, countIf(is_done = 0) AS undone FROM system.mutations
+          WHERE database = ${param('String', ch.database)} AND table IN ${param('Array(String)', tables)} AND position(command, ${param('String', marker)}) > 0
+          GROUP BY table`,
+      { lane },
+    );
+    if (rows.length === tables.length && rows.every((r) => Number(r.undone) === 0)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
 }
 
 /** Whether no mutation of these tables is left undone on this store, waiting until `deadline` at most. */

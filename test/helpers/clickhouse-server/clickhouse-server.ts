@@ -68,6 +68,21 @@ export interface StartServersOptions {
 
 /** Starts `count` servers, each its own process, and resolves once every one answers /ping. */
 export async function startClickHouseServers(count: number, options: StartServersOptions = {}): Promise<ClickHouseServer[]> {
+  const servers = await prepareClickHouseServers(count, options);
+  try {
+    await Promise.all(servers.map((s) => s.start()));
+  } catch (error) {
+    await Promise.all(servers.map((s) => s.kill()));
+    throw error;
+  }
+  return servers;
+}
+
+/**
+ * `count` servers with their ports, configuration and data directories, none started yet (start()
+ * each): what a test needs that points Lookout at a server before it is up.
+ */
+export async function prepareClickHouseServers(count: number, options: StartServersOptions = {}): Promise<ClickHouseServer[]> {
   const launcher = launcherPath();
   const baseDir = options.baseDir ?? fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'ch-server-'));
   const ports = options.ports ?? (await freePortPairs(count));
@@ -75,7 +90,7 @@ export async function startClickHouseServers(count: number, options: StartServer
   const user = options.user ?? 'lookout';
   const password = options.password ?? `pw-${crypto.randomBytes(8).toString('hex')}`;
   const nodes: ServerNode[] = ports.map((p) => ({ host: '127.0.0.1', tcpPort: p.tcp }));
-  const servers = ports.map((p, index) => {
+  return ports.map((p, index) => {
     const dataDir = path.join(baseDir, `node-${index + 1}`);
     fs.mkdirSync(dataDir, { recursive: true });
     const usersFile = path.join(dataDir, 'users.xml');
@@ -84,13 +99,6 @@ export async function startClickHouseServers(count: number, options: StartServer
     fs.writeFileSync(configFile, serverConfigXml({ usersFile, clusterName: options.clusterName ?? 'lookout_test', nodes, user, password, shard: index + 1 }));
     return new ServerProcess(launcher, { httpPort: p.http, tcpPort: p.tcp, dataDir, configFile, user, password });
   });
-  try {
-    await Promise.all(servers.map((s) => s.start()));
-  } catch (error) {
-    await Promise.all(servers.map((s) => s.kill()));
-    throw error;
-  }
-  return servers;
 }
 
 export async function startClickHouseServer(options: StartServersOptions = {}): Promise<ClickHouseServer> {

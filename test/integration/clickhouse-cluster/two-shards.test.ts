@@ -314,3 +314,52 @@ describe('a shard down', () => {
     }
   });
 });
+
+describe('a shard frozen', () => {
+  it('reads answer 503/504 with a clear code within their limit, ingest 503 with Retry-After, nothing acknowledged lost or doubled once it resumes', { timeout: 300_000 }, async () => {
+    const project = await front[0].newProject('shard-frozen');
+    const traces = () => front[0].call('GET', `/projects/${project.id}/traces`);
+    // Both shards answer (the test before restarted the second).
+    await waitFor(async () => ((await traces()).status === 200 ? true : undefined), 60_000, 'reads to answer');
+    const post = (body: Uint8Array) => postOtlp(front[0].url, front[0].adminKey, body, { headers: { 'x-lookout-project': project.id } });
+    const acknowledged: string[] = [];
+    let refused: { body: Uint8Array; traceId: string } | null = null;
+    servers[1].freeze();
+    try {
+      // The process is there, its sockets accept, nothing answers: reads end at their limit
+      // (REQUEST_TIMEOUT_SECONDS, 25 s by default), never hang and never answer 500.
+      let started = Date.now();
+      const read = await traces();
+      expect(Date.now() - started).toBeLessThan(45_000);
+      expect([503, 504]).toContain(read.status);
+      expect(read.body.code).toBe(read.status === 503 ? 'store_unavailable' : 'query_timeout');
+      // Runs until one is refused (one whose trace belongs to the frozen shard, or any while the writer is held).
+      for (let i = 0; i < 20 && !refused; i++) {
+        const run = agentRun(2, 'shard-frozen');
+        const body = protobufBody([run.root, ...run.children]);
+        started = Date.now();
+        const answer = await post(body);
+        expect(Date.now() - started).toBeLessThan(45_000);
+        expect([200, 503]).toContain(answer.status);
+        if (answer.status === 200) acknowledged.push(lookoutTraceId(project.id, run.otelTraceId));
+        else {
+          expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+          expect(JSON.parse(answer.body.toString()).code).toBe('store_unavailable');
+          refused = { body, traceId: lookoutTraceId(project.id, run.otelTraceId) };
+        }
+      }
+    } finally {
+      servers[1].thaw();
+    }
+    expect(refused).not.toBeNull();
+    await waitFor(async () => ((await traces()).status === 200 ? true : undefined), 90_000, 'reads to answer again');
+    // The refused run re-sent, as an exporter does, until it is taken.
+    await waitFor(async () => ((await post(refused!.body)).status === 200 ? true : undefined), 90_000, 'the refused run to be taken');
+    acknowledged.push(refused!.traceId);
+    // Every acknowledged trace once: its three spans, each stored once (every row version counted, no FINAL).
+    for (const traceId of acknowledged) {
+      const [row] = await rows<{ n: number; u: number }>(direct[0], `SELECT count() AS n, uniqExact(span_id) AS u FROM lookout.spans WHERE trace_id = {t:String}`, { t: traceId });
+      expect([traceId, Number(row.n), Number(row.u)]).toEqual([traceId, 3, 3]);
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { ingestService } from '../../../src/ingest/ingest-module.js';
+import { removeUnstoredRows } from '../../../src/ingest/write/unstored-rows.js';
 import { param, raw, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
 
 /**
@@ -178,5 +179,57 @@ describe('a flush failing after its spans landed, while the engine holds the del
       { lane: 'system' },
     );
     expect(Number(generations.n)).toBe(1);
+  });
+});
+
+describe('the cleanup of a failed flush waits for its own deletes only', () => {
+  it('answers once its deletes applied, though another mutation of the same table stays undone', async () => {
+    const { ch } = svc.service.deps;
+    const mine = await svc.newProject('failed flush, own deletes');
+    const unrelated = await svc.newProject('failed flush, unrelated mutation');
+    for (const [project, agent] of [[mine, 'mine'], [unrelated, 'other']] as const) {
+      const { body } = agentRunRequest({ start, agent, generations: [{ model: 'gpt-4o', input: 10, output: 1 }], tools: [{ name: 'lookup' }] });
+      const res = await fetch(`${svc.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': project.id },
+        body,
+      });
+      expect(res.status).toBe(200);
+    }
+    const spansOf = async (projectId: string) =>
+      ch.read<{ tenant_id: string; project_id: string; trace_id: string; span_id: string }>(
+        sql`SELECT toString(tenant_id) AS tenant_id, toString(project_id) AS project_id, trace_id, span_id FROM ${raw(ch.table('spans'))} WHERE project_id = ${param('String', projectId)}`,
+        { lane: 'system' },
+      );
+    const flushed = (await spansOf(mine.id)).map((r) => ({ tenantId: r.tenant_id, projectId: r.project_id, traceId: r.trace_id, spanId: r.span_id }));
+    // The run's three spans: its root, the generation and the tool call.
+    expect(flushed.length).toBe(3);
+    const mutations = async (where: string, value: string) =>
+      ch.read<{ is_done: number; latest_fail_reason: string }>(
+        sql`SELECT is_done, latest_fail_reason FROM system.mutations WHERE database = ${param('String', ch.database)} AND position(command, ${param('String', value)}) > 0 AND ${raw(where)}`,
+        { lane: 'system' },
+      );
+    const ownKey = `${flushed[0].tenantId}/${flushed[0].projectId}/${flushed[0].traceId}/${flushed[0].spanId}`;
+    const held = 'unrelated mutation held';
+    try {
+      const applied = await removeUnstoredRows(ch, flushed, 60_000, async () => {
+        // Once the deletes applied, a mutation of another kind on the same table starts and cannot finish.
+        const deadline = Date.now() + 60_000;
+        while ((await mutations('is_done = 1', ownKey)).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        await ch.client.command({
+          query: `ALTER TABLE ${ch.table('spans')} UPDATE name = concat(name, toString(throwIf(1, '${held}'))) WHERE project_id = {p:String}`,
+          query_params: { p: unrelated.id },
+          clickhouse_settings: { mutations_sync: '0' },
+        });
+      });
+      expect(applied).toBe(true);
+      // The other mutation was there and undone all along.
+      const other = await mutations('is_done = 0', held);
+      expect(other).toHaveLength(1);
+      expect((await spansOf(mine.id)).length).toBe(0);
+    } finally {
+      await ch.client.command({ query: `KILL MUTATION WHERE database = {d:String} AND position(command, {h:String}) > 0 SYNC`, query_params: { d: ch.database, h: held } });
+    }
+    expect(await spansOf(unrelated.id)).toHaveLength(3);
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { postgresProcesses, postmasterPid, signalAll } from '../../helpers/postgres-process.js';
 import { readyz as readyzOf, sleep, timed, until } from '../../helpers/fault-probes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
-import { EXPORTER_TIMEOUT_MS, GENERATIONS_PER_RUN, SPANS_PER_RUN, SteadySender } from '../../helpers/steady-sender.js';
+import { expectAcknowledgedStoredOnce, expectHonestAnswers } from '../../helpers/fault-expectations.js';
+import { SteadySender } from '../../helpers/steady-sender.js';
 
 /**
  * The embedded PostgreSQL frozen (SIGSTOP of the postmaster and all its processes) and then killed
@@ -41,21 +41,6 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-function expectHonestAnswers(since: number): void {
-  const answers = sender.answersSince(since);
-  expect(answers.length).toBeGreaterThan(0);
-  for (const a of answers) {
-    expect([200, 503]).toContain(a.status);
-    if (a.status === 503) {
-      expect(a.code).toBe('store_unavailable');
-      expect(Number(a.retryAfter)).toBeGreaterThan(0);
-    }
-    // INGEST_TIMEOUT_MS is 5 s; anything under the exporter's 10 s timeout is an answer it reads.
-    expect(a.ms).toBeLessThan(EXPORTER_TIMEOUT_MS);
-  }
-  expect(sender.hung).toBe(0);
-}
-
 describe('embedded PostgreSQL faults during steady ingest', () => {
   it('frozen: ingest 503 + Retry-After within the bound, /readyz 503 naming postgres, REST 503 store_unavailable, then recovery', async () => {
     const since = Date.now();
@@ -81,7 +66,7 @@ describe('embedded PostgreSQL faults during steady ingest', () => {
     const thawed = Date.now();
     await until('/readyz 200 after the thaw', async () => (await readyz()).status === 200, 20_000);
     await until('ingest 200 after the thaw', async () => sender.answersSince(thawed).some((a) => a.status === 200), 20_000);
-    expectHonestAnswers(since);
+    expectHonestAnswers(sender, since, 'store_unavailable');
   });
 
   it('killed: restarted on its data directory without a Lookout restart; ingest and REST answer 503 meanwhile, then serve', async () => {
@@ -99,35 +84,11 @@ describe('embedded PostgreSQL faults during steady ingest', () => {
     const back = Date.now();
     await until('ingest 200 after the restart', async () => sender.answersSince(back).some((a) => a.status === 200), 30_000);
     expect((await svc.call('GET', '/projects')).status).toBe(200);
-    expectHonestAnswers(since);
+    expectHonestAnswers(sender, since, 'store_unavailable');
     expect(recovered).toBeLessThan(60_000);
   });
 
   it('afterwards: every acknowledged span stored exactly once, its events counted once, nothing unacknowledged, every run settled', async () => {
-    // A little steady ingest after the recovery, then every run in hand acknowledged.
-    await sleep(3_000);
-    await sender.stop();
-    expect(sender.acknowledged.size).toBeGreaterThan(5);
-    const ch = svc.service.deps.ch;
-    const rows = async <T>(query: string) =>
-      (await (await ch.client.query({ query, query_params: { p: project.id }, format: 'JSONEachRow' })).json<T>());
-    const spans = await rows<{ trace_id: string; n: string; u: string }>(
-      `SELECT trace_id, count() AS n, uniqExact(span_id) AS u FROM ${ch.table('spans')} WHERE project_id = {p:String} GROUP BY trace_id`,
-    );
-    const expected = new Set([...sender.acknowledged].map((t) => lookoutTraceId(project.id, t)));
-    const stored = new Map(spans.map((r) => [r.trace_id, r]));
-    const lost = [...expected].filter((t) => !stored.has(t));
-    const unacknowledged = [...stored.keys()].filter((t) => !expected.has(t));
-    const doubled = spans.filter((r) => Number(r.n) !== SPANS_PER_RUN || Number(r.u) !== SPANS_PER_RUN);
-    expect({ lost, unacknowledged, doubled }).toEqual({ lost: [], unacknowledged: [], doubled: [] });
-    const [generations] = await rows<{ n: string }>(
-      `SELECT count() AS n FROM ${ch.table('event_generation_completed')} FINAL WHERE project_id = {p:String}`,
-    );
-    expect(Number(generations.n)).toBe(GENERATIONS_PER_RUN * expected.size);
-    // Settling resumed by itself: every acknowledged run is processed, once.
-    const processed = async () =>
-      Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${ch.table('event_trace_processed')} FINAL WHERE project_id = {p:String}`))[0].n);
-    await until('every run processed', async () => (await processed()) === expected.size, 90_000);
-    expect(await processed()).toBe(expected.size);
+    await expectAcknowledgedStoredOnce(sender, svc.service.deps.ch, project.id);
   });
 });

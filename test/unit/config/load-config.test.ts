@@ -64,6 +64,7 @@ describe('loadConfig', () => {
       keyCacheSeconds: 60,
       shutdownTimeoutMs: 10_000,
       postgresStartupWaitMs: 30_000,
+      clickhouseStartupWaitMs: 30_000,
     });
   });
 
