@@ -1,6 +1,8 @@
 import { ValidationError } from '../platform/http/errors.js';
 import { isoFromDateTime64, msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { TraceListFilters, TraceListRow } from './trace-store.js';
+import { parseSearchQuery } from './search-query.js';
+import type { SearchMatch } from './search-snippet.js';
 
 /**
  * GET /projects/{project_id}/traces between the wire and trace-store: the request's ISO bounds and
@@ -16,16 +18,18 @@ export interface TraceListQuery {
   start?: string;
   end?: string;
   cursor?: string;
+  /** Search text (search-query.ts). */
+  q?: string;
 }
 
 export type TraceListItem = ReturnType<typeof listItem>;
 
 export interface TraceListPage {
-  traces: TraceListItem[];
+  traces: (TraceListItem & { match?: SearchMatch | null })[];
   next_cursor: string | null;
 }
 
-/** The store's filters for a page of `limit` rows (checked in the order start, end, cursor). */
+/** The store's filters for a page of `limit` rows (checked in the order start, end, cursor, q). */
 export function storeFilters(query: TraceListQuery, limit: number): TraceListFilters {
   return {
     agentName: query.agentName,
@@ -34,6 +38,7 @@ export function storeFilters(query: TraceListQuery, limit: number): TraceListFil
     start: query.start !== undefined ? toDateTime64(query.start, 'start') : undefined,
     end: query.end !== undefined ? toDateTime64(query.end, 'end') : undefined,
     before: query.cursor !== undefined ? decodeCursor(query.cursor) : undefined,
+    search: query.q !== undefined ? parseSearchQuery(query.q) : undefined,
     limit,
   };
 }

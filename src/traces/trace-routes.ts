@@ -36,6 +36,7 @@ interface ListQuery {
   end?: string;
   cursor?: string;
   limit?: number;
+  q?: string;
 }
 
 const DEFAULT_SPANS_LIMIT = 100;
@@ -95,7 +96,7 @@ export function traceRoutes(deps: AppDeps): Router {
 
   defineRoute<unknown, ListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/traces', tag: 'traces', scope: 'read', projectParam: true,
-    summary: 'Processed traces of a project, newest first, with cursor pagination and filters',
+    summary: 'Processed traces of a project, newest first, with cursor pagination and filters; `q` searches their content (docs/search.md)',
     query: traceListQuery,
     responses: { 200: { description: 'A page of traces', schema: TraceList } },
     handler: async ({ tenantId, project, query }) => {
@@ -109,6 +110,7 @@ export function traceRoutes(deps: AppDeps): Router {
         start: query.start,
         end: query.end,
         cursor: query.cursor,
+        q: query.q,
       }, limit);
       return { ...page, ...freshness };
     },

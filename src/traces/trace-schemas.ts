@@ -33,6 +33,13 @@ export const traceListQuery = {
     end: { type: 'string', description: 'ISO 8601, exclusive' },
     cursor: { type: 'string', description: 'next_cursor of the previous page' },
     limit: { type: 'integer', minimum: 1, maximum: 200 },
+    q: {
+      type: 'string',
+      maxLength: 1000,
+      description:
+        'Search the traces\' content (docs/search.md): words are ANDed, "a phrase" in quotes, -word excludes, ' +
+        'field:word looks in one field (input, output, tool, error, name, attribute). Case-insensitive; a word is found inside longer words too; at least 2 characters per word.',
+    },
   },
 };
 
@@ -178,6 +185,15 @@ export const traceListSchema = {
           tool_call_count: { type: 'integer' },
           models_used: { type: 'array', items: { type: 'string' } },
           estimated_cost_usd: { type: ['number', 'null'] },
+          match: {
+            type: ['object', 'null'],
+            description: 'Only with q: where the trace matched. snippet is HTML-escaped text with each searched word in <mark>…</mark>.',
+            required: ['field', 'snippet'],
+            properties: {
+              field: { type: 'string', enum: ['input', 'output', 'tool', 'error', 'name', 'attribute'] },
+              snippet: { type: 'string' },
+            },
+          },
         },
       },
     },

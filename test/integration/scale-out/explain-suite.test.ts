@@ -128,6 +128,8 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
       `/traces/${ids[0]}?expand=context&project_id=${pid}`,
       `/traces/agent-names?project_id=${pid}`,
       `/projects/${pid}/traces?has_error=true&agent_name=planner`,
+      // Search: the content subquery is shard-local (search-sql.ts), the snippets read the Distributed table.
+      `/projects/${pid}/traces?q=${encodeURIComponent('tool:search -fetch "invoke_agent"')}&limit=1`,
       ...Object.entries(viewParams(new Date(now))).map(([view, params]) => `/projects/${pid}/analytics?view=${view}&${params}`),
       `/projects/${pid}/metrics`,
       `/projects/${pid}/issues`,
