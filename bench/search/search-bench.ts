@@ -106,12 +106,12 @@ async function main() {
     }
     console.log(`seeded ${TRACES} traces (${TRACES * fields.length} content rows) in ${INSERTS} insert(s) per table, ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-    const disk = (await (await ch.client.query({
+    const disk = await (await ch.client.query({
       query: `SELECT table, sum(data_compressed_bytes) AS compressed, sum(data_uncompressed_bytes) AS uncompressed, sum(secondary_indices_compressed_bytes) AS index_bytes
               FROM system.parts WHERE database = {db:String} AND active AND table IN ('traces', 'trace_content') GROUP BY table ORDER BY table`,
       query_params: { db: ch.database },
       format: 'JSONEachRow',
-    })).json()) as { table: string; compressed: string; uncompressed: string; index_bytes: string }[];
+    })).json<{ table: string; compressed: string; uncompressed: string; index_bytes: string }>();
     for (const d of disk) {
       console.log(`disk ${d.table}: ${(Number(d.compressed) / 2 ** 20).toFixed(1)} MiB compressed (${(Number(d.uncompressed) / 2 ** 20).toFixed(1)} MiB raw), text index ${(Number(d.index_bytes) / 2 ** 20).toFixed(1)} MiB`);
     }
@@ -145,6 +145,16 @@ async function main() {
   }
 }
 
+const chatAttributes = (t: number): Attributes => ({
+  'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 900, 'gen_ai.usage.output_tokens': 200,
+  'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `Where is my refund for order ${t}? `.repeat(20) }] }]),
+  'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'It ships tomorrow. '.repeat(40) }] }]),
+});
+const toolAttributes = (t: number): Attributes => ({
+  'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order',
+  'gen_ai.tool.call.arguments': JSON.stringify({ order_id: String(t) }), 'gen_ai.tool.call.result': JSON.stringify({ status: 'shipped', items: ['a', 'b'] }),
+});
+
 /** CPU of trace-content rows beside the summary, over the same synthetic spans (the settle task's two parts). */
 async function settleCost(): Promise<void> {
   const traces = 200;
@@ -153,9 +163,7 @@ async function settleCost(): Promise<void> {
     const spans: DecodedSpan[] = Array.from({ length: 10 }, (_, i) => ({
       traceId, spanId: (i + 1).toString(16).padStart(16, '0'), parentSpanId: i === 0 ? '' : '0000000000000001', traceState: '', name: i === 0 ? 'invoke_agent support' : i % 2 ? 'chat gpt-4o' : 'execute_tool lookup_order',
       kind: 1, startNs: String(1_700_000_000_000_000_000n + BigInt(i)), endNs: String(1_700_000_001_000_000_000n), links: [], statusCode: 0, statusMessage: '', events: [],
-      attributes: (i % 2
-        ? { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 900, 'gen_ai.usage.output_tokens': 200, 'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `Where is my refund for order ${t}? `.repeat(20) }] }]), 'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'It ships tomorrow. '.repeat(40) }] }]) }
-        : { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.arguments': JSON.stringify({ order_id: String(t) }), 'gen_ai.tool.call.result': JSON.stringify({ status: 'shipped', items: ['a', 'b'] }) }) as Attributes,
+      attributes: i % 2 ? chatAttributes(t) : toolAttributes(t),
     }));
     return normalizeExport({ resourceSpans: [{ resource: { 'service.name': 'bench' }, scopes: [{ scopeName: 'b', scopeVersion: '', spans }] }] }, { tenantId: 't', projectId: 'p' });
   });

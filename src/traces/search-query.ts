@@ -49,7 +49,6 @@ export function parseSearchQuery(q: string): SearchQuery {
     }
     let negated = false;
     let field: ContentField | null = null;
-    let start = i;
     if (q[i] === '-' && i + 1 < q.length && !isSpace(q[i + 1])) {
       negated = true;
       i++;
@@ -66,7 +65,7 @@ export function parseSearchQuery(q: string): SearchQuery {
       raw = q.slice(i + 1, close);
       i = close + 1;
     } else {
-      start = i;
+      const start = i;
       while (i < q.length && !isSpace(q[i])) i++;
       raw = q.slice(start, i);
     }
