@@ -18,9 +18,14 @@ const WHITE_SPACE = /\s+/gu;
 /** The code points whose whole-string lower case is not their own (context: final sigma; expansion: İ). */
 const NOT_PER_CODE_POINT = /[\u0130\u03a3]/;
 
+/** White space that is not one plain space: where collapsing has anything to do. */
+const NOT_SINGLE_SPACE = /[^\S ]| {2}/u;
+
 /** NFKC with white space collapsed: the display form stored and shown in snippets. */
 export function displayText(text: string): string {
-  return text.normalize('NFKC').replace(WHITE_SPACE, ' ').trim();
+  const nfkc = text.normalize('NFKC');
+  // Most text has single spaces only: tested first, replacing would rewrite every space (~5x the time).
+  return (NOT_SINGLE_SPACE.test(nfkc) ? nfkc.replace(WHITE_SPACE, ' ') : nfkc).trim();
 }
 
 /** Lower case per code point, keeping the code point count (see above). */

@@ -53,12 +53,25 @@ export interface TraceContentRow {
 }
 
 class FieldText {
+  /** Values met as sent: a repeat (the same history on every model call) is neither parsed nor normalized again. */
+  private readonly raw = new Set<string>();
   private readonly seen = new Set<string>();
   private readonly items: string[] = [];
   private chars = 0;
 
+  /** Whether `value` is met for the first time in this field (and room is left). */
+  firstTime(value: string): boolean {
+    if (this.chars >= MAX_FIELD_CHARS || this.raw.has(value)) return false;
+    this.raw.add(value);
+    return true;
+  }
+
   add(value: string): void {
-    if (this.chars >= MAX_FIELD_CHARS) return;
+    if (this.firstTime(value)) this.addText(value);
+  }
+
+  /** Adds a value whose first meeting was counted already. */
+  addText(value: string): void {
     const text = displayText(value);
     if (text === '' || this.seen.has(text)) return;
     this.seen.add(text);
@@ -85,12 +98,15 @@ function addLeaves(out: FieldText, value: AttributeValue | undefined, parseText 
   if (typeof value === 'string') {
     const t = value.trimStart();
     if (parseText && (t.startsWith('{') || t.startsWith('['))) {
+      if (!out.firstTime(value)) return;
       try {
         addLeaves(out, JSON.parse(value) as AttributeValue, false);
         return;
       } catch {
         // not JSON: the text itself
       }
+      out.addText(value);
+      return;
     }
     out.add(value);
     return;
