@@ -1,7 +1,7 @@
 import { freshnessOf } from '../ingest/freshness.js';
 import { ValidationError } from '../platform/http/errors.js';
 import { compileBodySchema, describeValidationError } from '../platform/http/validation.js';
-import { traceListQuery } from '../traces/trace-schemas.js';
+import { traceListQuery, type TraceListParams } from '../traces/trace-schemas.js';
 import { traceService } from '../traces/trace-service.js';
 import { projectIdArgument, type McpTool } from './mcp-tool.js';
 
@@ -16,17 +16,6 @@ const DEFAULT_LIMIT = 50;
 /** The REST query schema with q required; the router checks only the top level, so the values are checked here. */
 const argumentsSchema = { ...traceListQuery, required: ['q'] };
 const validateArguments = compileBodySchema(argumentsSchema, {});
-
-interface SearchArguments {
-  q: string;
-  agent_name?: string;
-  has_error?: boolean;
-  thread_id?: string;
-  start?: string;
-  end?: string;
-  cursor?: string;
-  limit?: number;
-}
 
 export const searchTracesTool: McpTool = {
   name: 'search_traces',
@@ -45,7 +34,7 @@ export const searchTracesTool: McpTool = {
   run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) => {
     // The detail REST gives for the same query parameter (e.g. "limit: must be integer").
     if (!validateArguments(args)) throw new ValidationError(describeValidationError('body', validateArguments.errors));
-    const a = args as SearchArguments;
+    const a = args as TraceListParams & { q: string };
     const freshness = freshnessOf(deps);
     const page = await traceService(deps).list(principal.tenantId, project.id, {
       q: a.q,

@@ -7,7 +7,7 @@ import type { TraceDetailPage } from './trace-detail-build.js';
 import { DEFAULT_SPAN_PAGE } from './trace-page.js';
 import { traceService } from './trace-service.js';
 import { freshnessOf } from '../ingest/freshness.js';
-import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema } from './trace-schemas.js';
+import { traceDetailQuery, traceListQuery, traceListSchema, traceSchema, type TraceListParams } from './trace-schemas.js';
 
 /**
  * The traces API: GET /traces/{trace_id}, GET /traces/agent-names and
@@ -26,17 +26,6 @@ interface DetailQuery {
   span_cursor?: string;
   include_attributes?: boolean;
   include_events?: boolean;
-}
-
-interface ListQuery {
-  agent_name?: string;
-  has_error?: boolean;
-  thread_id?: string;
-  start?: string;
-  end?: string;
-  cursor?: string;
-  limit?: number;
-  q?: string;
 }
 
 const DEFAULT_SPANS_LIMIT = 100;
@@ -94,7 +83,7 @@ export function traceRoutes(deps: AppDeps): Router {
     },
   });
 
-  defineRoute<unknown, ListQuery>(router, deps, {
+  defineRoute<unknown, TraceListParams>(router, deps, {
     method: 'get', path: '/projects/{project_id}/traces', tag: 'traces', scope: 'read', projectParam: true,
     summary: 'Processed traces of a project, newest first, with cursor pagination and filters; `q` searches their content (docs/search.md)',
     query: traceListQuery,

@@ -22,6 +22,18 @@ export const traceDetailQuery = {
   },
 };
 
+/** The trace list's query parameters as traceListQuery validates them (REST and the MCP search tool). */
+export interface TraceListParams {
+  agent_name?: string;
+  has_error?: boolean;
+  thread_id?: string;
+  start?: string;
+  end?: string;
+  cursor?: string;
+  limit?: number;
+  q?: string;
+}
+
 export const traceListQuery = {
   type: 'object',
   additionalProperties: false,

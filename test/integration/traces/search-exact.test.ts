@@ -18,24 +18,14 @@ import { CONTENT_FIELDS, type ContentField } from '../../../src/spans/trace-cont
 import { parseSearchQuery, type SearchQuery } from '../../../src/traces/search-query.js';
 import { searchTraces } from '../../../src/traces/trace-search.js';
 import { listTraces } from '../../../src/traces/trace-store.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 const SEED = Number(process.env.SEARCH_SEED ?? Date.now() % 1_000_000);
 const TRACES = 240;
 const QUERIES = 200;
 
-/** mulberry32: a small seeded generator, so a failing case can be replayed. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = generator(SEED);
+const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 const chance = (p: number) => random() < p;
 
