@@ -7,6 +7,7 @@ import { freshnessOf } from '../ingest/freshness.js';
 import type { ViewName } from '../analytics/views/view-params.js';
 import { GRANULARITIES } from '../analytics/views/time-buckets.js';
 import { projectIdArgument, type McpTool } from './mcp-tool.js';
+import { searchTracesTool } from './trace-tools.js';
 
 /**
  * The MCP tools of project analytics (docs/mcp.md). Each is a thin adapter over the
@@ -87,5 +88,6 @@ export function mcpTools(): McpTool[] {
       'One row per model since start: traces, tokens, speed, whether it is priced and its estimated cost, with the overall cost object.', 'model'),
     viewTool('get_project_roi', 'roi', 'Project ROI',
       'Whether the project is connected, waiting for issues or populated; lifetime counts of agents, traces, issues and resolutions; and their series.', 'none'),
+    searchTracesTool,
   ];
 }

@@ -2,6 +2,7 @@ import { ValidationError } from '../platform/http/errors.js';
 import { isoFromDateTime64, msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { TraceListFilters, TraceListRow } from './trace-store.js';
 import type { TraceListItem, TraceListPage } from './trace-schemas.js';
+import { parseSearchQuery } from './search-query.js';
 
 /**
  * GET /projects/{project_id}/traces between the wire and trace-store: the request's ISO bounds and
@@ -17,11 +18,13 @@ export interface TraceListQuery {
   start?: string;
   end?: string;
   cursor?: string;
+  /** Search text (search-query.ts). */
+  q?: string;
 }
 
 export type { TraceListItem, TraceListPage };
 
-/** The store's filters for a page of `limit` rows (checked in the order start, end, cursor). */
+/** The store's filters for a page of `limit` rows (checked in the order start, end, cursor, q). */
 export function storeFilters(query: TraceListQuery, limit: number): TraceListFilters {
   return {
     agentName: query.agentName,
@@ -30,6 +33,7 @@ export function storeFilters(query: TraceListQuery, limit: number): TraceListFil
     start: query.start !== undefined ? toDateTime64(query.start, 'start') : undefined,
     end: query.end !== undefined ? toDateTime64(query.end, 'end') : undefined,
     before: query.cursor !== undefined ? decodeCursor(query.cursor) : undefined,
+    search: query.q !== undefined ? parseSearchQuery(query.q) : undefined,
     limit,
   };
 }

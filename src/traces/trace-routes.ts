@@ -74,7 +74,7 @@ export function traceRoutes(deps: AppDeps): Router {
 
   defineRoute<unknown, TraceListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/traces', tag: 'traces', scope: 'read', projectParam: true,
-    summary: 'Processed traces of a project, newest first, with cursor pagination and filters',
+    summary: 'Processed traces of a project, newest first, with cursor pagination and filters; `q` searches their content (docs/search.md)',
     query: TraceListQuery,
     responses: { 200: { description: 'A page of traces', schema: TraceListRef } },
     handler: async ({ tenantId, project, query }) => {
@@ -88,6 +88,7 @@ export function traceRoutes(deps: AppDeps): Router {
         start: query.start,
         end: query.end,
         cursor: query.cursor,
+        q: query.q,
       }, limit);
       return { ...page, ...freshness };
     },

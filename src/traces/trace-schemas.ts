@@ -42,9 +42,18 @@ export const TraceListQuery = Type.Object(
     end: Type.Optional(Type.String({ description: 'ISO 8601, exclusive' })),
     cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 1000,
+        description:
+          'Search the traces\' content (docs/search.md): words are ANDed, "a phrase" in quotes, -word excludes, ' +
+          'field:word looks in one field (input, output, tool, error, name, attribute). Case-insensitive; a word is found inside longer words too; at least 2 characters per word.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+/** The trace list's query parameters as TraceListQuery validates them (REST and the MCP search tool). */
 export type TraceListQuery = Static<typeof TraceListQuery>;
 
 /** GET /traces/agent-names: the query string and the answer. */
@@ -197,6 +206,14 @@ export const TraceListItem = Type.Object({
   tool_call_count: Type.Integer(),
   models_used: Type.Array(Type.String()),
   estimated_cost_usd: nullable(Type.Number()),
+  match: Type.Optional(
+    nullable(
+      Type.Object(
+        { field: stringEnum(['input', 'output', 'tool', 'error', 'name', 'attribute']), snippet: Type.String() },
+        { description: 'Only with q: where the trace matched. snippet is HTML-escaped text with each searched word in <mark>…</mark>.' },
+      ),
+    ),
+  ),
 });
 export type TraceListItem = Static<typeof TraceListItem>;
 

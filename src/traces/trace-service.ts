@@ -5,7 +5,9 @@ import { findProject } from '../tenancy/project-store.js';
 import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';
 import { storedTraceDetailPage } from './trace-page.js';
 import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
-import { agentNames, listTraces, readTraceBytes, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
+import { agentNames, listTraces, readTraceBytes, searchMatchRows, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
+import { bestMatches, snippetOf } from './search-snippet.js';
+import { searchTraces } from './trace-search.js';
 import { readLogsOfTraceId } from '../spans/stored-log-records.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailTask } from './trace-detail-build.js';
@@ -83,10 +85,24 @@ export class TraceService {
     return this.deps.compute.run(traceDetailTask, { ...input, rows, logs }, [rows.buffer as ArrayBuffer, logs.buffer as ArrayBuffer]);
   }
 
-  /** A page of processed traces, newest first; one row beyond the page says whether another follows. */
+  /**
+   * A page of processed traces, newest first; one row beyond the page says whether another follows.
+   * With a search (`q`), only matching traces, each with `match: {field, snippet}` (search-snippet.ts).
+   */
   async list(tenantId: string, projectId: string, query: TraceListQuery, limit: number): Promise<TraceListPage> {
-    const rows = await listTraces(this.deps.ch, tenantId, projectId, storeFilters(query, limit + 1));
-    return listPage(rows, limit);
+    const filters = storeFilters(query, limit + 1);
+    const search = filters.search;
+    if (!search) return listPage(await listTraces(this.deps.ch, tenantId, projectId, filters), limit);
+    const page = listPage(await searchTraces(this.deps.ch, tenantId, projectId, { ...filters, search }), limit);
+    const best = bestMatches(await searchMatchRows(this.deps.ch, tenantId, projectId, search, page.traces.map((t) => t.id)));
+    return {
+      ...page,
+      traces: page.traces.map((t) => {
+        const row = best.get(t.id);
+        // A trace matched by its content always has such a row; null only if it was re-settled between the two reads.
+        return { ...t, match: row ? snippetOf(row, search) : null };
+      }),
+    };
   }
 }
 

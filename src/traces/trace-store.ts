@@ -4,6 +4,8 @@ import { processedTraces } from '../platform/clickhouse/sql/processed-traces.js'
 import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../spans/stored-spans.js';
 import { isOtelTraceId } from '../spans/trace-id.js';
+import type { SearchQuery } from './search-query.js';
+import { matchingTraceIds, matchRows, type MatchRow } from './search-sql.js';
 
 /**
  * ClickHouse reads of the traces API: every statement carries the layer's tenant guard (and the
@@ -100,6 +102,10 @@ export interface TraceListFilters {
   end?: string;
   /** Keyset position: rows strictly older than (timestamp, trace_id). */
   before?: { timestamp: string; traceId: string };
+  /** Only traces whose content matches (docs/search.md). */
+  search?: SearchQuery;
+  /** Only these traces (a search among a page of candidates, trace-search.ts). */
+  within?: string[];
   limit: number;
 }
 
@@ -136,6 +142,11 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
   if (f.before) {
     where.push(sql`(timestamp, trace_id) < (toDateTime64(${param('String', f.before.timestamp)}, 3, 'UTC'), ${param('String', f.before.traceId)})`);
   }
+  if (f.within) where.push(sql`trace_id IN ${param('Array(String)', f.within)}`);
+  if (f.search) {
+    // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
+    where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within })})`);
+  }
   return ch.read<TraceListRow>(
     sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
                    agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
@@ -144,6 +155,15 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
             WHERE ${join(where, ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC
             LIMIT ${param('UInt32', f.limit)}`,
-    { lane: 'interactive', scope },
+    // A search reads every content row holding a word: an aggregation without a small bound
+    // (unless it is among given traces, which the primary key finds).
+    f.search && !f.within ? { lane: 'analytics', scope } : { lane: 'interactive', scope },
   );
+}
+
+/** The rows of the listed traces that hold a searched word, each with a window of text around it (search-snippet.ts). */
+export async function searchMatchRows(ch: ClickHouseStore, tenantId: string, projectId: string, search: SearchQuery, traceIds: string[]): Promise<MatchRow[]> {
+  if (traceIds.length === 0) return [];
+  const scope = { tenantId, projectId };
+  return ch.read<MatchRow>(matchRows(ch, scope, search, traceIds), { lane: 'interactive', scope });
 }

@@ -8,6 +8,8 @@ import { packHook, type PackedHook } from './packed-hook.js';
 import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow, type StoredTraceSpans } from '../../spans/stored-spans.js';
 import { logRecordsBySpan, spanLogKey } from '../../spans/span-log-records.js';
 import { summarizeTrace, type TraceSummary } from '../../spans/trace-summary.js';
+import { traceContentRows } from '../../spans/trace-content.js';
+import type { NormalizedSpan } from '../../spans/normalized-span.js';
 import type { Origin } from '../../spans/origin.js';
 import type { PriceTrace } from '../../spans/trace-pricing.js';
 import type { SharedValueRef } from '../../platform/compute/shared-value.js';
@@ -55,19 +57,23 @@ export interface SettledTrace {
   toolRewriteLines: string[];
   /** generation.completed rows the whole trace decides or completes (TraceSummary.generations). */
   generationRewriteLines: string[];
+  /** The trace's searchable text, a trace_content row per field (trace-content.ts). */
+  contentLines: string[];
   /** The hook payload, packed for the trip to the event loop (unpackHook there). */
   hook: PackedHook;
   /** approximateBytes of the payload, measured here on the pool rather than on the event loop. */
   hookBytes: number;
 }
 
-function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], generationRewrites: GenerationCompletedRow[], hook: ProcessedTrace): SettledTrace {
+function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], generationRewrites: GenerationCompletedRow[], hook: ProcessedTrace, spans: NormalizedSpan[]): SettledTrace {
+  const content = traceContentRows(spans, { timestamp: summary.trace.timestamp, processedAt: summary.trace.processed_at });
   return {
     key,
     processedLine: jsonLine(summary.processed),
     traceLine: jsonLine(summary.trace),
     toolRewriteLines: toolRewrites.map(toolCalledLine),
     generationRewriteLines: generationRewrites.map(generationCompletedLine),
+    contentLines: content.map(jsonLine),
     hook: packHook(hook),
     hookBytes: approximateBytes(hook),
   };
@@ -114,7 +120,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
         }
       }
       const generationRewrites = generationRowsToWrite(summary.generations, t.writtenGenerations ?? new Uint8Array(0));
-      out.push(settled(t.key, summary, toolRewrites, generationRewrites, processedTrace(summary, spans)));
+      out.push(settled(t.key, summary, toolRewrites, generationRewrites, processedTrace(summary, spans), spans));
       continue;
     }
     const entry = stored.get(t.key);
@@ -122,7 +128,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
     const full = summarizeTrace(entry.spans, { ...options, origin: t.origin });
     const { tree: _tree, ...summary } = full;
     // What ingest wrote is not known here: every row the whole trace may change is written again.
-    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans)));
+    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans), entry.spans));
   }
   return out;
 }

@@ -326,6 +326,9 @@ export class TraceSettler {
     await ch.insertLines(ch.table('event_generation_completed'), settled.flatMap((s) => s.generationRewriteLines), 'ingest');
     await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
     await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
+    // After the summary: a trace is listed (and so searched) from its traces row, and its content
+    // rows written in the same round complete it; a failure here retries the whole round.
+    await ch.insertLines(ch.table('trace_content'), settled.flatMap((s) => s.contentLines), 'ingest');
     this.options.metrics?.tracesSettled.inc({ source: 'memory' }, held.length);
     this.options.metrics?.tracesSettled.inc({ source: 'read_back' }, toRead.length);
     return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));

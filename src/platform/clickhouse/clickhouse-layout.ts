@@ -28,6 +28,8 @@ export interface ClickHouseLayout {
 export const SHARDING_KEYS: Readonly<Record<string, string>> = Object.freeze({
   spans: 'cityHash64(trace_id)',
   span_logs: 'cityHash64(trace_id)',
+  // A trace's searchable text shards with its summary: the trace list's IN over it stays shard-local.
+  trace_content: 'cityHash64(trace_id)',
   // trace_id is a UUID in these three (migration 009): hashed as its text, the same hash as the
   // String trace_id of spans and trace.processed, and as these tables' rows had before 009.
   event_generation_completed: 'cityHash64(toString(trace_id))',

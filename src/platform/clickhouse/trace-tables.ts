@@ -13,6 +13,8 @@ export const TRACE_TABLES: Readonly<Record<string, TraceIdColumn>> = Object.free
   spans: 'text',
   span_logs: 'text',
   traces: 'text',
+  // Search's text of a trace (clickhouse/014_trace_content.sql, docs/search.md).
+  trace_content: 'text',
   event_trace_processed: 'text',
   event_generation_completed: 'uuid',
   event_tool_called: 'uuid',

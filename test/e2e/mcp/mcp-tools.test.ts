@@ -61,6 +61,7 @@ describe('MCP analytics tools', () => {
       'get_project_roi',
       'get_project_tool_aggregates',
       'query_project_analytics',
+      'search_traces',
     ]);
     for (const tool of tools) {
       expect(tool.annotations?.readOnlyHint).toBe(true);
@@ -125,6 +126,28 @@ describe('MCP analytics tools', () => {
       ['unknown-model-x', 1, 50],
     ]);
     expect(rows.find((r) => r.model === 'unknown-model-x')!.priced).toBe(false);
+  });
+
+  it('searches traces with the REST list\'s arguments and answer', async () => {
+    const result = await client.callTool({ name: 'search_traces', arguments: { project_id: projectId, q: 'tool:search', has_error: true, limit: 5 } });
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    const rest = await svc.call('GET', `/projects/${projectId}/traces?q=tool%3Asearch&has_error=true&limit=5`);
+    expect(rest.status).toBe(200);
+    expect(withoutFreshness(result.structuredContent)).toEqual(withoutFreshness(rest.body));
+    const traces = (result.structuredContent as { traces: { agent_name: string; match: { field: string; snippet: string } }[] }).traces;
+    expect(traces.map((t) => [t.agent_name, t.match.field, t.match.snippet.includes('<mark>search</mark>')])).toEqual([['planner', 'tool', true]]);
+    // Another project of the tenant holds none of them.
+    const other = await client.callTool({ name: 'search_traces', arguments: { project_id: otherProjectId, q: 'search' } });
+    expect((other.structuredContent as { traces: unknown[] }).traces).toEqual([]);
+    // A bad query is the REST 400's detail; a wrongly typed argument names it.
+    const bad = await client.callTool({ name: 'search_traces', arguments: { project_id: projectId, q: 'x' } });
+    const restBad = await svc.call('GET', `/projects/${projectId}/traces?q=x`);
+    expect(restBad.status).toBe(400);
+    expect(bad).toMatchObject({ isError: true, structuredContent: { detail: restBad.body.detail, code: 'validation_error' } });
+    const typed = await client.callTool({ name: 'search_traces', arguments: { project_id: projectId, q: 'search', limit: 'many' } });
+    expect(typed).toMatchObject({ isError: true, structuredContent: { detail: 'limit: must be integer', code: 'validation_error' } });
+    const missing = await client.callTool({ name: 'search_traces', arguments: { project_id: projectId } });
+    expect(missing).toMatchObject({ isError: true, structuredContent: { code: 'validation_error' } });
   });
 
   it('turns bad arguments into tool errors carrying the REST detail', async () => {

@@ -999,3 +999,23 @@ TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`span_logs` AS `lookout`.`span_logs_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `span_logs_local`, cityHash64(trace_id));
+
+CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    trace_id String,
+    field LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    text String CODEC(ZSTD(3)),
+    text_norm String CODEC(ZSTD(3)),
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3),
+    INDEX text_norm_bigrams text_norm TYPE text(tokenizer = ngrams(2))
+)
+ENGINE = ReplacingMergeTree(processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id, field)
+TTL toDateTime(timestamp) + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`trace_content` AS `lookout`.`trace_content_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_local`, cityHash64(trace_id));

@@ -17,6 +17,9 @@ import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { TRACE_TABLES } from '../../../src/platform/clickhouse/trace-tables.js';
+import { parseSearchQuery } from '../../../src/traces/search-query.js';
+import { searchTraces } from '../../../src/traces/trace-search.js';
+import { listTraces } from '../../../src/traces/trace-store.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
@@ -217,6 +220,21 @@ describe('two ClickHouse servers as two shards, without replication', () => {
       // Not vacuous: the data set's answers have rows.
       expect(JSON.stringify(onCluster['query model-latency-scorecard'])).toMatch(/gpt|claude/);
       expect(onCluster).toEqual(onOneNode);
+    }
+  });
+
+  it('searches trace content shard by shard (each shard\'s trace_content_local), answering as one node', async () => {
+    await copyToOneNode();
+    const cluster = front[0].service.deps.ch;
+    for (const q of ['invoke_agent', 'name:chat -"no such words"', 'invoke_agent -chat']) {
+      const search = parseSearchQuery(q);
+      const ids = async (store: ClickHouseStore, probe?: number) =>
+        (probe === undefined ? await listTraces(store, tenantId, projectId, { search, limit: 10_000 }) : await searchTraces(store, tenantId, projectId, { search, limit: 25 }, probe)).map((r) => r.trace_id);
+      const onOneNode = await ids(embedded);
+      if (q === 'invoke_agent') expect(onOneNode.length).toBeGreaterThan(2);
+      expect([q, await ids(cluster)]).toEqual([q, onOneNode]);
+      // The two-step page (newest candidates, then the rest through the index) as well.
+      expect([q, await ids(cluster, 2)]).toEqual([q, onOneNode.slice(0, 25)]);
     }
   });
 

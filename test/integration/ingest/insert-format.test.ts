@@ -204,6 +204,9 @@ describe('the per-span tables\' insert format', () => {
     expect(fromMemory.processedLine).toBe(fromReadBack.processedLine);
     expect(fromMemory.traceLine).toBe(fromReadBack.traceLine);
     expect(unpackHook(fromMemory.hook)).toEqual(unpackHook(fromReadBack.hook));
+    // The searchable text (trace-content.ts) is the same both ways, and holds the agent's input.
+    expect(fromMemory.contentLines).toEqual(fromReadBack.contentLines);
+    expect(fromMemory.contentLines.map((l) => JSON.parse(l) as { field: string; text: string }).find((r) => r.field === 'input')?.text).toContain(wellFormedText(tricky).trim().slice(0, 20));
     // The summary saw the values: the agent's name and input, the failing tool call, the tokens.
     expect(JSON.parse(fromMemory.traceLine)).toMatchObject({ agent_input: wellFormedText(tricky) });
     expect(JSON.parse(fromMemory.processedLine)).toMatchObject({ failing_tool_calls: 1, error_count: 1 });

@@ -21,6 +21,7 @@ import { agentRun } from '../../helpers/agent-run.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 /** Seeds of the interleavings run on every test run (a failure prints its seed and steps). */
 const SEEDS = [1, 7, 42];
@@ -35,18 +36,6 @@ let projectId: string;
 let failNextInsert: string | null = null;
 /** The next settle-queue upsert of a flush fails once (after every insert of the flush landed). */
 let failNextRecord = false;
-
-/** A small deterministic PRNG (mulberry32): the same seed gives the same interleaving. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function start(): Promise<void> {
   svc = await startTestService({ TRACE_SETTLE_MS: '150', TRACE_MAX_WAIT_MS: '1500' }, dataDir, { clickhouse: ch() });
@@ -162,7 +151,7 @@ describe('writes and settling against a reference model', () => {
     it(`seed ${seed}: every acknowledged span stored once, nothing else, summaries exact`, { timeout: 240_000 }, async () => {
       // A project per seed: the check that nothing else is stored looks at the whole project.
       projectId = (await svc.newProject(`settle model ${seed}`)).id;
-      const random = prng(seed);
+      const random = seededRandom(seed);
       const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
       // Six agent runs of 1–5 model calls; each step sends a random part of one or two of them.
       const runs = Array.from({ length: 6 }, (_, i) => agentRun(1 + (i % 5), `model-agent-${seed}`));

@@ -128,6 +128,8 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
       `/traces/${ids[0]}?expand=context&project_id=${pid}`,
       `/traces/agent-names?project_id=${pid}`,
       `/projects/${pid}/traces?has_error=true&agent_name=planner`,
+      // Search: the content subquery is shard-local (search-sql.ts), the snippets read the Distributed table.
+      `/projects/${pid}/traces?q=${encodeURIComponent('tool:search -fetch "invoke_agent"')}&limit=1`,
       ...Object.entries(viewParams(new Date(now))).map(([view, params]) => `/projects/${pid}/analytics?view=${view}&${params}`),
       `/projects/${pid}/metrics`,
       `/projects/${pid}/issues`,
@@ -166,10 +168,17 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
     expect(statuses.filter(([, status]) => status !== 200)).toEqual([]);
     // The suite saw the statements of every module, reading every table through its Distributed name.
     const all = cluster.checked.map((c) => c.sql).join('\n');
-    for (const table of ['spans', 'traces', 'event_trace_processed', 'event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_issue']) {
+    for (const table of ['spans', 'traces', 'trace_content', 'event_trace_processed', 'event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_issue']) {
       expect([table, all.includes(`\`lookout\`.\`${table}\``)]).toEqual([table, true]);
     }
-    expect(all).not.toContain('_local`');
+    // One local table on purpose: a search's content subquery, inside the shard's part of the trace
+    // list (search-sql.ts); every other statement names Distributed tables only.
+    const local = cluster.checked.filter((c) => c.sql.includes('_local`'));
+    expect(local.length).toBeGreaterThan(0);
+    for (const c of local) {
+      expect(c.sql.replaceAll('`lookout`.`trace_content_local`', '')).not.toContain('_local`');
+      expect(c.sql).toMatch(/^SELECT [\s\S]* FROM `lookout`\.`traces` FINAL[\s\S]* trace_id IN \(SELECT trace_id FROM `lookout`\.`trace_content_local` FINAL/);
+    }
     // The cost module's query-time statements were among them (its live-trace CTE).
     expect(all).toContain('WITH live AS');
   });

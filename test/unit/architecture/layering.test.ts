@@ -32,7 +32,7 @@ const DEPENDENCIES: Record<string, string[]> = {
   traces: ['ingest'],
   analytics: ['cost', 'workspace/artifacts', 'ingest'],
   cost: ['cli'],
-  mcp: ['analytics', 'ingest', 'workspace/projects'],
+  mcp: ['analytics', 'ingest', 'traces', 'workspace/projects'],
   dashboard: [],
   'workspace/artifacts': [],
   'workspace/code-host': [],
@@ -63,6 +63,10 @@ const PORTS: Record<string, Record<string, string>> = {
     'cost/price-catalog.ts': 'the price catalog a view reads its snapshot time from',
     'cost/query-cost.ts': 'cost measures of the query DSL',
     'cost/stored-cost.ts': 'stored-cost sums of views',
+  },
+  traces: {
+    'traces/trace-service.ts': 'the trace list and its search, for the MCP search_traces tool',
+    'traces/trace-schemas.ts': 'the trace list\'s query schema (REST and MCP share it)',
   },
   cli: { 'cli/admin-command.ts': 'how a module contributes an admin command' },
   analytics: {
