@@ -76,6 +76,8 @@ export function getModelScorecard(projectId: string, window: WindowSelection): P
 }
 
 export interface TraceFilters {
+  /** Search over the traces' content (words, "phrases", -word, field:word). */
+  q?: string;
   agent_name?: string;
   has_error?: string;
   thread_id?: string;

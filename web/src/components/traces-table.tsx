@@ -3,6 +3,7 @@ import { formatCount, formatDateTime, formatMs, formatUsd, formatUsdColumn } fro
 import { threadHref } from '../pages/thread.js';
 import { navigate, setQuery } from '../router.js';
 import { Link } from './link.js';
+import { MatchSnippet } from './match-snippet.js';
 import { SORTS, type SortKey, type TraceSort } from '../trace-sort.js';
 
 /**
@@ -78,6 +79,7 @@ export function TracesTable({ projectId, traces, sort }: { projectId: string; tr
                 </td>
                 <td class="truncate" title={trace.agent_input_display} data-label="Input">
                   {trace.agent_input_display || '—'}
+                  {trace.match && <MatchSnippet match={trace.match} />}
                 </td>
                 <td class="num" data-label="Duration">
                   {formatMs(trace.total_duration_ms)}

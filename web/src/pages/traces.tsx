@@ -22,6 +22,7 @@ function inputInstant(value: string): string | null {
 /** GET /api/projects/{pid}/traces: newest first, filters agent_name, has_error, thread_id, start/end, cursor. */
 export function TracesPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
   const filters: TraceFilters = {
+    q: query.get('q') ?? undefined,
     agent_name: query.get('agent_name') ?? undefined,
     has_error: query.get('has_error') ?? undefined,
     thread_id: query.get('thread_id') ?? undefined,
@@ -30,11 +31,12 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
     cursor: query.get('cursor') ?? undefined,
     limit: PAGE_SIZE,
   };
-  const filtered = Boolean(filters.agent_name || filters.has_error || filters.thread_id || filters.start || filters.end);
+  const filtered = Boolean(filters.q || filters.agent_name || filters.has_error || filters.thread_id || filters.start || filters.end);
   // Sorting orders the page on screen: it does not ask the API again.
   const traces = useResource(() => listTraces(projectId, filters), [projectId, JSON.stringify(filters)]);
   const agents = useResource(() => listAgentNames(projectId), [projectId]);
   const [thread, setThread] = useState(filters.thread_id ?? '');
+  const [search, setSearch] = useState(filters.q ?? '');
 
   const change = (name: string, value: string | null) => setQuery({ [name]: value, cursor: null });
   const sort = readSort(query);
@@ -46,9 +48,29 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
         <Freshness data={traces.data} />
       </div>
       <FilterBar label="Trace filters">
+        <label class="inline-field search-field">
+          Search{' '}
+          <input
+            type="search"
+            value={search}
+            placeholder='words, "a phrase", -word, tool:name'
+            maxLength={1000}
+            aria-describedby="search-help"
+            onInput={(e) => setSearch((e.target as HTMLInputElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') change('q', search.trim() || null);
+            }}
+            onBlur={() => search.trim() !== (filters.q ?? '') && change('q', search.trim() || null)}
+            data-testid="filter-search"
+            data-shortcut="filter"
+          />
+          <span id="search-help" class="sr-only">
+            Searches what the traces said: input, output, tools, errors, span names and attributes. Press Enter to search.
+          </span>
+        </label>
         <label class="inline-field">
           Agent{' '}
-          <select value={filters.agent_name ?? ''} onChange={(e) => change('agent_name', (e.target as HTMLSelectElement).value)} data-testid="filter-agent" data-shortcut="filter">
+          <select value={filters.agent_name ?? ''} onChange={(e) => change('agent_name', (e.target as HTMLSelectElement).value)} data-testid="filter-agent">
             <option value="">All agents</option>
             {(agents.data?.agent_names ?? []).map((name) => (
               <option key={name} value={name}>
