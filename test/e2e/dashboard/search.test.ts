@@ -6,7 +6,7 @@ import { projectRoot } from '../../../src/app/project-root.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, waitFor } from '../../integration/ingest/otlp-client.js';
-import { snippetParts } from '../../../web/src/components/match-snippet.js';
+import { snippetParts } from '../../../web/src/snippet-parts.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 
 /**

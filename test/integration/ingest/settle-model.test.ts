@@ -18,6 +18,7 @@ import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { agentRun } from '../../helpers/agent-run.js';
+import { failingInserts } from '../../helpers/failing-inserts.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
@@ -52,23 +53,12 @@ async function start(): Promise<void> {
 
 /** The shared store with failures injected on demand; it outlives the service across restarts. */
 function ch(): ClickHouseStore {
-  const failOnce = (table: string) => {
-    if (failNextInsert !== null && table === opened.table(failNextInsert)) {
-      failNextInsert = null;
-      throw new Error(`injected failure inserting into ${table}`);
-    }
+  const failHere = (table: string) => {
+    if (failNextInsert === null || table !== opened.table(failNextInsert)) return false;
+    failNextInsert = null;
+    return true;
   };
-  return {
-    ...opened,
-    insertBody: async (table, parts, lane, columns) => {
-      failOnce(table);
-      await opened.insertBody(table, parts, lane, columns);
-    },
-    insertLines: async (table, lines, lane) => {
-      failOnce(table);
-      await opened.insertLines(table, lines, lane);
-    },
-  };
+  return { ...opened, ...failingInserts(opened, failHere) };
 }
 
 beforeAll(async () => {

@@ -19,6 +19,7 @@ import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clic
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
+import { failingInserts } from '../../helpers/failing-inserts.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
 import { agentRun as sdkAgentRun } from '../../helpers/agent-run.js';
 
@@ -41,11 +42,10 @@ const unregisterBeforeRecord = new Set<string>();
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-registry-');
   opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
-  const failOnce = (table: string) => {
-    if (failNextInsert !== null && table === opened.table(failNextInsert)) {
-      failNextInsert = null;
-      throw new Error(`injected failure inserting into ${table}`);
-    }
+  const failHere = (table: string) => {
+    if (failNextInsert === null || table !== opened.table(failNextInsert)) return false;
+    failNextInsert = null;
+    return true;
   };
   const ch: ClickHouseStore = {
     ...opened,
@@ -57,14 +57,7 @@ beforeAll(async () => {
       if (statementKind(options.lane, statement) === 'ingest select spans') readBacks++;
       return opened.readBytes(statement, options);
     },
-    insertBody: async (table, parts, lane, columns) => {
-      failOnce(table);
-      await opened.insertBody(table, parts, lane, columns);
-    },
-    insertLines: async (table, lines, lane) => {
-      failOnce(table);
-      await opened.insertLines(table, lines, lane);
-    },
+    ...failingInserts(opened, failHere),
   };
   svc = await startTestService({ TRACE_SETTLE_MS: '300', TRACE_MAX_WAIT_MS: '30000', TRACE_MAX_SPANS: String(MAX_SPANS) }, dataDir, { clickhouse: ch });
   projectId = (await svc.newProject('registry')).id;
