@@ -8,6 +8,7 @@ import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, waitFor } from '../../integration/ingest/otlp-client.js';
 import { snippetParts } from '../../../web/src/snippet-parts.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
+import { expectNoSidewaysScroll } from './figures.js';
 
 /**
  * The trace list's search box: `/` focuses it, Enter searches (kept in the URL as q), each hit shows
@@ -88,6 +89,11 @@ describe('searching the trace list', () => {
     await page.press('[data-testid="filter-search"]', 'Enter');
     await waitFor(async () => ((await rows.count()) === 3 ? true : undefined), 15_000, 'all three traces');
     expect(page.url()).not.toContain('q=');
+
+    // The box fits a phone's width without scrolling the page sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expectNoSidewaysScroll(page);
+    await page.setViewportSize({ width: 1280, height: 800 });
     expect(browser.consoleErrors).toEqual([]);
   });
 });
