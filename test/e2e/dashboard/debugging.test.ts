@@ -252,7 +252,7 @@ describe('the dashboard as a debugging tool', () => {
     await page.locator('[data-testid="traces-table"]').waitFor();
     await page.locator('body').click({ position: { x: 5, y: 300 } });
     await page.keyboard.press('/');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('filter-agent');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('filter-search');
     await page.locator('body').click({ position: { x: 5, y: 300 } });
     await page.keyboard.press('j');
     await page.keyboard.press('j');
