@@ -5,6 +5,7 @@
  * of the server; the routes register the schemas.
  */
 import { Type, type Static } from 'typebox';
+import { dateTime, nullable } from '../platform/http/shape-kit.js';
 
 export const DELETION_KINDS = ['traces', 'thread', 'before', 'project'] as const;
 export const DELETION_STATUSES = ['queued', 'running', 'succeeded'] as const;
@@ -14,10 +15,7 @@ export const MAX_DELETION_TRACE_IDS = 1000;
 /** A Lookout trace id (UUID) or an OpenTelemetry trace id (32 hex characters), in any letter case. */
 const TRACE_ID_PATTERN = '^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32})$';
 
-const dateTime = Type.String({ format: 'date-time' });
-/** `type: ['string', 'null']` as one keyword, as the other schema files declare nullable fields. */
-const nullable = <T>(schema: Record<string, unknown>) => Type.Unsafe<T | null>({ ...schema, type: [schema.type, 'null'] });
-const nullableDateTime = nullable<string>({ type: 'string', format: 'date-time' });
+const nullableDateTime = nullable(dateTime);
 
 /** POST /projects/{project_id}/deletions: exactly one of the three selections (the service checks "exactly"). */
 export const NewDeletion = Type.Object(
@@ -41,8 +39,8 @@ export const Deletion = Type.Object({
   id: Type.String({ format: 'uuid' }),
   project_id: Type.String({ format: 'uuid' }),
   kind: Type.Enum([...DELETION_KINDS], { description: 'traces, thread, before (the request\'s selection) or project (DELETE /projects/{project_id})' }),
-  trace_ids: nullable<string[]>({ type: 'array', items: { type: 'string' }, description: 'kind traces: the Lookout trace ids' }),
-  thread_id: nullable<string>({ type: 'string' }),
+  trace_ids: nullable(Type.Array(Type.String(), { description: 'kind traces: the Lookout trace ids' })),
+  thread_id: nullable(Type.String()),
   before: nullableDateTime,
   status: Type.Enum([...DELETION_STATUSES], { description: 'queued, running (a failed attempt is retried: see last_error), succeeded' }),
   requested_by: Type.Object({
@@ -58,7 +56,7 @@ export const Deletion = Type.Object({
   rows_deleted: Type.Record(Type.String(), Type.Integer(), { description: 'Rows removed so far, per table (ClickHouse tables by name, PostgreSQL ones prefixed pg.)' }),
   issues_emptied: Type.Integer({ description: 'Issues left with no occurrence (they now carry occurrences_deleted_at)' }),
   attempts: Type.Integer(),
-  last_error: nullable<string>({ type: 'string', description: 'Why the last attempt failed; the job is retried' }),
+  last_error: nullable(Type.String({ description: 'Why the last attempt failed; the job is retried' })),
 });
 export type Deletion = Static<typeof Deletion>;
 
