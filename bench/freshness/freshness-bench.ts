@@ -176,7 +176,8 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
           if (pendingListed.delete(t.agent_name)) result.listed.push(now - probeAck.get(t.agent_name)!);
         }
       }
-      const names = [...pendingProcessed].slice(0, 50);
+      // The oldest pending probes first, at most the 20 values an `in` filter accepts.
+      const names = [...pendingProcessed].slice(0, 20);
       if (names.length > 0) {
         const end = new Date(Date.now() + 3_600_000).toISOString().slice(0, 14) + '00:00Z';
         const start = new Date(Date.now() - 3_600_000).toISOString().slice(0, 14) + '00:00Z';
