@@ -170,7 +170,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
   const poll = async () => {
     try {
       if (pendingListed.size > 0) {
-        const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${PROBE_THREAD}&limit=100`);
+        const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${PROBE_THREAD}&limit=100&include_unsettled=true`);
         const now = Date.now();
         for (const t of list.traces as { agent_name: string }[]) {
           if (pendingListed.delete(t.agent_name)) result.listed.push(now - probeAck.get(t.agent_name)!);

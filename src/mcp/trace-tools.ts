@@ -44,6 +44,7 @@ export const searchTracesTool: McpTool = {
       start: a.start,
       end: a.end,
       cursor: a.cursor,
+      includeUnsettled: a.include_unsettled,
     }, a.limit ?? DEFAULT_LIMIT);
     return { ...page, ...freshness };
   },

@@ -20,6 +20,8 @@ export interface TraceListQuery {
   cursor?: string;
   /** Search text (search-query.ts). */
   q?: string;
+  /** Also list traces not settled yet, by their preview (trace-preview.ts). */
+  includeUnsettled?: boolean;
 }
 
 export type { TraceListItem, TraceListPage };
@@ -34,6 +36,7 @@ export function storeFilters(query: TraceListQuery, limit: number): TraceListFil
     end: query.end !== undefined ? toDateTime64(query.end, 'end') : undefined,
     before: query.cursor !== undefined ? decodeCursor(query.cursor) : undefined,
     search: query.q !== undefined ? parseSearchQuery(query.q) : undefined,
+    includeUnsettled: query.includeUnsettled,
     limit,
   };
 }
@@ -86,5 +89,6 @@ function listItem(row: TraceListRow): TraceListItem {
     tool_call_count: (JSON.parse(row.tool_calls) as unknown[]).length,
     models_used: row.models_used,
     estimated_cost_usd: row.estimated_cost_usd === null ? null : Number(row.estimated_cost_usd),
+    settled: Number(row.preview) === 0,
   };
 }

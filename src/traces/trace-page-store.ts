@@ -45,7 +45,7 @@ export async function readStoredTraceState(ch: ClickHouseStore, scope: TraceScop
   if (counts.length !== 1 || Number(counts[0].spans) <= minSpans) return null;
   const summaries = await ch.read<SummaryRow>(
     sql`SELECT ${raw(SUMMARY_COLUMNS)} FROM ${scopedTable(ch.table('traces'))} FINAL
-            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}
+            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)} AND preview = 0
             LIMIT 2`,
     { lane: 'interactive', scope },
   );

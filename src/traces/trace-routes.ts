@@ -89,6 +89,7 @@ export function traceRoutes(deps: AppDeps): Router {
         end: query.end,
         cursor: query.cursor,
         q: query.q,
+        includeUnsettled: query.include_unsettled,
       }, limit);
       return { ...page, ...freshness };
     },

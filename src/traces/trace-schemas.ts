@@ -42,6 +42,12 @@ export const TraceListQuery = Type.Object(
     end: Type.Optional(Type.String({ description: 'ISO 8601, exclusive' })),
     cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+    include_unsettled: Type.Optional(
+      Type.Boolean({
+        description:
+          'Also list traces whose spans are stored but not settled yet (listed within about a second of their first spans; `settled: false`, figures partial until they settle). Default false: settled traces only.',
+      }),
+    ),
     q: Type.Optional(
       Type.String({
         maxLength: 1000,
@@ -206,6 +212,10 @@ export const TraceListItem = Type.Object({
   tool_call_count: Type.Integer(),
   models_used: Type.Array(Type.String()),
   estimated_cost_usd: nullable(Type.Number()),
+  settled: Type.Boolean({
+    description:
+      'false while the trace is listed from its first stored spans, before it settles: tokens, cost, input and tool calls are then zero or empty, and the other figures cover only those spans.',
+  }),
   match: Type.Optional(
     nullable(
       Type.Object(

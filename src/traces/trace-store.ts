@@ -104,6 +104,8 @@ export interface TraceListFilters {
   before?: { timestamp: string; traceId: string };
   /** Only traces whose content matches (docs/search.md). */
   search?: SearchQuery;
+  /** Also traces not settled yet, by their preview rows (trace-preview.ts); otherwise settled traces only. */
+  includeUnsettled?: boolean;
   /** Only these traces (a search among a page of candidates, trace-search.ts). */
   within?: string[];
   limit: number;
@@ -128,6 +130,8 @@ export interface TraceListRow {
   models_used: string[];
   estimated_cost_usd: number | null;
   tool_calls: string;
+  /** 1 while the row is the trace's preview (trace-preview.ts), 0 once it settled. */
+  preview: number;
 }
 
 /** Processed traces of a project, newest first (timestamp, then trace id), after the cursor. */
@@ -143,6 +147,8 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
     where.push(sql`(timestamp, trace_id) < (toDateTime64(${param('String', f.before.timestamp)}, 3, 'UTC'), ${param('String', f.before.traceId)})`);
   }
   if (f.within) where.push(sql`trace_id IN ${param('Array(String)', f.within)}`);
+  // After FINAL: a settled trace's summary has replaced its preview, whichever landed first.
+  if (!f.includeUnsettled) where.push(sql`preview = 0`);
   if (f.search) {
     // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
     where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within })})`);
@@ -150,7 +156,7 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
   return ch.read<TraceListRow>(
     sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
                    agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
-                   estimated_cost_usd, tool_calls
+                   estimated_cost_usd, tool_calls, preview
             FROM ${scopedTable(ch.table('traces'))} FINAL
             WHERE ${join(where, ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC

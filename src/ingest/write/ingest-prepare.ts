@@ -11,6 +11,7 @@ import { buildSpanTree } from '../../spans/span-tree.js';
 import { validateExport } from '../../spans/span-validation.js';
 import { traceAgentName } from '../../spans/trace-summary.js';
 import { packToolRows } from './packed-tool-rows.js';
+import { tracePreviewRow } from '../../spans/trace-preview.js';
 import { nsToMs } from '../../platform/clickhouse/clickhouse-time.js';
 import { computeTask } from '../../platform/compute/compute-task.js';
 
@@ -139,6 +140,7 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
       generationRange: [rows.generations.length - derived.generations.length, rows.generations.length],
       spanStartMs: [earliest, latest],
       toolRows: packToolRows(derived.tools),
+      preview: tracePreviewRow(traceSpans, agent),
     });
   }
   return { rows, traces };

@@ -12,6 +12,7 @@ import type { Origin } from '../../spans/origin.js';
 import { StoreUnavailableError } from '../../platform/http/errors.js';
 import { storeUnavailable } from '../../platform/store-errors.js';
 import { removeUnstoredRows, type FlushedSpan } from './unstored-rows.js';
+import type { TracePreviewRow } from '../../spans/trace-preview.js';
 
 /**
  * The ingest write path:
@@ -71,6 +72,8 @@ export interface TraceNote {
   spanLines?: Uint8Array[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: PackedToolRow[];
+  /** The trace list's row until the trace settles, written when this request brings the trace's first spans (trace-preview.ts). */
+  preview?: TracePreviewRow;
   /** Where this trace's generation.completed rows sit in the request's encoded rows: [start, end). */
   generationRange?: [number, number];
   /**
@@ -334,6 +337,19 @@ export class IngestWriter {
     await this.options.ch.insertBody(this.options.ch.table(table), parts, 'ingest', INSERT_COLUMNS[table]);
   }
 
+  /**
+   * The trace list's rows of traces first seen in this flush (trace-preview.ts). After the spans and
+   * the settle queue, so a listed trace always has stored spans; a failure here fails nothing: the
+   * trace is then listed when it settles.
+   */
+  private async insertPreviews(lines: string[]): Promise<void> {
+    try {
+      await this.options.ch.insertLines(this.options.ch.table('traces'), lines, 'ingest');
+    } catch (error) {
+      this.options.logger.warn({ err: error, traces: lines.length }, 'trace previews not written; those traces are listed once they settle');
+    }
+  }
+
   private async flushBatch(batch: Pending[]): Promise<void> {
     this.flushStartedAt = Date.now();
     let flushed: FlushSpans | null = null;
@@ -355,6 +371,7 @@ export class IngestWriter {
       const generations: Uint8Array[] = [];
       const tools: Uint8Array[] = [];
       const errors: Uint8Array[] = [];
+      const previews = new Map<string, string>();
       for (const p of batch) {
         const { result, skipped } = admitRequest(flush, p.write);
         results.push(result);
@@ -374,6 +391,9 @@ export class IngestWriter {
           t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
           t.registeredSeq = registrations?.get(traceKey);
           if (rooted.has(traceKey)) t.hasRoot = true;
+          // Listed from now on: the flush that stores a trace's first spans writes its preview.
+          if (t.preview && t.storedBeforeCount === 0 && !previews.has(traceKey)) previews.set(traceKey, JSON.stringify(t.preview));
+          t.preview = undefined;
           touchedTraces.push(t);
         }
       }
@@ -386,6 +406,7 @@ export class IngestWriter {
       if (this.beforeSpansInsert) await this.beforeSpansInsert();
       await this.insert('spans', spans);
       await this.options.record?.(touchedTraces);
+      if (previews.size > 0) await this.insertPreviews([...previews.values()]);
       this.failures = 0;
       this.lastFailure = null;
       batch.forEach((p, i) => {

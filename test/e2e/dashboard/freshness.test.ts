@@ -12,7 +12,8 @@ import { launchBrowser, screenshot, type Browser } from './browser.js';
 /**
  * The dashboard says how fresh its figures are: "Updated … ago" from the answers' data_as_of, and a
  * warning while processing lags past the server's bound. The service has no settler at first (no
- * worker role), so the lag grows past SETTLE_MAX_LAG_MS; then one starts and the warning goes.
+ * worker role), so the lag grows past SETTLE_MAX_LAG_MS — the run is listed meanwhile, marked as
+ * settling; then a settler starts, the warning goes and the run is listed settled.
  */
 let svc: TestService;
 let browser: Browser & { consoleErrors: string[] };
@@ -63,6 +64,11 @@ describe('freshness on the dashboard', () => {
     await note.waitFor();
     expect(await note.getAttribute('class')).toContain('freshness-behind');
     expect(await note.innerText()).toMatch(/^Updated (\d+ s ago|just now) · Processing is \d+ s behind/);
+    // The run is listed already, marked as still settling, its tokens not known yet.
+    const rows = page.locator('[data-testid="traces-table"] tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator('[data-testid="trace-settling"]').innerText()).toBe('settling');
     await screenshot(page, 'freshness-behind');
 
     svc.service.deps.services.ingest!.settler.start();
@@ -75,6 +81,8 @@ describe('freshness on the dashboard', () => {
     await note.waitFor();
     expect(await note.getAttribute('class')).toBe('freshness');
     expect(await note.innerText()).toMatch(/^Updated (just now|\d+ s ago)$/);
+    expect(await rows.count()).toBe(1);
+    expect(await page.locator('[data-testid="trace-settling"]').count()).toBe(0);
 
     // The overview says it too, from the general view's answer.
     await page.goto(`${svc.url}/p/${projectId}`);

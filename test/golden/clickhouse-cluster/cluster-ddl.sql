@@ -1019,3 +1019,9 @@ TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 
 CREATE TABLE IF NOT EXISTS `lookout`.`trace_content` ON CLUSTER `lookout_cluster` AS `lookout`.`trace_content_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_local`, cityHash64(trace_id));
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS preview UInt8 DEFAULT 0 AFTER estimated_cost_usd;
+
+ALTER TABLE `lookout`.`traces` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS preview UInt8 DEFAULT 0 AFTER estimated_cost_usd;

@@ -210,7 +210,7 @@ async function settledRow(traceId: string, processedAfter = '') {
   return waitFor(
     async () => {
       const res = await ch.client.query({
-        query: `SELECT agent_input, agent_output, agent_input_display, interaction, span_count, total_tokens, toString(processed_at) AS processed FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String}`,
+        query: `SELECT agent_input, agent_output, agent_input_display, interaction, span_count, total_tokens, toString(processed_at) AS processed FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String} AND preview = 0`,
         query_params: { t: traceId },
         format: 'JSONEachRow',
       });

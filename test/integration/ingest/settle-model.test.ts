@@ -109,7 +109,7 @@ async function stored(): Promise<Map<string, { rows: number; spans: number; gene
     byTrace.set(r.trace_id, entry);
   }
   for (const r of await rows<{ trace_id: string; spans: number; tokens: number }>(
-    `SELECT trace_id, span_count AS spans, total_tokens AS tokens FROM ${opened.table('traces')} FINAL WHERE project_id = {p:String}`,
+    `SELECT trace_id, span_count AS spans, total_tokens AS tokens FROM ${opened.table('traces')} FINAL WHERE project_id = {p:String} AND preview = 0`,
     p,
   )) {
     const entry = byTrace.get(r.trace_id) ?? { rows: 0, spans: 0, generations: 0 };

@@ -103,7 +103,7 @@ async function check(svc: TestService, projectId: string) {
   const trace = await waitFor(async () => {
     const rows = await (
       await ch.client.query({
-        query: `SELECT agent_name, agent_input FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String}`,
+        query: `SELECT agent_name, agent_input FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String} AND preview = 0`,
         query_params: { t: traceId },
         format: 'JSONEachRow',
       })

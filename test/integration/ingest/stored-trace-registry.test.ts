@@ -114,7 +114,7 @@ const processedRows = async (traceId: string) =>
   count(`SELECT count() AS rows FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
 
 const settledSpanCount = async (traceId: string) =>
-  (await count(`SELECT any(span_count) AS n, count() AS rows FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId)) as { n: number; rows: number };
+  (await count(`SELECT any(span_count) AS n, count() AS rows FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String} AND preview = 0`, traceId)) as { n: number; rows: number };
 
 async function registryRow(traceId: string) {
   const rows = await sql()<{ registrations: string }[]>`select registrations::text from stored_traces where trace_id = ${traceId}`;

@@ -80,7 +80,7 @@ async function count(query: string, traceId: string): Promise<Record<string, num
 const spanRows = (traceId: string) => count(`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${opened.table('spans')} WHERE trace_id = {t:String}`, traceId);
 const processedRows = (traceId: string) =>
   count(`SELECT count() AS rows FROM ${opened.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
-const settledSpanCount = (traceId: string) => count(`SELECT any(span_count) AS n FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
+const settledSpanCount = (traceId: string) => count(`SELECT any(span_count) AS n FROM ${opened.table('traces')} FINAL WHERE trace_id = {t:String} AND preview = 0`, traceId);
 
 async function settled(traceId: string, n = 1): Promise<void> {
   await waitFor(async () => ((await processedRows(traceId)).rows >= n && (await queueDepth(sql())) === 0 ? true : undefined), 30_000, `trace settled ${n}x`);

@@ -47,7 +47,7 @@ describe('the stored-trace registry across instances', () => {
     for (const table of ['spans', 'event_trace_processed']) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(table)}` });
     const spanRows = () => one(`SELECT count() AS rows, uniqExact(span_id) AS spans FROM ${ch.table('spans')} WHERE trace_id = {t:String}`, traceId);
     const processed = () => one(`SELECT count() AS rows FROM ${ch.table('event_trace_processed')} WHERE trace_id = {t:String}`, traceId);
-    const summary = () => one(`SELECT count() AS n, any(span_count) AS spans FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
+    const summary = () => one(`SELECT count() AS n, any(span_count) AS spans FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String} AND preview = 0`, traceId);
     const settledRows = async (n: number) =>
       waitFor(async () => ((await processed()).rows >= n && (await queueDepth(stores.pg.sql)) === 0 ? true : undefined), 30_000, `settled ${n}x`);
 
@@ -91,7 +91,7 @@ describe('the stored-trace registry across instances', () => {
     const traceId = lookoutTraceId(project.id, run.otelTraceId);
     const send = (svc: TestService, spans: ReadableSpan[]) => postOtlp(svc.url, svc.adminKey, protobufBody(spans), { headers: { 'x-lookout-project': project.id } });
     const ch = stores.ch;
-    const summary = () => one(`SELECT count() AS n, any(span_count) AS spans FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String}`, traceId);
+    const summary = () => one(`SELECT count() AS n, any(span_count) AS spans FROM ${ch.table('traces')} FINAL WHERE trace_id = {t:String} AND preview = 0`, traceId);
     // A registers the trace (new), then stalls before its inserts.
     const { paused: pausedAtA, resume: resumeA } = pauseNextFlush(ingestService(a.service.deps).writer);
     const sentToA = send(a, [run.root, run.children[0]]);

@@ -88,7 +88,8 @@ export interface TraceFilters {
 }
 
 export function listTraces(projectId: string, filters: TraceFilters): Promise<TraceList> {
-  return api.get(`/projects/${enc(projectId)}/traces`, { ...filters });
+  // Traces still settling are listed too (marked in the table), so a run shows up within a second.
+  return api.get(`/projects/${enc(projectId)}/traces`, { include_unsettled: 'true', ...filters });
 }
 
 export function listAgentNames(projectId: string): Promise<{ agent_names: string[] }> {

@@ -93,7 +93,14 @@ export function TracesTable({ projectId, traces, sort }: { projectId: string; tr
                 <td class="num" data-label="Est. cost" title={formatUsd(trace.estimated_cost_usd)}>
                   {formatUsdColumn(trace.estimated_cost_usd)}
                 </td>
-                <td data-label="Status">{trace.has_error ? <span class="badge badge-error">error</span> : <span class="badge badge-ok">ok</span>}</td>
+                <td data-label="Status">
+                  {trace.has_error ? <span class="badge badge-error">error</span> : <span class="badge badge-ok">ok</span>}
+                  {!trace.settled && (
+                    <span class="badge badge-settling" title="Spans are still arriving: tokens, cost and tool calls appear once the trace settles" data-testid="trace-settling">
+                      settling
+                    </span>
+                  )}
+                </td>
               </tr>
             );
           })}

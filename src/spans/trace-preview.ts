@@ -1,0 +1,71 @@
+import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
+import { compareNs, type NormalizedSpan } from './normalized-span.js';
+
+/**
+ * A trace's row in the trace list from the moment its first spans are stored. Settling waits
+ * TRACE_SETTLE_MS for the rest of a trace's spans before it writes the summary; until then the list
+ * shows this preview, built from the spans of the request that first brought the trace: its ids,
+ * time, service, agent, thread and release, and what those spans say of errors and duration. Token,
+ * cost, input and tool figures wait for the summary (zero and empty here; the list item says
+ * `settled: false`).
+ *
+ * The row carries the oldest possible processed_at, so the settled summary, written with the
+ * settling time, always replaces it in the traces table (ReplacingMergeTree keeps the latest
+ * processed_at), whichever of the two lands first (clickhouse/018_trace_previews.sql).
+ */
+
+export const PREVIEW_PROCESSED_AT = '1970-01-01 00:00:00.000';
+
+export interface TracePreviewRow {
+  tenant_id: string;
+  project_id: string;
+  trace_id: string;
+  otel_trace_id: string;
+  timestamp: string;
+  service_name: string;
+  agent_name: string;
+  thread_id: string;
+  release: string;
+  tool_calls: string;
+  has_error: number;
+  total_duration_ms: number;
+  span_count: number;
+  error_count: number;
+  preview: 1;
+  processed_at: string;
+}
+
+/** The preview of one trace from its spans in a request (never empty), named as the summary names them. */
+export function tracePreviewRow(spans: readonly NormalizedSpan[], agentName: string): TracePreviewRow {
+  const first = spans[0];
+  const root = spans.find((s) => s.parentSpanId === '');
+  let minStart = first.startNs;
+  let maxEnd = first.endNs;
+  let errorCount = 0;
+  for (const s of spans) {
+    if (compareNs(s.startNs, minStart) < 0) minStart = s.startNs;
+    if (compareNs(s.endNs, maxEnd) > 0) maxEnd = s.endNs;
+    if (s.statusCode === 'ERROR') errorCount++;
+  }
+  const pick = (get: (s: NormalizedSpan) => string) => spans.map(get).find((v) => v !== '') ?? '';
+  return {
+    tenant_id: first.tenantId,
+    project_id: first.projectId,
+    trace_id: first.traceId,
+    otel_trace_id: first.otelTraceId,
+    // The summary's rule: the root's start, else the earliest start.
+    timestamp: nsToDateTime64(root ? root.startNs : minStart),
+    service_name: root?.serviceName || pick((s) => s.serviceName),
+    agent_name: agentName,
+    thread_id: pick((s) => s.threadId),
+    release: pick((s) => s.release),
+    // The list counts tool calls from this column once the summary fills it.
+    tool_calls: '[]',
+    has_error: errorCount > 0 ? 1 : 0,
+    total_duration_ms: root ? root.durationMs : Math.max(0, Number(BigInt(maxEnd) - BigInt(minStart)) / 1e6),
+    span_count: spans.length,
+    error_count: errorCount,
+    preview: 1,
+    processed_at: PREVIEW_PROCESSED_AT,
+  };
+}
