@@ -8,7 +8,7 @@
  * behind its background merges for long stretches, and a statement that waits for it holds its
  * connection all that time. The caller waits here instead, up to a bound of its own, by polling
  * system.mutations, and may go on asking after that bound (`appliedNow`). A read that must already
- * see a submitted delete applied reads with apply_mutations_on_fly = 1.
+ * see a submitted delete applied reads with apply_mutations_on_fly = 1 (mutations-on-fly.ts).
  *
  * The wait is for this call's own deletes only, never for another mutation of the same tables (an
  * operator's ALTER, a long column rewrite, started meanwhile): each call's statements carry a
