@@ -8,7 +8,7 @@
  * traces it already removed.
  */
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
-import { lightweightDelete, type TableDelete } from '../platform/clickhouse/lightweight-delete.js';
+import { lightweightDelete, type SubmittedDeletes, type TableDelete } from '../platform/clickhouse/lightweight-delete.js';
 import { param, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import { scopedTable, tenantGuard, type TenantScope } from '../platform/clickhouse/sql/tenant-guard.js';
 import { PROJECT_ONLY_TABLES, TRACE_TABLES } from '../platform/clickhouse/trace-tables.js';
@@ -26,7 +26,7 @@ function traceCondition(table: string, traces: TraceSet): Fragment {
 }
 
 /** The tables a deletion of `traces` touches: every per-trace table, and the per-project ones for a whole project. */
-export function tablesFor(traces: TraceSet): string[] {
+function tablesFor(traces: TraceSet): string[] {
   return [...Object.keys(TRACE_TABLES), ...(traces === null ? PROJECT_ONLY_TABLES : [])];
 }
 
@@ -69,11 +69,11 @@ export async function countRows(ch: ClickHouseStore, scope: TenantScope, traces:
 }
 
 /**
- * Deletes the rows of the traces (or of the whole project) from every table and waits for the
- * deletes to apply; false when they did not within `waitMs` (the job retries: a delete submitted
- * again is harmless).
+ * Deletes the rows of the traces (or of the whole project) from every table and waits up to
+ * `waitMs` for the deletes to apply; the answer says whether they did and can be asked again (the
+ * job waits on for these deletes only; a retried attempt submits them again, which is harmless).
  */
-export async function deleteRows(ch: ClickHouseStore, scope: TenantScope, traces: TraceSet, waitMs: number): Promise<boolean> {
+export async function deleteRows(ch: ClickHouseStore, scope: TenantScope, traces: TraceSet, waitMs: number): Promise<SubmittedDeletes> {
   const deletes: TableDelete[] = tablesFor(traces).map((table) => ({ table, where: sql`${tenantGuard(scope)}${traceCondition(table, traces)}` }));
   return lightweightDelete(ch, deletes, { lane: 'system', waitMs });
 }

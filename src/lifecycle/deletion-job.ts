@@ -16,10 +16,9 @@
  */
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
-import { deletesApplied } from '../platform/clickhouse/lightweight-delete.js';
 import type { TenantScope } from '../platform/clickhouse/sql/tenant-guard.js';
 import type { Sql } from '../platform/postgres/postgres.js';
-import { countRows, countTraces, deleteRows, nextTraceBatch, tablesFor, type TraceSet } from './clickhouse-trace-data.js';
+import { countRows, countTraces, deleteRows, nextTraceBatch, type TraceSet } from './clickhouse-trace-data.js';
 import { finishDeletion, recordProgress, selectionOf, type ClaimedDeletion } from './deletion-store.js';
 import { deletePostgresRows, quiesceSettling } from './postgres-trace-data.js';
 
@@ -87,8 +86,10 @@ async function deleteBatch(ctx: DeletionContext, claim: ClaimedDeletion, scope: 
   await untilDone(ctx, 'settle rounds in flight to end', async () => (await quiesceSettling(ctx.sql, tenantId, projectId, traces)).claimed === 0);
   const storedTraces = await countTraces(ctx.ch, scope, traces);
   const counted = await countRows(ctx.ch, scope, traces);
-  const applied = await deleteRows(ctx.ch, scope, traces, Math.min(2_000, ctx.settings.waitMs));
-  if (!applied) await untilDone(ctx, 'ClickHouse to apply the deletes', () => deletesApplied(ctx.ch, tablesFor(traces), 'system'));
+  // Waited for here briefly, then polled between the job's own checks (it must stop on shutdown):
+  // these deletes only, so another mutation of the tables (an operator's ALTER) never holds the job.
+  const deletes = await deleteRows(ctx.ch, scope, traces, Math.min(2_000, ctx.settings.waitMs));
+  if (!deletes.applied) await untilDone(ctx, 'ClickHouse to apply the deletes', () => deletes.appliedNow());
   const pg = await deletePostgresRows(ctx.sql, tenantId, projectId, traces);
   const recorded = await recordProgress(ctx.sql, claim, { traces: storedTraces, rows: { ...counted, ...pg.rows }, issuesEmptied: pg.issuesEmptied });
   if (!recorded) throw new LostClaimError();

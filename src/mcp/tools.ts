@@ -5,8 +5,8 @@ import { runAnalyticsQuery } from '../analytics/query/run.js';
 import { runPresetView, viewDeps } from '../analytics/views/preset-views.js';
 import { freshnessOf } from '../ingest/freshness.js';
 import type { ViewName } from '../analytics/views/view-params.js';
-import { GRANULARITIES } from '../analytics/views/time-buckets.js';
-import { projectIdArgument, type McpTool } from './mcp-tool.js';
+import { ViewQuery } from '../analytics/views/view-schemas.js';
+import { projectIdArgument, toolInputSchema, type McpTool } from './mcp-tool.js';
 import { searchTracesTool } from './trace-tools.js';
 
 /**
@@ -14,8 +14,6 @@ import { searchTracesTool } from './trace-tools.js';
  * service its REST route calls, so the structured result is the REST payload, byte for byte in
  * meaning, and a bad argument yields the REST detail text.
  */
-
-const instant = (what: string) => ({ type: 'string', description: `${what}. ISO 8601 in UTC at a whole second, e.g. 2026-11-01T00:00:00Z.` });
 
 const queryTool: McpTool = {
   name: 'query_project_analytics',
@@ -36,33 +34,26 @@ const catalogTool: McpTool = {
   description:
     'The analytics catalog of a project: every event with its dimensions (string fields), measures (numeric fields with their allowed aggregations) and cost measures, ' +
     'the filter operators, time buckets and limits that query_project_analytics accepts.',
-  inputSchema: { type: 'object', additionalProperties: false, required: ['project_id'], properties: { project_id: projectIdArgument } },
+  inputSchema: toolInputSchema(null),
   run: async () => catalogResponse(),
 };
 
-const granularity = { type: 'string', enum: [...GRANULARITIES], description: 'Time series bucket: day (default), week (Sunday start) or month.' };
+/**
+ * Which of the views' REST query parameters each tool takes (ViewQuery, the REST route's own
+ * schemas): a window, a window with an inclusive end instead, or none.
+ */
+const VIEW_ARGUMENTS = {
+  required: toolInputSchema(ViewQuery, ['start', 'endExclusive', 'granularity'], ['start', 'endExclusive']),
+  model: toolInputSchema(ViewQuery, ['start', 'end', 'endExclusive'], ['start']),
+  none: toolInputSchema(ViewQuery, ['granularity']),
+};
 
-function viewTool(name: string, view: ViewName, title: string, description: string, window: 'required' | 'model' | 'none'): McpTool {
-  const properties: Record<string, unknown> = { project_id: projectIdArgument };
-  const required = ['project_id'];
-  if (window === 'required') {
-    properties.start = instant('Window start, inclusive');
-    properties.endExclusive = instant('Window end, exclusive');
-    properties.granularity = granularity;
-    required.push('start', 'endExclusive');
-  } else if (window === 'model') {
-    properties.start = instant('Window start, inclusive');
-    properties.end = instant('Window end, inclusive (or give endExclusive); default now');
-    properties.endExclusive = instant('Window end, exclusive (instead of end)');
-    required.push('start');
-  } else {
-    properties.granularity = granularity;
-  }
+function viewTool(name: string, view: ViewName, title: string, description: string, window: keyof typeof VIEW_ARGUMENTS): McpTool {
   return {
     name,
     title,
     description,
-    inputSchema: { type: 'object', additionalProperties: false, required, properties },
+    inputSchema: VIEW_ARGUMENTS[window],
     // The same answer as REST: the view's payload with how fresh its data is (read before it runs).
     run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) => {
       const freshness = freshnessOf(deps);

@@ -3,7 +3,7 @@ import { ValidationError } from '../platform/http/errors.js';
 import { compileBodySchema, describeValidationError } from '../platform/http/validation.js';
 import { TraceListQuery } from '../traces/trace-schemas.js';
 import { traceService } from '../traces/trace-service.js';
-import { projectIdArgument, type McpTool } from './mcp-tool.js';
+import { toolInputSchema, type McpTool } from './mcp-tool.js';
 
 /**
  * `search_traces`: the trace list's search (GET /api/projects/{id}/traces?q=, docs/search.md) as an
@@ -25,12 +25,7 @@ export const searchTracesTool: McpTool = {
     'q: words are ANDed, "a phrase" in quotes, -word excludes, field:word searches one field (input, output, tool, error, name, attribute); case-insensitive, a word matches inside longer words, at least 2 characters each. ' +
     'Optional filters agent_name, has_error, thread_id, start/end (ISO 8601), limit (default 50, at most 200) and cursor (next_cursor of the previous page). ' +
     'Returns {traces, next_cursor}; each trace has match {field, snippet}, the snippet HTML-escaped with the words in <mark>…</mark>.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['project_id', 'q'],
-    properties: { project_id: projectIdArgument, ...TraceListQuery.properties },
-  },
+  inputSchema: toolInputSchema(TraceListQuery, Object.keys(TraceListQuery.properties) as (keyof TraceListQuery)[], ['q']),
   run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) => {
     // The detail REST gives for the same query parameter (e.g. "limit: must be integer").
     if (!validateArguments(args)) throw new ValidationError(describeValidationError('body', validateArguments.errors));

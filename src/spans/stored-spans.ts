@@ -1,5 +1,7 @@
 import { ownedBytes } from '../platform/compute/owned-bytes.js';
+import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { readWithMutationsOnFly } from '../platform/clickhouse/mutations-on-fly.js';
 import { raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import type { ReadOptions } from '../platform/clickhouse/sql/statement-runner.js';
 import { traceKeysGuard } from '../platform/clickhouse/sql/tenant-guard.js';
@@ -123,12 +125,11 @@ export async function selectJsonEachRowBytes(ch: ClickHouseStore, statement: Fra
  * The stored spans of the given traces as JSONEachRow bytes (parsed by the compute pool), on the
  * ingest lane (settling is never behind the analytics gate). May hold other traces of the same
  * tenants/projects' id lists (traceKeysGuard over-selects); readers keep only the keys they want.
- * Spans a failed flush is deleting are left out even before the engine applies the delete.
+ * Spans a failed flush is deleting are left out even before the engine applies the delete (while
+ * the engine can, mutations-on-fly.ts).
  */
-export async function readTraceSpansBytes(ch: ClickHouseStore, keys: TraceKey[]): Promise<Uint8Array> {
+export async function readTraceSpansBytes(ch: ClickHouseStore, keys: TraceKey[], logger?: Logger): Promise<Uint8Array> {
   if (keys.length === 0) return new Uint8Array(0);
-  return selectJsonEachRowBytes(ch, sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`, {
-    lane: 'ingest',
-    settings: { apply_mutations_on_fly: 1 },
-  });
+  const statement = sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`;
+  return readWithMutationsOnFly(logger, 'settle read-back', (settings) => selectJsonEachRowBytes(ch, statement, { lane: 'ingest', settings }));
 }

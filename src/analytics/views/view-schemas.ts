@@ -22,8 +22,9 @@ export const MAX_HOURS = LIMITS.max_window_days * 24;
 const instant = (description: string) => Type.String({ description: `${description} ISO 8601 UTC at a whole second, e.g. 2026-01-01T00:00:00Z.` });
 
 /**
- * The documented parameters. Types only: every rule (formats, ranges, which view needs what) is
- * view-params.ts's, so REST and MCP answer the same details.
+ * The documented parameters: the REST query string's schema, whose property schemas the MCP view
+ * tools take as their arguments (src/mcp/tools.ts). Types only: every rule (formats, ranges, which
+ * view needs what) is view-params.ts's, so REST and MCP answer the same details.
  */
 export const ViewQuery = Type.Object({
   view: Type.Optional(stringEnum(VIEW_NAMES, { description: 'Omitted: general.' })),

@@ -309,7 +309,7 @@ export class TraceSettler {
     // first, so a trace held here whole still gets the records stored by any process.
     const logged = this.options.loggedProjects ? await this.options.loggedProjects.withLogs(round.claims) : round.claims;
     const [stored, logs] = await Promise.all([
-      toRead.length > 0 ? readTraceSpansBytes(ch, toRead) : Promise.resolve(new Uint8Array(0)),
+      toRead.length > 0 ? readTraceSpansBytes(ch, toRead, this.options.logger) : Promise.resolve(new Uint8Array(0)),
       readTraceLogsBytes(ch, logged),
     ]);
     const settled = await this.summarize(

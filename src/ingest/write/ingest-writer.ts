@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
+import { readWithMutationsOnFly } from '../../platform/clickhouse/mutations-on-fly.js';
 import { param, raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
 import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
@@ -311,16 +312,18 @@ export class IngestWriter {
     type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
     // Ingest lane: never behind the analytics gate. The trace-key guard over-selects when keys mix
     // tenants; rows of traces outside the batch only add entries nobody looks up.
-    const rows = await ch.read<Row>(
-      sql`SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
-                 groupUniqArrayIf(span_id, span_id IN ${param('Array(String)', [...spanIds])}) AS present
-          FROM ${raw(ch.table('spans'))}
-          WHERE ${traceKeysGuard(keys)}
-          GROUP BY tenant_id, project_id, trace_id`,
-      // Rows a failed flush is deleting (unstored-rows.ts) may still be on disk, their delete not yet
-      // applied by the engine: read as if it were, so a re-send of those spans (to this process or
-      // any other) is written again rather than taken for a duplicate and then deleted with them.
-      { lane: 'ingest', settings: { apply_mutations_on_fly: 1 } },
+    // Rows a failed flush is deleting (unstored-rows.ts) may still be on disk, their delete not yet
+    // applied by the engine: read as if it were, so a re-send of those spans (to this process or
+    // any other) is written again rather than taken for a duplicate and then deleted with them.
+    const rows = await readWithMutationsOnFly(this.options.logger, 'duplicate check', (settings) =>
+      ch.read<Row>(
+        sql`SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
+                   groupUniqArrayIf(span_id, span_id IN ${param('Array(String)', [...spanIds])}) AS present
+            FROM ${raw(ch.table('spans'))}
+            WHERE ${traceKeysGuard(keys)}
+            GROUP BY tenant_id, project_id, trace_id`,
+        { lane: 'ingest', settings },
+      ),
     );
     for (const r of rows) {
       const traceKey = traceKeyOf(r);

@@ -70,5 +70,5 @@ export async function removeUnstoredRows(
   if (spans.length === 0) return true;
   const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
   const deletes = (Object.keys(TABLES) as InsertTable[]).map((table) => ({ table, where: sql`${keyText(table)} IN ${param('Array(String)', keys)}` }));
-  return lightweightDelete(ch, deletes, { lane: 'ingest', waitMs, afterSubmit });
+  return (await lightweightDelete(ch, deletes, { lane: 'ingest', waitMs, afterSubmit })).applied;
 }

@@ -7,8 +7,8 @@
  * without waiting inside it (lightweight_deletes_sync = 0): the embedded engine can hold a mutation
  * behind its background merges for long stretches, and a statement that waits for it holds its
  * connection all that time. The caller waits here instead, up to a bound of its own, by polling
- * system.mutations. A read that must already see a submitted delete applied reads with
- * apply_mutations_on_fly = 1.
+ * system.mutations, and may go on asking after that bound (`appliedNow`). A read that must already
+ * see a submitted delete applied reads with apply_mutations_on_fly = 1 (mutations-on-fly.ts).
  *
  * The wait is for this call's own deletes only, never for another mutation of the same tables (an
  * operator's ALTER, a long column rewrite, started meanwhile): each call's statements carry a
@@ -34,34 +34,53 @@ export interface TableDelete {
 
 const POLL_MS = 50;
 
+/** What lightweightDelete leaves its caller: whether the deletes applied in time, and a way to ask again. */
+export interface SubmittedDeletes {
+  /** True when every delete applied within the call's wait. */
+  applied: boolean;
+  /**
+   * Whether every one of these deletes has applied by now, checked once where they run (each node,
+   * the `_local` tables of a cluster): a caller that waits longer than the call's bound polls this
+   * between checks of its own (a job that must stop on shutdown). Only these deletes count, never
+   * another mutation of the tables.
+   */
+  appliedNow(): Promise<boolean>;
+}
+
 /**
- * Submits every delete and waits until each of them has applied, or until `waitMs` passed. True
- * when all applied in time. Throws when the store does not take a delete. `afterSubmit` runs once
- * the deletes are submitted, before the wait (per node on a cluster without replication): a test's
- * seam.
+ * Submits every delete and waits until each of them has applied, or until `waitMs` passed.
+ * Throws when the store does not take a delete. `afterSubmit` runs once the deletes are submitted,
+ * before the wait (per node on a cluster without replication): a test's seam.
  */
 export async function lightweightDelete(
   ch: ClickHouseStore,
   deletes: readonly TableDelete[],
   options: { lane: WriteLane; waitMs: number; afterSubmit?: () => Promise<void> },
-): Promise<boolean> {
-  if (deletes.length === 0) return true;
+): Promise<SubmittedDeletes> {
+  if (deletes.length === 0) return { applied: true, appliedNow: async () => true };
   const deadline = Date.now() + options.waitMs;
   const marker = `lookout-delete-${randomUUID()}`;
   const localNames = [...new Set(deletes.map((d) => `${d.table}_local`))];
   if (ch.nodes.length > 0) {
-    let applied = true;
-    for (const url of ch.nodes) {
-      const node = await ch.openNode(url);
-      try {
-        for (const d of deletes) await submit(node, node.table(`${d.table}_local`), d.where, marker, options.lane);
-        await options.afterSubmit?.();
-        applied = (await ownMutationsApplied(node, localNames, marker, deadline, options.lane)) && applied;
-      } finally {
-        await node.close();
+    // Node by node, as migrations run there: each node's deletes are submitted, then awaited.
+    const onEachNode = async (step: (node: ClickHouseStore) => Promise<boolean>) => {
+      let all = true;
+      for (const url of ch.nodes) {
+        const node = await ch.openNode(url);
+        try {
+          all = (await step(node)) && all;
+        } finally {
+          await node.close();
+        }
       }
-    }
-    return applied;
+      return all;
+    };
+    const applied = await onEachNode(async (node) => {
+      for (const d of deletes) await submit(node, node.table(`${d.table}_local`), d.where, marker, options.lane);
+      await options.afterSubmit?.();
+      return ownMutationsApplied(node, localNames, marker, deadline, options.lane);
+    });
+    return { applied, appliedNow: () => onEachNode((node) => ownMutationsApplied(node, localNames, marker, Date.now(), options.lane)) };
   }
   for (const d of deletes) {
     const target = ch.cluster ? `${ch.table(`${d.table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(d.table);
@@ -69,7 +88,8 @@ export async function lightweightDelete(
   }
   await options.afterSubmit?.();
   const names = ch.cluster ? localNames : [...new Set(deletes.map((d) => d.table))];
-  return ownMutationsApplied(ch, names, marker, deadline, options.lane);
+  const applied = await ownMutationsApplied(ch, names, marker, deadline, options.lane);
+  return { applied, appliedNow: () => ownMutationsApplied(ch, names, marker, Date.now(), options.lane) };
 }
 
 /** Submits one delete; `marker` makes its mutation recognisable (ownMutationsApplied). */
@@ -79,8 +99,9 @@ async function submit(ch: ClickHouseStore, target: string, where: Fragment, mark
 
 /**
  * Whether the deletes marked `marker` have applied on every one of `tables` of this store, waiting
- * until `deadline` at most. Each table must show its own mutation done: one not found (yet) counts
- * as undone, so a marker the engine did not keep can never pass for applied.
+ * until `deadline` at most (a deadline already passed: one check). Each table must show its own
+ * mutation done: one not found (yet) counts as undone, so a marker the engine did not keep can never
+ * pass for applied.
  */
 async function ownMutationsApplied(ch: ClickHouseStore, tables: readonly string[], marker: string, deadline: number, lane: WriteLane): Promise<boolean> {
   for (;;) {
@@ -94,38 +115,4 @@ async function ownMutationsApplied(ch: ClickHouseStore, tables: readonly string[
     if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-}
-
-/** Whether no mutation of these tables is left undone on this store, waiting until `deadline` at most. */
-async function mutationsApplied(ch: ClickHouseStore, tables: readonly string[], deadline: number, lane: WriteLane): Promise<boolean> {
-  for (;;) {
-    const [row] = await ch.read<{ n: number | string }>(
-      sql`SELECT count() AS n FROM system.mutations WHERE database = ${param('String', ch.database)} AND table IN ${param('Array(String)', tables)} AND is_done = 0`,
-      { lane },
-    );
-    if (Number(row?.n ?? 0) === 0) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
-
-/**
- * Whether every delete submitted to these tables has applied, checked once where they run (each
- * node, the `_local` tables of a cluster): a caller that waits longer than lightweightDelete's bound
- * polls this between checks of its own (a job that must stop on shutdown).
- */
-export async function deletesApplied(ch: ClickHouseStore, tables: readonly string[], lane: WriteLane): Promise<boolean> {
-  const now = Date.now();
-  if (ch.nodes.length > 0) {
-    for (const url of ch.nodes) {
-      const node = await ch.openNode(url);
-      try {
-        if (!(await mutationsApplied(node, tables.map((t) => `${t}_local`), now, lane))) return false;
-      } finally {
-        await node.close();
-      }
-    }
-    return true;
-  }
-  return mutationsApplied(ch, ch.cluster ? tables.map((t) => `${t}_local`) : tables, now, lane);
 }

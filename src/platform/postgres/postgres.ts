@@ -31,7 +31,22 @@ export const POSTGRES_BOUNDS = {
   idleTimeoutSeconds: 60,
   /** statement_timeout of every statement on the pool unless POSTGRES_STATEMENT_TIMEOUT_MS says otherwise. */
   statementTimeoutMs: 15_000,
+  /** A pooled connection whose last attempt failed is tried again after at most this long (reconnectBackoffSeconds). */
+  reconnectMaxSeconds: 1,
 } as const;
+
+/**
+ * Seconds before a pooled connection whose attempt failed tries again, by the pool's count of
+ * failed attempts since its last success: 50 ms doubling to POSTGRES_BOUNDS.reconnectMaxSeconds,
+ * each between half and all of that (so the connections do not retry in step). A query meeting
+ * such a connection waits that long before its attempt, and one outage fails every connection of
+ * the pool several times: postgres.js's default (3^n / 100 s, up to 20 s) then holds queries for
+ * many seconds after the server answers again, while this keeps the wait under a second. An attempt
+ * on a server that is down is one refused connection, cheap for both sides.
+ */
+export function reconnectBackoffSeconds(failures: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** failures, POSTGRES_BOUNDS.reconnectMaxSeconds);
+}
 
 /**
  * A pool on `url` as the service configures its own (bigint as BigInt, undefined as null, notices
@@ -42,6 +57,7 @@ export function connectPostgres(url: string, options: { max: number; stats?: Pos
     max: options.max,
     connect_timeout: POSTGRES_BOUNDS.connectTimeoutSeconds,
     idle_timeout: POSTGRES_BOUNDS.idleTimeoutSeconds,
+    backoff: reconnectBackoffSeconds,
     // Sent as a startup parameter: every session of the pool has it, including after a reconnect.
     connection: { statement_timeout: options.statementTimeoutMs ?? POSTGRES_BOUNDS.statementTimeoutMs },
     onnotice: () => {},

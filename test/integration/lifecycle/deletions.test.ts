@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { RunSpec } from '../../helpers/otlp-json.js';
+import { param, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { answers, build, finished, send, settled, storedRows, traceIdsOf, until, zeros, type BuiltRun } from './deletion-harness.js';
 
 let svc: TestService;
@@ -194,4 +195,50 @@ describe('the deletion routes', () => {
     expect((await svc.call('GET', `/deletions/${created.body.id}`, { key: reader })).status).toBe(200);
     expect((await finished(svc, created.body.id)).traces_deleted).toBe(0);
   }, 120_000);
+});
+
+describe('a deletion job waits for its own deletes only', () => {
+  it('finishes once its deletes applied, though another mutation of the same table stays undone', async () => {
+    const { ch } = svc.service.deps;
+    const runs = build([{ start: at(30), agent: 'own', generations: [{ model: 'gpt-4o', input: 10, output: 1 }], tools: [{ name: 'lookup' }] }]);
+    const doomed = (await svc.newProject('own deletes')).id;
+    const unrelated = (await svc.newProject('unrelated mutation')).id;
+    await send(svc, doomed, runs);
+    await send(svc, unrelated, runs);
+    await settled(svc, doomed, 1);
+    await settled(svc, unrelated, 1);
+    const mutations = async (table: string, text: string, done: 0 | 1) =>
+      ch.read<{ n: string }>(
+        sql`SELECT count() AS n FROM system.mutations WHERE database = ${param('String', ch.database)} AND table = ${param('String', table)}
+            AND position(command, ${param('String', text)}) > 0 AND is_done = ${param('UInt8', done)}`,
+        { lane: 'system' },
+      ).then(([row]) => Number(row.n));
+    const held = 'unrelated mutation held';
+    // Merges stopped on one table: the job's delete there stays pending past its first wait (2 s),
+    // so the job goes on polling whether its deletes applied.
+    const toolTable = ch.table('event_tool_called');
+    await ch.client.command({ query: `SYSTEM STOP MERGES ${toolTable}` });
+    try {
+      const res = await svc.call('POST', `/projects/${doomed}/deletions`, { body: { trace_ids: [runs[0].otelTraceId] } });
+      expect(res.status).toBe(202);
+      // Once the job's delete of `spans` applied, a mutation of another kind on `spans` starts and cannot finish.
+      await until('the job\'s delete of spans applied', async () => (await mutations('spans', doomed, 1)) > 0 && (await mutations('event_tool_called', doomed, 0)) > 0);
+      await ch.client.command({
+        query: `ALTER TABLE ${ch.table('spans')} UPDATE name = concat(name, toString(throwIf(1, '${held}'))) WHERE project_id = {p:String}`,
+        query_params: { p: unrelated },
+        clickhouse_settings: { mutations_sync: '0' },
+      });
+      // Past the job's first wait (2 s from its submit): it now polls whether its deletes applied.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      await ch.client.command({ query: `SYSTEM START MERGES ${toolTable}` });
+      const job = await finished(svc, res.body.id, 60_000);
+      expect(job.traces_deleted).toBe(1);
+      // The other mutation was there and undone all along.
+      expect(await mutations('spans', held, 0)).toBe(1);
+      expect(await storedRows(svc.service.deps, tenantId, doomed, traceIdsOf(doomed, runs))).toMatchObject({ spans: 0, event_tool_called: 0 });
+    } finally {
+      await ch.client.command({ query: `SYSTEM START MERGES ${toolTable}` });
+      await ch.client.command({ query: `KILL MUTATION WHERE database = {d:String} AND position(command, {h:String}) > 0 SYNC`, query_params: { d: ch.database, h: held } });
+    }
+  }, 180_000);
 });

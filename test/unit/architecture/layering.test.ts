@@ -75,8 +75,8 @@ const PORTS: Record<string, Record<string, string>> = {
     'analytics/query/query-shapes.ts': 'the DSL request and answer schemas (REST and MCP share them)',
     'analytics/query/run.ts': 'running a DSL query',
     'analytics/views/preset-views.ts': 'running a preset view',
-    'analytics/views/time-buckets.ts': 'the views\' time parameters',
     'analytics/views/view-params.ts': 'the views\' parameters',
+    'analytics/views/view-schemas.ts': 'the views\' query parameter schema (REST and MCP share it)',
   },
   lifecycle: {
     'lifecycle/deletion-access.ts': 'starting a whole project\'s deletion with the project\'s own deletion',
