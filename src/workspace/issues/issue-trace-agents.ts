@@ -11,13 +11,19 @@ const LOOKUP_CHUNK = 2000;
  * a chunk of ids per statement, on the interactive lane. Occurrences do not store their trace's
  * agent, so the issue list's agent column is read here.
  */
-export async function traceAgentNames(ch: ClickHouseStore, tenantId: string, projectId: string, traceIds: readonly string[]): Promise<Map<string, string>> {
+export async function traceAgentNames(
+  ch: ClickHouseStore,
+  tenantId: string,
+  projectId: string,
+  traceIds: readonly string[],
+  chunk = LOOKUP_CHUNK,
+): Promise<Map<string, string>> {
   const scope = { tenantId, projectId };
   const agents = new Map<string, string>();
-  for (let i = 0; i < traceIds.length; i += LOOKUP_CHUNK) {
+  for (let i = 0; i < traceIds.length; i += chunk) {
     const rows = await ch.read<{ trace_id: string; agent_name: string }>(
       sql`SELECT trace_id, agent_name FROM ${scopedTable(ch.table('traces'))} FINAL
-              WHERE ${tenantGuard(scope)} AND trace_id IN ${param('Array(String)', traceIds.slice(i, i + LOOKUP_CHUNK))}`,
+              WHERE ${tenantGuard(scope)} AND trace_id IN ${param('Array(String)', traceIds.slice(i, i + chunk))}`,
       { lane: 'interactive', scope },
     );
     for (const row of rows) if (row.agent_name !== '') agents.set(row.trace_id, row.agent_name);

@@ -7,6 +7,7 @@
  * the flags the list answers the issue record as before.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceAgentNames } from '../../../src/workspace/issues/issue-trace-agents.js';
 import { sendRuns, type RunSpec } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { waitFor } from '../ingest/otlp-client.js';
@@ -15,7 +16,7 @@ const DAY = 86_400_000;
 
 let svc: TestService;
 let projectId: string;
-let other: { adminKey: string; projectId: string };
+let other: { tenantId: string; adminKey: string; projectId: string };
 
 interface ListedIssue {
   id: string;
@@ -47,7 +48,7 @@ beforeAll(async () => {
     failing('billing', 'send_invoice', 5),
   ]);
   const tenant = await svc.newTenant('insights-other');
-  other = { adminKey: tenant.adminKey, projectId: (await svc.newProject('insights other', tenant.adminKey)).id };
+  other = { tenantId: tenant.tenantId, adminKey: tenant.adminKey, projectId: (await svc.newProject('insights other', tenant.adminKey)).id };
   await sendRuns(svc.url, other.adminKey, other.projectId, [failing('intruder', 'refund_lookup', 0), failing('intruder', 'send_invoice', 1)]);
   const occurrences = async (project: string, key: string, expected: number) =>
     (await issuesOf(project, 'limit=200', key)).reduce((n, i) => n + i.occurrence_count, 0) === expected ? true : undefined;
@@ -98,6 +99,27 @@ describe('issue list triage columns', () => {
     expect(refund.occurrence_trend!.reduce((n, p) => n + p.count, 0)).toBe(3);
     expect(refund.occurrence_trend!.filter((p) => p.count > 0).length).toBe(2);
     expect(refund.agent_names).toEqual(['billing', 'support']);
+  });
+
+  it('looks the traces up a chunk of ids at a time, within the tenant and project asked for', async () => {
+    const traceIdsOf = async (project: string, key: string) => {
+      const ids: string[] = [];
+      for (const issue of await issuesOf(project, '', key)) {
+        const res = await svc.call('GET', `/issues/${issue.id}/occurrences?limit=500`, { key });
+        ids.push(...res.body.occurrences.map((o: { trace_id: string }) => o.trace_id));
+      }
+      return [...new Set(ids)];
+    };
+    const ours = await traceIdsOf(projectId, svc.adminKey);
+    const theirs = await traceIdsOf(other.projectId, other.adminKey);
+    expect(ours).toHaveLength(5);
+    expect(theirs).toHaveLength(2);
+    // Every id asked for, ours and theirs, one per statement: only their own project's traces answer.
+    const found = await traceAgentNames(svc.service.deps.ch, other.tenantId, other.projectId, [...ours, ...theirs], 1);
+    expect([...found.keys()].sort()).toEqual([...theirs].sort());
+    expect([...found.values()]).toEqual(['intruder', 'intruder']);
+    const whole = await traceAgentNames(svc.service.deps.ch, other.tenantId, other.projectId, [...ours, ...theirs]);
+    expect(whole).toEqual(found);
   });
 
   it('rejects a flag that is not a boolean', async () => {
