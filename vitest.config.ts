@@ -33,6 +33,8 @@ const SERVER_SUITES = [
   // Traces: list, detail and page reads (keyset cursors bound as parameters).
   'test/integration/traces/traces-api.test.ts',
   'test/integration/traces/trace-pages.test.ts',
+  // The list's filters (Float64 bounds, has() on models) and its total.
+  'test/integration/traces/trace-list-filters.test.ts',
   // The query DSL: every operator, aggregate and join, over HTTP and with its timeout.
   'test/integration/analytics-query/aggregates.test.ts',
   'test/integration/analytics-query/joins-and-limits.test.ts',
@@ -52,6 +54,8 @@ const SERVER_SUITES = [
   // Issue events written and read back.
   'test/integration/issues/issue-extraction.test.ts',
   'test/integration/issues/issue-lifecycle.test.ts',
+  // The issue list's agents: trace ids looked up in chunks of an Array(String) parameter.
+  'test/integration/issues/issue-list-insights.test.ts',
   // Deletion jobs: lightweight DELETEs with bound values, mutations awaited on a server's engine.
   'test/integration/lifecycle/deletions.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.

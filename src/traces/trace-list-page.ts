@@ -1,7 +1,7 @@
 import { ValidationError } from '../platform/http/errors.js';
 import { isoFromDateTime64, msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { TraceListFilters, TraceListRow } from './trace-store.js';
-import type { TraceListItem, TraceListPage } from './trace-schemas.js';
+import type { TraceListItem, TraceListPage, TraceListQuery as TraceListParams } from './trace-schemas.js';
 import { parseSearchQuery } from './search-query.js';
 
 /**
@@ -17,6 +17,14 @@ export interface TraceListQuery {
   threadId?: string;
   start?: string;
   end?: string;
+  model?: string;
+  release?: string;
+  /** Inclusive bounds on total_duration_ms. */
+  minDurationMs?: number;
+  maxDurationMs?: number;
+  /** Inclusive bounds on estimated_cost_usd. */
+  minCostUsd?: number;
+  maxCostUsd?: number;
   cursor?: string;
   /** Search text (search-query.ts). */
   q?: string;
@@ -26,14 +34,40 @@ export interface TraceListQuery {
 
 export type { TraceListItem, TraceListPage };
 
-/** The store's filters for a page of `limit` rows (checked in the order start, end, cursor, q). */
+/** The filters of the list's query parameters (REST) or arguments (MCP), as the service takes them. */
+export function listQueryOf(p: TraceListParams): TraceListQuery {
+  return {
+    agentName: p.agent_name,
+    hasError: p.has_error,
+    threadId: p.thread_id,
+    model: p.model,
+    release: p.release,
+    minDurationMs: p.min_duration_ms,
+    maxDurationMs: p.max_duration_ms,
+    minCostUsd: p.min_cost_usd,
+    maxCostUsd: p.max_cost_usd,
+    start: p.start,
+    end: p.end,
+    cursor: p.cursor,
+    q: p.q,
+    includeUnsettled: p.include_unsettled,
+  };
+}
+
+/** The store's filters for a page of `limit` rows (checked in the order start, end, bounds, cursor, q). */
 export function storeFilters(query: TraceListQuery, limit: number): TraceListFilters {
+  const start = query.start !== undefined ? toDateTime64(query.start, 'start') : undefined;
+  const end = query.end !== undefined ? toDateTime64(query.end, 'end') : undefined;
   return {
     agentName: query.agentName,
     hasError: query.hasError,
     threadId: query.threadId,
-    start: query.start !== undefined ? toDateTime64(query.start, 'start') : undefined,
-    end: query.end !== undefined ? toDateTime64(query.end, 'end') : undefined,
+    model: query.model,
+    release: query.release,
+    durationMs: range(query.minDurationMs, query.maxDurationMs, 'duration_ms'),
+    costUsd: range(query.minCostUsd, query.maxCostUsd, 'cost_usd'),
+    start,
+    end,
     before: query.cursor !== undefined ? decodeCursor(query.cursor) : undefined,
     search: query.q !== undefined ? parseSearchQuery(query.q) : undefined,
     includeUnsettled: query.includeUnsettled,
@@ -45,6 +79,13 @@ export function storeFilters(query: TraceListQuery, limit: number): TraceListFil
 export function listPage(rows: TraceListRow[], limit: number): TraceListPage {
   const page = rows.slice(0, limit);
   return { traces: page.map(listItem), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+}
+
+/** Inclusive bounds (either may be absent), or a 400 when min exceeds max: such a list could only ever be empty. */
+function range(min: number | undefined, max: number | undefined, name: string): { min?: number; max?: number } | undefined {
+  if (min === undefined && max === undefined) return undefined;
+  if (min !== undefined && max !== undefined && min > max) throw new ValidationError(`min_${name}: must not exceed max_${name}`);
+  return { min, max };
 }
 
 /** ISO 8601 → ClickHouse DateTime64 text (UTC), or a 400 naming the parameter. */

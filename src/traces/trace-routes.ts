@@ -74,23 +74,14 @@ export function traceRoutes(deps: AppDeps): Router {
 
   defineRoute<unknown, TraceListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/traces', tag: 'traces', scope: 'read', projectParam: true,
-    summary: 'Processed traces of a project, newest first, with cursor pagination and filters; `q` searches their content (docs/search.md)',
+    summary: 'Processed traces of a project, newest first, with cursor pagination and filters (agent, outcome, thread, model, release, duration, cost, time); `q` searches their content (docs/search.md); `include_total=true` adds the count of matching traces',
     query: TraceListQuery,
     responses: { 200: { description: 'A page of traces', schema: TraceListRef } },
     handler: async ({ tenantId, project, query }) => {
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       // Read before the list: the traces listed are at least as fresh as this says.
       const freshness = freshnessOf(deps);
-      const page = await traces.list(tenantId, project.id, {
-        agentName: query.agent_name,
-        hasError: query.has_error,
-        threadId: query.thread_id,
-        start: query.start,
-        end: query.end,
-        cursor: query.cursor,
-        q: query.q,
-        includeUnsettled: query.include_unsettled,
-      }, limit);
+      const page = await traces.listFor(tenantId, project.id, query, limit);
       return { ...page, ...freshness };
     },
   });

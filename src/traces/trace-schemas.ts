@@ -33,6 +33,9 @@ export const TraceDetailQuery = Type.Object(
 );
 export type TraceDetailQuery = Static<typeof TraceDetailQuery>;
 
+/** The largest duration (ms) or cost (USD) bound the list takes: far above any real trace, and finite. */
+const LIST_BOUND_MAX = 1e12;
+
 export const TraceListQuery = Type.Object(
   {
     agent_name: Type.Optional(Type.String()),
@@ -40,6 +43,17 @@ export const TraceListQuery = Type.Object(
     thread_id: Type.Optional(Type.String()),
     start: Type.Optional(Type.String({ description: 'ISO 8601, inclusive' })),
     end: Type.Optional(Type.String({ description: 'ISO 8601, exclusive' })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only traces that called this model (one of models_used, exact).' })),
+    release: Type.Optional(Type.String({ maxLength: 200, description: 'Only traces of this release (exact; empty: traces without one).' })),
+    min_duration_ms: Type.Optional(Type.Number({ minimum: 0, maximum: LIST_BOUND_MAX, description: 'Only traces whose total_duration_ms is at least this (inclusive).' })),
+    max_duration_ms: Type.Optional(Type.Number({ minimum: 0, maximum: LIST_BOUND_MAX, description: 'Only traces whose total_duration_ms is at most this (inclusive).' })),
+    min_cost_usd: Type.Optional(
+      Type.Number({ minimum: 0, maximum: LIST_BOUND_MAX, description: 'Only traces whose estimated_cost_usd is at least this (inclusive); traces without a cost never match a cost bound.' }),
+    ),
+    max_cost_usd: Type.Optional(
+      Type.Number({ minimum: 0, maximum: LIST_BOUND_MAX, description: 'Only traces whose estimated_cost_usd is at most this (inclusive); traces without a cost never match a cost bound.' }),
+    ),
+    include_total: Type.Optional(Type.Boolean({ description: 'Also answer `total`: how many traces match the filters (every page, not only this one).' })),
     cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
     include_unsettled: Type.Optional(
@@ -227,7 +241,11 @@ export const TraceListItem = Type.Object({
 });
 export type TraceListItem = Static<typeof TraceListItem>;
 
-export const TraceListPage = Type.Object({ traces: Type.Array(TraceListItem), next_cursor: nullable(Type.String()) });
+export const TraceListPage = Type.Object({
+  traces: Type.Array(TraceListItem),
+  next_cursor: nullable(Type.String()),
+  total: Type.Optional(Type.Integer({ description: 'Only with include_total=true: the traces matching the filters and q, on every page together.' })),
+});
 export type TraceListPage = Static<typeof TraceListPage>;
 
 /** The list's REST answer: the page with the freshness fields beside (additive, so not required). */

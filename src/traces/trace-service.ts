@@ -4,8 +4,9 @@ import { traceHooks } from '../ingest/trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
 import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';
 import { storedTraceDetailPage } from './trace-page.js';
-import { listPage, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
-import { agentNames, listTraces, readTraceBytes, searchMatchRows, storedTraceCost, threadTraceCount, type TraceScope } from './trace-store.js';
+import { listPage, listQueryOf, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
+import type { TraceListQuery as TraceListParams } from './trace-schemas.js';
+import { agentNames, countTraces, listTraces, readTraceBytes, searchMatchRows, storedTraceCost, threadTraceCount, type TraceListFilters, type TraceScope } from './trace-store.js';
 import { bestMatches, snippetOf } from './search-snippet.js';
 import { searchTraces } from './trace-search.js';
 import { readLogsOfTraceId } from '../spans/stored-log-records.js';
@@ -86,11 +87,30 @@ export class TraceService {
   }
 
   /**
+   * The list as GET /projects/{id}/traces and the MCP search_traces tool ask for it (their shared
+   * parameters), with `total` when include_total is set.
+   */
+  listFor(tenantId: string, projectId: string, params: TraceListParams, limit: number): Promise<TraceListPage> {
+    return this.list(tenantId, projectId, listQueryOf(params), limit, { includeTotal: params.include_total });
+  }
+
+  /**
    * A page of processed traces, newest first; one row beyond the page says whether another follows.
    * With a search (`q`), only matching traces, each with `match: {field, snippet}` (search-snippet.ts).
+   * With includeTotal, also `total`: the traces matching on every page (read beside the page).
    */
-  async list(tenantId: string, projectId: string, query: TraceListQuery, limit: number): Promise<TraceListPage> {
+  async list(tenantId: string, projectId: string, query: TraceListQuery, limit: number, options: { includeTotal?: boolean } = {}): Promise<TraceListPage> {
     const filters = storeFilters(query, limit + 1);
+    // The total leaves out the cursor: it counts every page of the list, so it is the same on each.
+    const { before: _before, limit: _limit, ...countFilters } = filters;
+    const [page, total] = await Promise.all([
+      this.page(tenantId, projectId, filters, limit),
+      options.includeTotal ? countTraces(this.deps.ch, tenantId, projectId, countFilters) : Promise.resolve(undefined),
+    ]);
+    return total === undefined ? page : { ...page, total };
+  }
+
+  private async page(tenantId: string, projectId: string, filters: TraceListFilters, limit: number): Promise<TraceListPage> {
     const search = filters.search;
     if (!search) return listPage(await listTraces(this.deps.ch, tenantId, projectId, filters), limit);
     const page = listPage(await searchTraces(this.deps.ch, tenantId, projectId, { ...filters, search }), limit);

@@ -92,10 +92,23 @@ export async function agentNames(ch: ClickHouseStore, scope: TraceScope): Promis
   return rows.map((r) => r.agent_name);
 }
 
+/** Inclusive bounds; either may be absent. */
+export interface NumberRange {
+  min?: number;
+  max?: number;
+}
+
 export interface TraceListFilters {
   agentName?: string;
   hasError?: boolean;
   threadId?: string;
+  /** One of the trace's models_used. */
+  model?: string;
+  release?: string;
+  /** Inclusive bounds on total_duration_ms. */
+  durationMs?: NumberRange;
+  /** Inclusive bounds on estimated_cost_usd; a trace without a cost (NULL) is outside every bound. */
+  costUsd?: NumberRange;
   /** DateTime64 text, inclusive. */
   start?: string;
   /** DateTime64 text, exclusive. */
@@ -134,13 +147,27 @@ export interface TraceListRow {
   preview: number;
 }
 
-/** Processed traces of a project, newest first (timestamp, then trace id), after the cursor. */
-export async function listTraces(ch: ClickHouseStore, tenantId: string, projectId: string, f: TraceListFilters): Promise<TraceListRow[]> {
-  const scope = { tenantId, projectId };
+/** `column` within the bounds (inclusive); NULL is within none. */
+function inRange(column: string, range: NumberRange): Fragment[] {
+  const conditions: Fragment[] = [];
+  if (range.min !== undefined) conditions.push(sql`${raw(column)} >= ${param('Float64', range.min)}`);
+  if (range.max !== undefined) conditions.push(sql`${raw(column)} <= ${param('Float64', range.max)}`);
+  return conditions;
+}
+
+/**
+ * The list's conditions on the summaries read through FINAL (so each is tested on the trace's newest
+ * summary only): the page and the total read the same ones, the page adds the keyset position.
+ */
+function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {
   const where: Fragment[] = [tenantGuard(scope)];
   if (f.agentName !== undefined) where.push(sql`agent_name = ${param('String', f.agentName)}`);
   if (f.hasError !== undefined) where.push(sql`has_error = ${param('UInt8', f.hasError ? 1 : 0)}`);
   if (f.threadId !== undefined) where.push(sql`thread_id = ${param('String', f.threadId)}`);
+  if (f.model !== undefined) where.push(sql`has(models_used, ${param('String', f.model)})`);
+  if (f.release !== undefined) where.push(sql`release = ${param('String', f.release)}`);
+  if (f.durationMs) where.push(...inRange('total_duration_ms', f.durationMs));
+  if (f.costUsd) where.push(...inRange('estimated_cost_usd', f.costUsd));
   if (f.start !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', f.start)}, 3, 'UTC')`);
   if (f.end !== undefined) where.push(sql`timestamp < toDateTime64(${param('String', f.end)}, 3, 'UTC')`);
   if (f.before) {
@@ -153,12 +180,31 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
     // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
     where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within })})`);
   }
+  return where;
+}
+
+/**
+ * How many processed traces match the list's filters and search, on every page together (the
+ * keyset position is left out). A count over the project's summaries: the analytics lane.
+ */
+export async function countTraces(ch: ClickHouseStore, tenantId: string, projectId: string, f: Omit<TraceListFilters, 'limit' | 'before' | 'within'>): Promise<number> {
+  const scope = { tenantId, projectId };
+  const [row] = await ch.read<{ total: number | string }>(
+    sql`SELECT count() AS total FROM ${scopedTable(ch.table('traces'))} FINAL WHERE ${join(listConditions(ch, scope, f), ' AND ')}`,
+    { lane: 'analytics', scope },
+  );
+  return Number(row?.total ?? 0);
+}
+
+/** Processed traces of a project, newest first (timestamp, then trace id), after the cursor. */
+export async function listTraces(ch: ClickHouseStore, tenantId: string, projectId: string, f: TraceListFilters): Promise<TraceListRow[]> {
+  const scope = { tenantId, projectId };
   return ch.read<TraceListRow>(
     sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
                    agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
                    estimated_cost_usd, tool_calls, preview
             FROM ${scopedTable(ch.table('traces'))} FINAL
-            WHERE ${join(where, ' AND ')}
+            WHERE ${join(listConditions(ch, scope, f), ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC
             LIMIT ${param('UInt32', f.limit)}`,
     // A search reads every content row holding a word: an aggregation without a small bound

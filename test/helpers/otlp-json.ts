@@ -12,6 +12,8 @@ export interface RunSpec {
   tools?: { name: string; error?: boolean; ms?: number }[];
   failed?: boolean;
   threadId?: string;
+  /** The resource's service.version, which is the trace's release (default 1.0.0). */
+  release?: string;
 }
 
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
@@ -58,7 +60,7 @@ export function agentRunRequest(run: RunSpec): { body: string; traceId: string }
   });
   const body = {
     resourceSpans: [{
-      resource: { attributes: [attr('service.name', run.service ?? 'test-agent'), attr('service.version', '1.0.0')] },
+      resource: { attributes: [attr('service.name', run.service ?? 'test-agent'), attr('service.version', run.release ?? '1.0.0')] },
       scopeSpans: [{ scope: { name: 'lookout-test' }, spans }],
     }],
   };

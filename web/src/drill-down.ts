@@ -3,8 +3,9 @@ import type { WindowSelection } from './time-window.js';
 
 /**
  * Links from the analytics pages to the traces behind a figure, keeping the page's window (or the
- * bucket's part of it) as the trace list's start and end. Filters the trace list does not have
- * (model, tool) are not implied: such a link would list traces that are not behind the figure.
+ * bucket's part of it) as the trace list's start and end. Model and tool figures are not linked:
+ * they count calls by when each call happened, the list windows runs by when they started, so such
+ * a link could list runs that are not behind the figure.
  */
 export function tracesHref(projectId: string, filters: Record<string, string | undefined>): string {
   const query = new URLSearchParams();

@@ -59,7 +59,7 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
 
   defineRoute<unknown, IssueListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/issues', tag: 'issues', scope: 'read', projectParam: true,
-    summary: 'List the issues of a project, newest first; filters status (comma list), tag (tag id), assignee (user id or `none`), flagged',
+    summary: 'List the issues of a project, newest first; filters status (comma list), tag (tag id), assignee (user id or `none`), flagged; include_agents and include_trend add agent_names and occurrence_trend',
     query: IssueListQuery,
     responses: { 200: { description: 'A page of issues', schema: s.IssueList } },
     handler: async ({ tenantId, project, query }) => {
@@ -72,7 +72,7 @@ export function issueRoutes(router: Router, deps: AppDeps): void {
         flagged: query.flagged ?? null,
         beforeSeq: query.cursor ? decodeCursor(query.cursor) : null,
         limit: query.limit,
-      });
+      }, { agents: query.include_agents ?? false, trend: query.include_trend ?? false });
       return { issues: page.issues, next_cursor: page.nextSeq === null ? null : encodeCursor(page.nextSeq) };
     },
   });

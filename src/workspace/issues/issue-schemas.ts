@@ -7,6 +7,9 @@
 import { Type, type Static } from 'typebox';
 import { bareEnum, componentRef, dateTime, nullable } from '../../platform/http/shape-kit.js';
 
+/** Days of an issue's occurrence_trend, today (UTC) the last. */
+export const OCCURRENCE_TREND_DAYS = 14;
+
 /** The four issue states; resolved and dismissed are terminal. */
 export const ISSUE_STATUSES = ['open', 'in_progress', 'resolved', 'dismissed'] as const;
 export type IssueStatus = (typeof ISSUE_STATUSES)[number];
@@ -35,6 +38,17 @@ export const Issue = Type.Object({
   created_at: dateTime,
   updated_at: dateTime,
   tags: Type.Array(issueTagRef),
+  agent_names: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Only in the list with include_agents=true: the agents (sorted) of the traces the issue\'s occurrences were seen in, among the traces still stored; a trace without an agent name adds none',
+    }),
+  ),
+  occurrence_trend: Type.Optional(
+    Type.Array(Type.Object({ date: Type.String({ format: 'date' }), count: Type.Integer() }), {
+      description: `Only in the list with include_trend=true: the issue's occurrences per UTC day by when they happened, for the last ${OCCURRENCE_TREND_DAYS} days (today included, oldest first, days without any at 0)`,
+    }),
+  ),
 });
 export type Issue = Static<typeof Issue>;
 const issueRef = componentRef('Issue', Issue);
@@ -84,6 +98,8 @@ export const IssueListQuery = Type.Object(
     tag: Type.Optional(Type.String()),
     assignee: Type.Optional(Type.String()),
     flagged: Type.Optional(Type.Boolean()),
+    include_agents: Type.Optional(Type.Boolean({ description: 'Add agent_names to each issue: read from the traces of its occurrences, so the cost grows with the occurrences of the issues on the page' })),
+    include_trend: Type.Optional(Type.Boolean({ description: `Add occurrence_trend to each issue: occurrences per UTC day over the last ${OCCURRENCE_TREND_DAYS} days` })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   },

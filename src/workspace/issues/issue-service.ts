@@ -9,6 +9,7 @@ import { listOccurrences } from './issue-occurrence-store.js';
 import { createIssue, editIssue, issueWithTags, listIssues, type IssueListFilters } from './issue-store.js';
 import { applyTransition, startReview, transitionIn, type StartReviewResult, type TransitionName } from './issue-transitions.js';
 import type { Issue } from './issue-types.js';
+import { withListInsights, type IssueListInsights } from './issue-list-insights.js';
 
 declare module '../../app/app-deps.js' {
   interface ServiceRegistry {
@@ -38,8 +39,10 @@ export interface IssueEditInput {
 export class IssueService {
   constructor(private readonly deps: AppDeps) {}
 
-  list(tenantId: string, projectId: string, filters: IssueListFilters): Promise<{ issues: Issue[]; nextSeq: bigint | null }> {
-    return listIssues(this.deps.sql, tenantId, projectId, filters);
+  /** A page of issues, with the optional triage columns asked for (issue-list-insights.ts). */
+  async list(tenantId: string, projectId: string, filters: IssueListFilters, insights: IssueListInsights = { agents: false, trend: false }): Promise<{ issues: Issue[]; nextSeq: bigint | null }> {
+    const page = await listIssues(this.deps.sql, tenantId, projectId, filters);
+    return { ...page, issues: await withListInsights(this.deps, tenantId, projectId, page.issues, insights) };
   }
 
   async create(tenantId: string, projectId: string, input: NewIssueInput, actor: Origin): Promise<Issue> {

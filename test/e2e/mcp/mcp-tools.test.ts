@@ -136,6 +136,15 @@ describe('MCP analytics tools', () => {
     expect(withoutFreshness(result.structuredContent)).toEqual(withoutFreshness(rest.body));
     const traces = (result.structuredContent as { traces: { agent_name: string; match: { field: string; snippet: string } }[] }).traces;
     expect(traces.map((t) => [t.agent_name, t.match.field, t.match.snippet.includes('<mark>search</mark>')])).toEqual([['planner', 'tool', true]]);
+    // The list's other filters and its total, as REST answers them.
+    const filtered = await client.callTool({
+      name: 'search_traces',
+      arguments: { project_id: projectId, q: 'search', model: 'gpt-4o', min_duration_ms: 0, max_cost_usd: 1, include_total: true },
+    });
+    expect(filtered.isError, JSON.stringify(filtered.content)).toBeFalsy();
+    const restFiltered = await svc.call('GET', `/projects/${projectId}/traces?q=search&model=gpt-4o&min_duration_ms=0&max_cost_usd=1&include_total=true`);
+    expect(withoutFreshness(filtered.structuredContent)).toEqual(withoutFreshness(restFiltered.body));
+    expect(restFiltered.body.total).toBe(1);
     // Another project of the tenant holds none of them.
     const other = await client.callTool({ name: 'search_traces', arguments: { project_id: otherProjectId, q: 'search' } });
     expect((other.structuredContent as { traces: unknown[] }).traces).toEqual([]);

@@ -81,10 +81,20 @@ export interface TraceFilters {
   agent_name?: string;
   has_error?: string;
   thread_id?: string;
+  /** One of the models a trace called (exact). */
+  model?: string;
+  release?: string;
+  /** Inclusive bounds on total_duration_ms and estimated_cost_usd, as decimal text. */
+  min_duration_ms?: string;
+  max_duration_ms?: string;
+  min_cost_usd?: string;
+  max_cost_usd?: string;
   start?: string;
   end?: string;
   cursor?: string;
   limit?: number;
+  /** Ask for `total`, the count of every matching trace. */
+  include_total?: boolean;
 }
 
 export function listTraces(projectId: string, filters: TraceFilters): Promise<TraceList> {
@@ -112,12 +122,14 @@ export function getTraceContext(
   });
 }
 
-/** GET /api/projects/{pid}/issues filters: status (comma list), tag (a tag id), cursor. */
+/** GET /api/projects/{pid}/issues filters: status (comma list), tag (a tag id), cursor; the optional agent and trend columns. */
 export interface IssueFilters {
   status?: string;
   tag?: string;
   cursor?: string;
   limit?: number;
+  include_agents?: boolean;
+  include_trend?: boolean;
 }
 
 export function listIssues(projectId: string, filters: IssueFilters): Promise<IssueList> {

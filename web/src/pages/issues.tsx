@@ -3,6 +3,7 @@ import type { Issue } from '../api/types.js';
 import { FilterBar } from '../components/filter-bar.js';
 import { Link } from '../components/link.js';
 import { SortableTable } from '../components/sortable-table.js';
+import { Sparkline } from '../components/sparkline.js';
 import { Empty, Loaded } from '../components/states.js';
 import { StatusBadge, TagChip } from '../components/status-badge.js';
 import { formatCount, formatDateTime } from '../format.js';
@@ -18,11 +19,19 @@ const STATUS_FILTERS = [
   { value: 'all', label: 'All' },
 ];
 
+/** The days of the API's occurrence_trend. */
+const TREND_DAYS = 14;
+
+/** An issue's occurrences within the trend's days (the API's daily counts added up). */
+const trendTotal = (issue: Issue) => issue.occurrence_trend?.reduce((sum, p) => sum + p.count, 0);
+
 /** The sorts offered (of the page shown; the API lists the newest issues first). */
 const SORTS = [
   { value: 'last_seen_at', label: 'Last seen', direction: 'desc' },
   { value: 'occurrence_count', label: 'Occurrences', direction: 'desc' },
   { value: 'first_seen_at', label: 'First seen', direction: 'desc' },
+  { value: 'agents', label: 'Agent', direction: 'asc' },
+  { value: 'trend', label: `Last ${TREND_DAYS} days`, direction: 'desc' },
   { value: 'status', label: 'Status', direction: 'asc' },
   { value: 'title', label: 'Issue', direction: 'asc' },
 ] as const;
@@ -39,7 +48,7 @@ export function IssuesPage({ projectId, query }: { projectId: string; query: URL
   const tag = query.get('tag') ?? '';
   const cursor = query.get('cursor') ?? undefined;
   const issues = useResource(
-    () => listIssues(projectId, { status: status === 'all' ? undefined : status, tag: tag || undefined, cursor, limit: 50 }),
+    () => listIssues(projectId, { status: status === 'all' ? undefined : status, tag: tag || undefined, cursor, limit: 50, include_agents: true, include_trend: true }),
     [projectId, status, tag, cursor],
   );
   const tags = useResource(() => listIssueTags(projectId), [projectId]);
@@ -121,7 +130,20 @@ export function IssuesPage({ projectId, query }: { projectId: string; query: URL
                       </>
                     ),
                   },
+                  {
+                    key: 'agents',
+                    label: 'Agent',
+                    value: (row) => row.agent_names?.join(', '),
+                    render: (row) => (row.agent_names?.length ? <span class="issue-agents">{row.agent_names.join(', ')}</span> : <span class="muted">—</span>),
+                  },
                   { key: 'status', label: 'Status', value: (row) => row.status, render: (row) => <StatusBadge status={row.status} /> },
+                  {
+                    key: 'trend',
+                    label: `Last ${TREND_DAYS} days`,
+                    value: trendTotal,
+                    render: (row) => (row.occurrence_trend ? <Sparkline points={row.occurrence_trend} label={`in the last ${TREND_DAYS} days (UTC)`} /> : '—'),
+                    numeric: true,
+                  },
                   { key: 'occurrence_count', label: 'Occurrences', value: (row) => row.occurrence_count, render: (row) => formatCount(row.occurrence_count), numeric: true },
                   { key: 'last_seen_at', label: 'Last seen', value: (row) => row.last_seen_at, render: (row) => formatDateTime(row.last_seen_at) },
                   { key: 'first_seen_at', label: 'First seen', value: (row) => row.first_seen_at, render: (row) => formatDateTime(row.first_seen_at) },

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { listAgentNames, listTraces, type TraceFilters } from '../api/endpoints.js';
+import { AppliedInput } from '../components/applied-input.js';
 import { ExporterSnippet } from '../components/exporter-snippet.js';
-import { FilterBar } from '../components/filter-bar.js';
+import { FilterBar, RangeFilter, SuggestedFilter } from '../components/filter-bar.js';
 import { Empty, Loaded } from '../components/states.js';
 import { Freshness } from '../components/freshness.js';
 import { plural } from '../format.js';
@@ -19,24 +20,25 @@ function inputInstant(value: string): string | null {
   return date ? isoSecond(date) : null;
 }
 
-/** GET /api/projects/{pid}/traces: newest first, filters agent_name, has_error, thread_id, start/end, cursor. */
+/** The list's filters kept in the URL under the API's own parameter names (cursor and sort aside). */
+const FILTER_PARAMS = [
+  'q', 'agent_name', 'has_error', 'thread_id', 'model', 'release',
+  'min_duration_ms', 'max_duration_ms', 'min_cost_usd', 'max_cost_usd', 'start', 'end',
+] as const;
+
+/**
+ * GET /api/projects/{pid}/traces: newest first, with the filters in the URL (FILTER_PARAMS), the
+ * cursor, and include_total for the count of every matching trace.
+ */
 export function TracesPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
-  const filters: TraceFilters = {
-    q: query.get('q') ?? undefined,
-    agent_name: query.get('agent_name') ?? undefined,
-    has_error: query.get('has_error') ?? undefined,
-    thread_id: query.get('thread_id') ?? undefined,
-    start: query.get('start') ?? undefined,
-    end: query.get('end') ?? undefined,
-    cursor: query.get('cursor') ?? undefined,
-    limit: PAGE_SIZE,
-  };
-  const filtered = Boolean(filters.q || filters.agent_name || filters.has_error || filters.thread_id || filters.start || filters.end);
+  const filters: TraceFilters = { cursor: query.get('cursor') ?? undefined, limit: PAGE_SIZE, include_total: true };
+  for (const name of FILTER_PARAMS) filters[name] = query.get(name) ?? undefined;
+  const filtered = FILTER_PARAMS.some((name) => Boolean(filters[name]));
   // Sorting orders the page on screen: it does not ask the API again.
   const traces = useResource(() => listTraces(projectId, filters), [projectId, JSON.stringify(filters)]);
   const agents = useResource(() => listAgentNames(projectId), [projectId]);
-  const [thread, setThread] = useState(filters.thread_id ?? '');
   const [search, setSearch] = useState(filters.q ?? '');
+  const rows = traces.data?.traces ?? [];
 
   const change = (name: string, value: string | null) => setQuery({ [name]: value, cursor: null });
   const sort = readSort(query);
@@ -89,18 +91,12 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
           </select>
         </label>
         <label class="inline-field">
-          Thread{' '}
-          <input
-            type="search"
-            value={thread}
-            placeholder="thread id"
-            onInput={(e) => setThread((e.target as HTMLInputElement).value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter') change('thread_id', thread.trim());
-            }}
-            onBlur={() => thread.trim() !== (filters.thread_id ?? '') && change('thread_id', thread.trim())}
-          />
+          Thread <AppliedInput value={filters.thread_id ?? ''} placeholder="thread id" onApply={(v) => change('thread_id', v)} data-testid="filter-thread" />
         </label>
+        <SuggestedFilter label="Model" name="model" placeholder="model name" value={filters.model} options={rows.flatMap((t) => t.models_used)} onApply={change} />
+        <SuggestedFilter label="Release" name="release" placeholder="release" value={filters.release} options={rows.map((t) => t.release)} onApply={change} />
+        <RangeFilter label="Duration (ms)" names={['min_duration_ms', 'max_duration_ms']} filters={filters} onApply={change} />
+        <RangeFilter label="Cost (USD)" names={['min_cost_usd', 'max_cost_usd']} filters={filters} onApply={change} />
         <label class="inline-field">
           From ({zoneName()}) <input type="datetime-local" data-testid="filter-start" value={toDateInput(filters.start ?? null)} onChange={(e) => change('start', inputInstant((e.target as HTMLInputElement).value))} />
         </label>
@@ -126,6 +122,11 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
           ) : (
             <>
               <p class="list-count muted" data-testid="traces-count" aria-live="polite">
+                {page.total !== undefined && (
+                  <strong data-testid="traces-total">
+                    {plural(page.total, 'trace')} {filtered ? (page.total === 1 ? 'matches' : 'match') : 'in all'} ·{' '}
+                  </strong>
+                )}
                 {plural(page.traces.length, 'trace')} on this page{page.next_cursor ? ', older ones on the next' : ''}
                 {sort.key !== 'timestamp' || sort.direction !== 'desc' ? ` · sorted by ${SORTS.find((s) => s.key === sort.key)?.label.toLowerCase()} within this page` : ''}
               </p>
