@@ -291,7 +291,7 @@ describe('GET /projects/{project_id}/export', () => {
     fs.writeFileSync(file, parquet.bytes);
     const read = await ch.client.query({ query: 'SELECT count() AS n, uniqExact(span_id) AS spans FROM file({file:String}, Parquet)', query_params: { file }, format: 'JSONEachRow' });
     expect(await read.json()).toEqual([{ n: 400000, spans: 400000 }]);
-  });
+  }, 180_000);
 });
 
 describe('GET /projects/{project_id}/export/traces', () => {
