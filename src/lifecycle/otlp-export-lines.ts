@@ -11,26 +11,14 @@
  * trace state are not stored, so they are not exported; neither are log records sent to /v1/logs.
  */
 import { computeTask } from '../platform/compute/compute-task.js';
+import type { SpanRow } from '../spans/event-rows.js';
 import type { AttributeValue, Attributes, DecodedEvent } from '../spans/otlp-types.js';
 
-/** The `spans` columns an export reads (trace-export.ts selects exactly these). */
-export interface ExportSpanRow {
-  trace_id: string;
-  otel_trace_id: string;
-  span_id: string;
-  parent_span_id: string;
-  name: string;
-  kind: string;
-  start_time_ns: string;
-  end_time_ns: string;
-  status_code: string;
-  status_description: string;
-  attributes: string;
-  events: string;
-  resource: string;
-  scope_name: string;
-  scope_version: string;
-}
+/** The `spans` columns an export reads (trace-export.ts selects exactly these); the JSON columns as the text ClickHouse returns. */
+export type ExportSpanRow = Pick<
+  SpanRow,
+  'trace_id' | 'otel_trace_id' | 'span_id' | 'parent_span_id' | 'name' | 'kind' | 'start_time_ns' | 'end_time_ns' | 'status_code' | 'status_description' | 'scope_name' | 'scope_version'
+> & { attributes: string; events: string; resource: string };
 
 export const EXPORT_SPAN_COLUMNS: readonly (keyof ExportSpanRow)[] = [
   'trace_id', 'otel_trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time_ns', 'end_time_ns',
