@@ -58,6 +58,8 @@ const SERVER_SUITES = [
   'test/integration/issues/issue-list-insights.test.ts',
   // Deletion jobs: lightweight DELETEs with bound values, mutations awaited on a server's engine.
   'test/integration/lifecycle/deletions.test.ts',
+  // Exports: streamed reads (the server's HTTP answer read as the client takes it), Parquet read back.
+  'test/integration/lifecycle/export.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.
   'test/integration/isolation/workload-lanes.test.ts',
   'test/integration/isolation/interactive-lane.test.ts',

@@ -5,6 +5,7 @@ import type { PriceCatalog } from '../cost/price-catalog.js';
 import { prepareIngest, prepareIngestTask } from '../ingest/write/ingest-prepare.js';
 import { settleSummaries, settleSummariesTask, type SettleSummariesInput } from '../ingest/settle/settle-summaries.js';
 import { prepareLogs, prepareLogsTask } from '../ingest/write/logs-prepare.js';
+import { otlpBatch, otlpBatchTask } from '../lifecycle/otlp-export-lines.js';
 import type { PriceTrace } from '../spans/trace-pricing.js';
 import { ComputePool, type ComputePoolOptions } from '../platform/compute/compute-pool.js';
 import { ComputeTaskTable } from '../platform/compute/compute-task.js';
@@ -33,7 +34,8 @@ export const computeTasks = new ComputeTaskTable()
   .bind(prepareLogsTask, prepareLogs)
   .bind(settleSummariesTask, settleTask)
   .bind(traceDetailTask, buildTraceDetail)
-  .bind(tracePageTask, buildTracePage);
+  .bind(tracePageTask, buildTracePage)
+  .bind(otlpBatchTask, otlpBatch);
 
 /** The worker module beside this file: compiled .js under dist/, or a tsx shim when running from source. */
 function computeWorkerFile(): string {

@@ -135,6 +135,10 @@ const compute = {
 
 const queries = {
   QUERY_TIMEOUT_SECONDS: setting(decimal({ unit: 'seconds' }), { default: 15, doc: 'Time limit of each analytics statement, waiting for a slot included (504 `query_timeout` beyond)' }),
+  EXPORT_TIMEOUT_SECONDS: setting(decimal({ unit: 'seconds' }), {
+    default: 600,
+    doc: 'Time limit of one export once it runs (it holds an analytics slot meanwhile); the wait for the slot counts against `QUERY_TIMEOUT_SECONDS`. An export past it is cut off mid-stream ([data-lifecycle.md](data-lifecycle.md#getting-your-data-out))',
+  }),
   ANALYTICS_MAX_CONCURRENCY: setting(integer({ min: 1 }), {
     default: 4,
     doc: 'Analytics statements (query, views, MCP, dashboard, the agent-name list) running at once; on the in-process engine also its number of analytics connections',

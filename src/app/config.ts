@@ -105,6 +105,7 @@ function shape(s: Settings) {
     /** null: the spans' lifetime, exact for every trace (docs/settling.md "Which traces have spans"). */
     traceRegistryWindowMs: s.TRACE_REGISTRY_WINDOW_HOURS === null ? null : s.TRACE_REGISTRY_WINDOW_HOURS * 3_600_000,
     queryTimeoutSeconds,
+    exportTimeoutSeconds: s.EXPORT_TIMEOUT_SECONDS,
     /** Bounds of a store that does not answer (docs/operations.md "When a store fails"). */
     faults: {
       postgresStatementTimeoutMs: s.POSTGRES_STATEMENT_TIMEOUT_MS,

@@ -15,12 +15,14 @@ import { analyticsQueryModule } from '../analytics/query/router.js';
 import { presetViewRoutes } from '../analytics/views/view-routes.js';
 import { mcpRouter } from '../mcp/mcp-router.js';
 import { lifecycleModule } from '../lifecycle/lifecycle-module.js';
+import { exportModule } from '../lifecycle/export-routes.js';
 
 /** Every feature module, in start order. Add a module here to mount its routes and run its background work. */
 export const modules: LookoutModule[] = [
   { name: 'tenancy', api: tenancyRoutes },
   { name: 'projects', api: projectRoutes },
   lifecycleModule,
+  exportModule,
   costModule,
   analyticsQueryModule,
   { name: 'analytics-views', api: presetViewRoutes },

@@ -163,7 +163,7 @@ function storedIdFilter(filter: ValidFilter, stored: StoredId): Expr {
 }
 
 /** A dimension's value as the query reads it: the column, or an id column's text. */
-function fieldExpr(field: FieldDef): Expr {
+export function fieldExpr(field: FieldDef): Expr {
   return field.type === 'string' && field.stored ? idText(field.column, field.stored) : column(field.column);
 }
 
@@ -257,13 +257,17 @@ function fieldKind(field: FieldDef): OutputKind {
 
 /** The WHERE of one event read: window, discriminator, filters (the guard is the printer's). */
 function eventWhere(query: ValidQuery, event: ValidQuery['event'], filters: ValidFilter[]): Expr {
+  return and([...eventWindowWhere(query.window, event), ...filters.map(filterExpr)]);
+}
+
+/** An event's rows in a window: the window on `timestamp`, then the discriminator of a shared table (issue.*). */
+export function eventWindowWhere(window: ValidQuery['window'], event: ValidQuery['event']): Expr[] {
   const items: Expr[] = [
-    compare('>=', TIMESTAMP, value("DateTime64(3, 'UTC')", dateTime64(query.window.start))),
-    compare('<', TIMESTAMP, value("DateTime64(3, 'UTC')", dateTime64(query.window.endExclusive))),
+    compare('>=', TIMESTAMP, value("DateTime64(3, 'UTC')", dateTime64(window.start))),
+    compare('<', TIMESTAMP, value("DateTime64(3, 'UTC')", dateTime64(window.endExclusive))),
   ];
   if (event.discriminator) items.push(compare('=', column(event.discriminator.column), value('String', event.discriminator.value)));
-  items.push(...filters.map(filterExpr));
-  return and(items);
+  return items;
 }
 
 export function buildQuery(query: ValidQuery, options: BuildOptions): CompiledQuery {

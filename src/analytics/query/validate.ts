@@ -263,7 +263,7 @@ function validateJoin(raw: unknown, primary: EventDef, groups: ValidGroup[], ali
   return { event, on, filters, measures };
 }
 
-function eventNames(): string {
+export function eventNames(): string {
   return allEvents()
     .map((e) => e.name)
     .join(', ');

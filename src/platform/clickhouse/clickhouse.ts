@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { Readable } from 'node:stream';
+import { createClient, parseError, type ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
 import { createChdbConnection } from 'chdb/connection';
 import { clusterInsertSettings } from './clickhouse-layout.js';
@@ -10,7 +12,9 @@ import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type Ga
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
 import type { Fragment } from './sql/fragment.js';
-import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type WriteLane } from './sql/statement-runner.js';
+import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type StreamOptions, type WriteLane } from './sql/statement-runner.js';
+import type { RawStream, StreamFormat } from './sql/statement-stream.js';
+import { typedLiteral } from './sql/typed-literal.js';
 
 /**
  * Settings every statement carries, on both backends (the server client's defaults; the embedded
@@ -35,6 +39,8 @@ export interface ClickHouseStore {
   command(statement: Fragment, lane: WriteLane): Promise<void>;
   /** Runs a SELECT in a lane and returns its JSONEachRow answer as raw, unparsed bytes (for the compute pool). */
   readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer>;
+  /** Runs a SELECT on a gated lane and streams its answer in a ClickHouse output format (statement-stream.ts); the caller consumes or destroys it. */
+  stream(statement: Fragment, format: StreamFormat, options: StreamOptions): Promise<Readable>;
   /** Inserts JSONEachRow rows into a table named by `table()`. */
   insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void>;
   /** Inserts rows already serialized as JSONEachRow lines (one per row) into a table named by `table()`. */
@@ -136,6 +142,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   let clients: LaneClients;
   let probe: ClickHouseClient | undefined;
   const rawInserts = new Map<ClickHouseClient, RawInsert>();
+  const rawStreams = new Map<ClickHouseClient, RawStream>();
   const timeouts = { ...defaultRequestTimeouts(options.queryTimeoutSeconds ?? 15), ...options.requestTimeoutsMs };
   if (options.url) {
     const serverClient = (requestTimeoutMs: number) => createClient({
@@ -170,6 +177,10 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   } else {
     const dir = path.join(options.dataDir, 'clickhouse');
     fs.mkdirSync(dir, { recursive: true });
+    // Parquet exports' files (chdbParquetFile); one a process that stopped mid-export left is of no use.
+    const exportDir = path.join(dir, 'exports');
+    fs.rmSync(exportDir, { recursive: true, force: true });
+    fs.mkdirSync(exportDir, { recursive: true });
     const open = () => {
       // chdb re-exports the Connection type from @clickhouse/client-common, a structurally identical twin
       // of the one @clickhouse/client now bundles; the cast bridges the two declarations.
@@ -179,6 +190,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       rawInserts.set(client, async (table, body, columns) => {
         await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns, settings: INSERT_SETTINGS });
       });
+      rawStreams.set(client, (query, format) => chdbChunks(chdb.chdb, query, format, exportDir));
       return client;
     };
     clients = {
@@ -209,6 +221,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const runner = new StatementRunner({
     clients,
     rawInserts,
+    rawStreams,
     binding: options.paramBinding ?? (embedded ? 'literal' : 'server'),
     server: !embedded,
     gates,
@@ -222,6 +235,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     read: <Row>(statement: Fragment, readOptions: ReadOptions) => runner.read<Row>(statement, readOptions),
     command: (statement, lane) => runner.command(statement, lane),
     readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
+    stream: (statement, format, streamOptions) => runner.stream(statement, format, streamOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
     insertBody: (table, parts, lane, columns) => runner.insertBody(table, parts, lane, columns),
@@ -269,6 +283,60 @@ async function firstStatement(run: () => Promise<unknown>, waitMs: number, url: 
       logger?.warn({ url, err: error, attempt, retryInMs: wait, waitedMs: Date.now() - started, waitMs }, 'ClickHouse server not reachable yet; retrying');
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
+  }
+}
+
+type ChdbExtension = ReturnType<typeof createChdbConnection>['chdb'];
+
+/** chdb's errors in the driver's shape (code and type), as the chdb connection reports them for every other call. */
+const asDriverError = (error: unknown) => Object.assign(parseError(error instanceof Error ? error.message : String(error)), { cause: error });
+
+/**
+ * chdb's streaming query as a RawStream. Its streaming formats every chunk (a block) as an answer
+ * of its own (checked with chdb 3.4): a `…WithNames` format repeats its header line at the start of
+ * each chunk, which is dropped after the first, and Parquet would be a file per chunk, which no
+ * reader takes as one — so Parquet is written whole by the engine to a file under `exportDir`
+ * (INTO OUTFILE; the engine writes row group after row group, memory stays flat) and then read
+ * from disk as the client takes it, the file removed after. Its first byte comes only once the
+ * whole file is written.
+ */
+async function* chdbChunks(chdb: ChdbExtension, query: string, format: StreamFormat, exportDir: string): AsyncGenerator<Uint8Array> {
+  if (format === 'Parquet') {
+    yield* chdbParquetFile(chdb, query, exportDir);
+    return;
+  }
+  let stream: ReturnType<typeof chdb.queryStream>;
+  try {
+    stream = chdb.queryStream(query, { format });
+  } catch (error) {
+    throw asDriverError(error);
+  }
+  let header: Buffer | null = null;
+  try {
+    for await (const chunk of stream) {
+      let bytes = Buffer.from(chunk.raw().buffer, chunk.raw().byteOffset, chunk.raw().byteLength);
+      if (format === 'CSVWithNames') {
+        if (header === null) header = Buffer.from(bytes.subarray(0, bytes.indexOf(0x0a) + 1));
+        else if (header.length > 0 && bytes.subarray(0, header.length).equals(header)) bytes = bytes.subarray(header.length);
+      }
+      if (bytes.length > 0) yield bytes;
+    }
+  } catch (error) {
+    throw asDriverError(error);
+  }
+}
+
+async function* chdbParquetFile(chdb: ChdbExtension, query: string, exportDir: string): AsyncGenerator<Uint8Array> {
+  const file = path.join(exportDir, `${randomUUID()}.parquet`);
+  try {
+    try {
+      await chdb.queryAsync(`${query}\nINTO OUTFILE ${typedLiteral('String', file)} FORMAT Parquet`, { format: 'CSV' });
+    } catch (error) {
+      throw asDriverError(error);
+    }
+    for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) yield chunk;
+  } finally {
+    fs.rmSync(file, { force: true });
   }
 }
 

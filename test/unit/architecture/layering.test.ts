@@ -40,7 +40,7 @@ const DEPENDENCIES: Record<string, string[]> = {
   'workspace/metrics': [],
   'workspace/monitors': ['ingest', 'workspace/issues'],
   'workspace/projects': ['lifecycle'],
-  lifecycle: [],
+  lifecycle: ['analytics'],
   'workspace/tickets': ['workspace/issues'],
   'workspace/webhooks': [],
 };
@@ -71,6 +71,7 @@ const PORTS: Record<string, Record<string, string>> = {
   cli: { 'cli/admin-command.ts': 'how a module contributes an admin command' },
   analytics: {
     'analytics/catalog.ts': 'the event catalog (names and fields of analytics events)',
+    'analytics/query/event-export.ts': 'an event\'s rows of a window, and the window rule, for the export',
     'analytics/query/mcp-body.ts': 'the DSL request as MCP sends it',
     'analytics/query/query-shapes.ts': 'the DSL request and answer schemas (REST and MCP share them)',
     'analytics/query/run.ts': 'running a DSL query',

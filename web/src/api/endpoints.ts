@@ -2,6 +2,7 @@ import { viewGranularity, type WindowSelection } from '../time-window.js';
 import { api } from './client.js';
 import type {
   AgentScorecardView,
+  AnalyticsCatalog,
   ApiKey,
   GeneralView,
   Issue,
@@ -168,6 +169,11 @@ export function linkTicket(issueId: string, previewToken: string): Promise<Ticke
 }
 
 /** docs/webhooks.md: the project's endpoints, their delivery logs, and the test event (admin scope). */
+/** The events the analytics query (and the export) read. */
+export function getAnalyticsCatalog(projectId: string): Promise<AnalyticsCatalog> {
+  return api.get(`/projects/${enc(projectId)}/analytics/catalog`);
+}
+
 export function listWebhooks(projectId: string): Promise<{ webhooks: WebhookEndpoint[] }> {
   return api.get(`/projects/${enc(projectId)}/webhooks`);
 }

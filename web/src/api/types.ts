@@ -10,6 +10,9 @@ import type { Freshness } from '../../../src/ingest/freshness-shapes.js';
 /** The analytics query's body and answer, declared once beside its route (the server's TypeBox schemas). */
 export type { AnalyticsQueryBody, AnalyticsQueryResponse } from '../../../src/analytics/query/query-shapes.js';
 
+/** The analytics catalog (events and their fields), declared once beside the query language. */
+export type { CatalogResponse as AnalyticsCatalog } from '../../../src/analytics/catalog.js';
+
 /** A project as the API answers it: declared once beside tenancy's routes. */
 export type { Project } from '../../../src/tenancy/tenancy-shapes.js';
 

@@ -115,7 +115,7 @@ export function Layout({
           {PROJECT_TABS.map((t) => (
             <Link
               key={t.key}
-              href={`/p/${project.id}${t.path}${t.key === 'traces' || t.key === 'issues' || t.key === 'settings' ? '' : carried}`}
+              href={`/p/${project.id}${t.path}${t.key === 'traces' || t.key === 'issues' ? '' : carried}`}
               aria-current={tab === t.key ? 'page' : undefined}
               data-tab={t.key}
             >

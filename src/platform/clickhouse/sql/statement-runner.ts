@@ -28,6 +28,7 @@ import type { AnalyticsGate } from './analytics-gate.js';
 import { compile, type ParamBinding, type StatementSettings } from './compile.js';
 import { isEngineError } from './engine-errors.js';
 import type { Fragment } from './fragment.js';
+import { serverChunks, streamError, type RawStream, type StreamFormat } from './statement-stream.js';
 import { statementKind, type StatementStats } from './statement-stats.js';
 import { countGuards, type TenantScope } from './tenant-guard.js';
 
@@ -44,6 +45,15 @@ export interface ReadOptions {
   /** The statement's time limit in seconds; defaults to QUERY_TIMEOUT_SECONDS on a gated lane, none elsewhere. */
   timeoutSeconds?: number;
   /** Further per-statement settings (e.g. output_format_json_quote_64bit_integers, join_use_nulls). */
+  settings?: StatementSettings;
+}
+
+/** A streamed read (statement-stream.ts): always on a gated lane, under its tenant's guard. */
+export interface StreamOptions {
+  lane: GatedLane;
+  scope: TenantScope;
+  /** The statement's own time limit once it runs (exports: EXPORT_TIMEOUT_SECONDS); the wait for a slot is bounded by QUERY_TIMEOUT_SECONDS. */
+  timeoutSeconds: number;
   settings?: StatementSettings;
 }
 
@@ -88,6 +98,8 @@ export interface RunnerOptions {
   clients: LaneClients;
   /** Raw inserts of the clients that have them (the embedded engine's). */
   rawInserts?: Map<ClickHouseClient, RawInsert>;
+  /** Streaming queries of the clients that have them (the embedded engine's; statement-stream.ts). */
+  rawStreams?: Map<ClickHouseClient, RawStream>;
   binding: ParamBinding;
   /** True on a ClickHouse server: lane priority and workload settings apply. */
   server: boolean;
@@ -235,6 +247,76 @@ export class StatementRunner {
       this.idle[lane].push(client);
       release();
     }
+  }
+
+  /**
+   * Runs a SELECT on a gated lane and hands its answer over as a byte stream in `format`, read as
+   * the caller reads it (statement-stream.ts). The first chunk is fetched before this resolves, so
+   * a statement that fails at once (time limit, a store down) rejects here, before the caller wrote
+   * anything; a later failure destroys the stream. The lane's slot and connection are held until
+   * the stream ends or is destroyed: the caller must consume or destroy it.
+   */
+  async stream(statement: Fragment, format: StreamFormat, options: StreamOptions): Promise<Readable> {
+    const { lane, scope, timeoutSeconds } = options;
+    this.checkGuards(statement, scope);
+    // Waiting for a slot is bounded like any analytics read, so a refusal still answers before the request deadline.
+    const waitSeconds = this.options.queryTimeoutSeconds;
+    let release: () => void;
+    try {
+      release = await this.options.gates[lane].acquire(scope.tenantId, Date.now() + waitSeconds * 1000, waitSeconds);
+    } catch (error) {
+      this.observer?.gateRefused(lane, error instanceof QueryTimeoutError ? 'timeout' : 'queue_full');
+      throw error;
+    }
+    const client = this.idle[lane].pop() ?? this.options.clients[lane][0];
+    const started = performance.now();
+    let open = true;
+    const close = (error: unknown) => {
+      if (!open) return;
+      open = false;
+      this.idle[lane].push(client);
+      release();
+      this.observer?.statement(lane, (performance.now() - started) / 1000, error);
+    };
+    const settings = { ...options.settings, max_execution_time: timeoutSeconds, readonly: 2, ...this.laneSettings(lane) };
+    const raw = this.options.rawStreams?.get(client);
+    let chunks: AsyncIterator<Uint8Array>;
+    let first: IteratorResult<Uint8Array>;
+    try {
+      if (raw) {
+        // The embedded engine's streaming query takes no separate values: they go in as typed literals (compile.ts).
+        chunks = raw(compile(statement, 'literal', settings).sql, format)[Symbol.asyncIterator]();
+      } else {
+        const compiled = compile(statement, this.options.binding, settings);
+        chunks = serverChunks(client, compiled, format, querySize(compiled.sql))[Symbol.asyncIterator]();
+      }
+      first = await chunks.next();
+    } catch (error) {
+      const mapped = streamError(error, timeoutSeconds);
+      close(mapped);
+      throw mapped;
+    }
+    async function* rest(): AsyncGenerator<Uint8Array> {
+      let failure: unknown = null;
+      try {
+        for (let next = first; !next.done; next = await chunks.next()) yield next.value;
+      } catch (error) {
+        failure = streamError(error, timeoutSeconds);
+        throw failure;
+      } finally {
+        // Ended early (the reader went away): cancels the engine's query before its connection is reused.
+        await chunks.return?.();
+        close(failure);
+      }
+    }
+    const body = Readable.from(rest(), { objectMode: false });
+    // A stream destroyed before it was first read never runs rest()'s finally: end the query here too.
+    body.once('close', () => {
+      void Promise.resolve(chunks.return?.())
+        .catch(() => undefined)
+        .finally(() => close(null));
+    });
+    return body;
   }
 
   /**
