@@ -54,6 +54,8 @@ const SERVER_SUITES = [
   'test/integration/issues/issue-lifecycle.test.ts',
   // Deletion jobs: lightweight DELETEs with bound values, mutations awaited on a server's engine.
   'test/integration/lifecycle/deletions.test.ts',
+  // Retention: settings read by insert defaults (a Join table), ALTER … UPDATE with bound values and the TTL it runs.
+  'test/integration/lifecycle/retention.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.
   'test/integration/isolation/workload-lanes.test.ts',
   'test/integration/isolation/interactive-lane.test.ts',

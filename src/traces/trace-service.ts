@@ -11,6 +11,7 @@ import { searchTraces } from './trace-search.js';
 import { readLogsOfTraceId } from '../spans/stored-log-records.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailTask } from './trace-detail-build.js';
+import { contentCutoff } from '../lifecycle/retention-access.js';
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
@@ -44,8 +45,11 @@ export class TraceService {
    * outside `projectId` (when set) or of another tenant is not found.
    */
   async detailJson(tenantId: string, projectId: string | null, traceId: string, request: TraceDetailRequest): Promise<string> {
-    const { page, view } = request;
+    const { page } = request;
     const scope = { tenantId, projectId };
+    // Content past its project's retention is left out of the spans and the trace (trace-view.ts).
+    const cutoff = await contentCutoff(this.deps.sql, tenantId);
+    const view = { ...request.view, contentCutoff: cutoff };
     // A big settled trace: its stored summary and one page of spans (trace-page.ts). Otherwise the
     // whole trace is parsed, summarized and serialized on the compute pool (it may be megabytes).
     const stored = page.form === 'default' ? await storedTraceDetailPage(this.deps.ch, this.deps.compute, scope, traceId, { view, limit: page.limit, cursor: page.cursor }) : null;
@@ -69,6 +73,7 @@ export class TraceService {
       issueExtraction: extraction ?? PENDING_EXTRACTION,
       occurrences,
       cost,
+      contentCutoff: cutoff,
     };
     if (page.form === 'context') {
       return contextBundleJson(trace, built.spansJson, traceContext, { total: built.spansTotal, limit: page.limit, offset: page.offset });
@@ -90,10 +95,12 @@ export class TraceService {
    * With a search (`q`), only matching traces, each with `match: {field, snippet}` (search-snippet.ts).
    */
   async list(tenantId: string, projectId: string, query: TraceListQuery, limit: number): Promise<TraceListPage> {
-    const filters = storeFilters(query, limit + 1);
+    const cutoff = await contentCutoff(this.deps.sql, tenantId);
+    const contentSinceMs = cutoff.projects[projectId] ?? cutoff.defaultMs;
+    const filters = { ...storeFilters(query, limit + 1), contentSinceMs };
     const search = filters.search;
-    if (!search) return listPage(await listTraces(this.deps.ch, tenantId, projectId, filters), limit);
-    const page = listPage(await searchTraces(this.deps.ch, tenantId, projectId, { ...filters, search }), limit);
+    if (!search) return listPage(await listTraces(this.deps.ch, tenantId, projectId, filters), limit, contentSinceMs);
+    const page = listPage(await searchTraces(this.deps.ch, tenantId, projectId, { ...filters, search }), limit, contentSinceMs);
     const best = bestMatches(await searchMatchRows(this.deps.ch, tenantId, projectId, search, page.traces.map((t) => t.id)));
     return {
       ...page,

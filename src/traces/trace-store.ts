@@ -4,6 +4,7 @@ import { processedTraces } from '../platform/clickhouse/sql/processed-traces.js'
 import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../spans/stored-spans.js';
 import { isOtelTraceId } from '../spans/trace-id.js';
+import { msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { SearchQuery } from './search-query.js';
 import { matchingTraceIds, matchRows, type MatchRow } from './search-sql.js';
 
@@ -106,6 +107,11 @@ export interface TraceListFilters {
   search?: SearchQuery;
   /** Only these traces (a search among a page of candidates, trace-search.ts). */
   within?: string[];
+  /**
+   * Content of traces that started before this instant (ms) has expired (retention): a search does
+   * not find it, whether or not the engine removed it yet.
+   */
+  contentSinceMs?: number;
   limit: number;
 }
 
@@ -127,7 +133,7 @@ export interface TraceListRow {
   error_count: number;
   models_used: string[];
   estimated_cost_usd: number | null;
-  tool_calls: string;
+  stats_tool_calls: string;
 }
 
 /** Processed traces of a project, newest first (timestamp, then trace id), after the cursor. */
@@ -145,12 +151,13 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
   if (f.within) where.push(sql`trace_id IN ${param('Array(String)', f.within)}`);
   if (f.search) {
     // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
-    where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within })})`);
+    const contentSince = f.contentSinceMs === undefined ? undefined : msToDateTime64(f.contentSinceMs);
+    where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within, contentSince })})`);
   }
   return ch.read<TraceListRow>(
     sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
                    agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
-                   estimated_cost_usd, tool_calls
+                   estimated_cost_usd, stats_tool_calls
             FROM ${scopedTable(ch.table('traces'))} FINAL
             WHERE ${join(where, ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC
