@@ -232,6 +232,27 @@ describe('retention in the engine', () => {
     expect(await search(shortened, 'walrus')).toEqual([]);
     expect(await search(shortened, 'pelican')).toEqual([recentId]);
 
+    // A late span re-settles the expired trace: its figures come from what ingestion stored beside
+    // the emptied attributes, so the summary and trace.processed keep its tokens and model.
+    const oldBody = JSON.parse(oldRun.body);
+    const root = oldBody.resourceSpans[0].scopeSpans[0].spans[0];
+    const lateSpan = { traceId: root.traceId, spanId: 'aaaaaaaaaaaaaaa1', parentSpanId: root.spanId, name: 'late step', kind: 1, startTimeUnixNano: root.endTimeUnixNano, endTimeUnixNano: root.endTimeUnixNano, attributes: [], status: {} };
+    await send(svc, shortened, [{ ...oldRun, body: JSON.stringify({ resourceSpans: [{ ...oldBody.resourceSpans[0], scopeSpans: [{ scope: { name: 'lookout-test' }, spans: [lateSpan] }] }] }) }]);
+    const resettled = await until('the expired trace settled again', async () => {
+      const [row] = await rows<{ span_count: number; total_tokens: number; models_used: string[] }>(
+        `SELECT span_count, total_tokens, models_used FROM ${svc.service.deps.ch.table('traces')} FINAL WHERE project_id = {p:String} AND trace_id = {t:String}`,
+        { p: shortened, t: oldId },
+      );
+      return row && Number(row.span_count) === 4 ? row : undefined;
+    });
+    expect(resettled).toMatchObject({ total_tokens: 120, models_used: ['gpt-4o'] });
+    const [processedAgain] = await rows<{ total_tokens: number; models: string[] }>(
+      `SELECT total_tokens, models FROM ${svc.service.deps.ch.table('event_trace_processed')} FINAL WHERE project_id = {p:String} AND trace_id = {t:String}`,
+      { p: shortened, t: oldId },
+    );
+    expect(processedAgain).toMatchObject({ total_tokens: 120, models: ['gpt-4o'] });
+    expect(await generationTokens(shortened)).toBe(tokensBefore);
+
     // The same tenant's other project and another tenant's project keep everything.
     for (const [projectId, traceId] of [[sibling, siblingOldId], [strangerProject, strangerOldId]]) {
       expect(await stored(projectId, traceId)).toMatchObject({ spansWithAttributes: 3, retention: ['90/90'], span_logs: 1 });
