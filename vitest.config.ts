@@ -60,6 +60,8 @@ const SERVER_SUITES = [
   'test/integration/lifecycle/deletions.test.ts',
   // Exports: streamed reads (the server's HTTP answer read as the client takes it), Parquet read back.
   'test/integration/lifecycle/export.test.ts',
+  // Retention: settings read by insert defaults (a Join table), ALTER … UPDATE with bound values and the TTL it runs.
+  'test/integration/lifecycle/retention.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.
   'test/integration/isolation/workload-lanes.test.ts',
   'test/integration/isolation/interactive-lane.test.ts',

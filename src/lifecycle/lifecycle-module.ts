@@ -3,6 +3,7 @@ import type { AppDeps } from '../app/app-deps.js';
 import type { LookoutModule } from '../app/module.js';
 import { deletionRoutes } from './deletion-routes.js';
 import { DeletionRunner } from './deletion-runner.js';
+import { retentionRoutes } from './retention-routes.js';
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
@@ -12,8 +13,8 @@ declare module '../app/app-deps.js' {
 }
 
 /**
- * The data lifecycle: deletion jobs (routes, and the runner that works through them in worker
- * processes). docs/data-lifecycle.md.
+ * The data lifecycle: retention per project (routes; the engine's TTL enforces it) and deletion jobs
+ * (routes, and the runner that works through them in worker processes). docs/data-lifecycle.md.
  */
 export const lifecycleModule: LookoutModule = {
   name: 'lifecycle',
@@ -27,6 +28,7 @@ export const lifecycleModule: LookoutModule = {
   api(deps: AppDeps) {
     const router = Router();
     deletionRoutes(router, deps);
+    retentionRoutes(router, deps);
     return router;
   },
   start(deps: AppDeps) {

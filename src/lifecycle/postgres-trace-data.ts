@@ -11,12 +11,15 @@
  *  - stored_traces — the registry of traces that have spans; without a row, a re-sent span is
  *    written again rather than taken for a duplicate of a deleted one.
  *  - issue_event_outbox — only for a whole project: issue events not yet relayed to ClickHouse.
+ *  - shared_state — only for a whole project: its mark of having received log records
+ *    (ingest/settle/logged-projects.ts).
  *
  * A project's deletion runs after the project's row is gone, which removed the rows that reference it
  * (issues with their occurrences, extractions, monitors, metrics); the statements below then find
  * only the tables without that reference (settle queue, registry, outbox).
  */
 import type { Sql, SqlHandle } from '../platform/postgres/postgres.js';
+import { loggedProjectState } from '../ingest/settle/logged-projects.js';
 
 /** Traces of a project (ids as text), or the whole project (null). */
 type TraceSet = readonly string[] | null;
@@ -70,6 +73,8 @@ export async function deletePostgresRows(sql: Sql, tenantId: string, projectId: 
     if (ids === null) {
       rows['pg.issue_event_outbox'] = (await tx`
         delete from issue_event_outbox where tenant_id = ${tenantId} and project_id = ${projectId} returning 1`).length;
+      rows['pg.shared_state'] = (await tx`
+        delete from shared_state where name = ${loggedProjectState(tenantId, projectId)} returning 1`).length;
     }
     return { rows, issuesEmptied };
   });

@@ -5,7 +5,7 @@ import { readWithMutationsOnFly } from '../platform/clickhouse/mutations-on-fly.
 import { raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import type { ReadOptions } from '../platform/clickhouse/sql/statement-runner.js';
 import { traceKeysGuard } from '../platform/clickhouse/sql/tenant-guard.js';
-import { mapAttributes } from './attribute-mapping.js';
+import { mapAttributes, type MappedAttributes, type SpanClass } from './attribute-mapping.js';
 import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { SpanRow } from './event-rows.js';
 import { normalizedSpan, type NormalizedSpan, type SpanBase, type SpanKindName, type StatusCodeName } from './normalized-span.js';
@@ -27,11 +27,20 @@ export type StoredSpanRow = Pick<
   | 'tenant_id' | 'project_id' | 'trace_id' | 'otel_trace_id' | 'span_id' | 'parent_span_id' | 'name' | 'kind'
   | 'start_time_ns' | 'end_time_ns' | 'duration_ms' | 'status_code' | 'status_description' | 'service_name'
   | 'scope_name' | 'scope_version' | 'agent_name'
-> & { attributes: string | Attributes; events: string | DecodedEvent[]; resource: string | Attributes };
+> & { attributes: string | Attributes; events: string | DecodedEvent[]; resource: string | Attributes } & Partial<StoredFigures>;
+
+/**
+ * What ingestion derived from a span's attributes and stored beside them: read back so a span whose
+ * content expired under its project's retention (the attributes emptied by the column TTL,
+ * clickhouse/015) keeps its figures wherever it is summarized again (the traces API, a late span's
+ * re-settling). Absent in lines this process wrote, which still carry their attributes.
+ */
+type StoredFigures = Pick<SpanRow, 'span_class' | 'model' | 'provider' | 'input_tokens' | 'output_tokens' | 'cached_input_tokens' | 'tool_name' | 'thread_id'>;
 
 export const STORED_SPAN_COLUMNS =
   'tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns, end_time_ns, ' +
-  'duration_ms, status_code, status_description, service_name, attributes, events, resource, scope_name, scope_version, agent_name';
+  'duration_ms, status_code, status_description, service_name, attributes, events, resource, scope_name, scope_version, agent_name, ' +
+  'span_class, model, provider, input_tokens, output_tokens, cached_input_tokens, tool_name, thread_id';
 
 /** 64-bit integers must come back as strings (19-digit nanoseconds do not fit a double). */
 export const EXACT_INTEGERS = { output_format_json_quote_64bit_integers: 1 } as const;
@@ -76,7 +85,26 @@ export function spanFromStoredRow(row: StoredSpanRow, logs?: readonly StoredLogR
     scopeName: row.scope_name,
     scopeVersion: row.scope_version,
   };
-  return normalizedSpan(base, mapAttributes(attributes, resource));
+  const mapped = mapAttributes(attributes, resource);
+  return normalizedSpan(base, Object.keys(attributes).length === 0 ? withStoredFigures(mapped, row) : mapped);
+}
+
+/** A span without attributes (its content expired): the figures come from the columns ingestion stored. */
+function withStoredFigures(m: MappedAttributes, row: StoredSpanRow): MappedAttributes {
+  if (row.span_class === undefined) return m;
+  const count = (value: number | undefined) => (value === undefined ? null : Number(value));
+  return {
+    ...m,
+    spanClass: row.span_class as SpanClass,
+    model: m.model || (row.model ?? ''),
+    provider: m.provider || (row.provider ?? ''),
+    inputTokens: m.inputTokens ?? count(row.input_tokens),
+    outputTokens: m.outputTokens ?? count(row.output_tokens),
+    cachedInputTokens: m.cachedInputTokens ?? count(row.cached_input_tokens),
+    agentName: m.agentName || row.agent_name,
+    toolName: m.toolName || (row.tool_name ?? ''),
+    threadId: m.threadId || (row.thread_id ?? ''),
+  };
 }
 
 export interface TraceKey {

@@ -27,6 +27,7 @@ export interface TracePreviewRow {
   thread_id: string;
   release: string;
   tool_calls: string;
+  stats_tool_calls: string;
   has_error: number;
   total_duration_ms: number;
   span_count: number;
@@ -59,8 +60,9 @@ export function tracePreviewRow(spans: readonly NormalizedSpan[], agentName: str
     agent_name: agentName,
     thread_id: pick((s) => s.threadId),
     release: pick((s) => s.release),
-    // The list counts tool calls from this column once the summary fills it.
+    // Tool calls are counted once the summary fills these lists.
     tool_calls: '[]',
+    stats_tool_calls: '[]',
     has_error: errorCount > 0 ? 1 : 0,
     total_duration_ms: root ? root.durationMs : Math.max(0, Number(BigInt(maxEnd) - BigInt(minStart)) / 1e6),
     span_count: spans.length,

@@ -34,6 +34,8 @@ export interface ContentBounds {
   notAfter?: string;
   /** Only these traces. */
   within?: string[];
+  /** DateTime64 text, inclusive: older content has expired (retention) and is not searched. */
+  contentSince?: string;
 }
 
 function boundConditions(b: ContentBounds): Fragment[] {
@@ -42,6 +44,7 @@ function boundConditions(b: ContentBounds): Fragment[] {
   if (b.end !== undefined) where.push(sql`timestamp < toDateTime64(${param('String', b.end)}, 3, 'UTC')`);
   if (b.notAfter !== undefined) where.push(sql`timestamp <= toDateTime64(${param('String', b.notAfter)}, 3, 'UTC')`);
   if (b.within !== undefined) where.push(sql`trace_id IN ${param('Array(String)', b.within)}`);
+  if (b.contentSince !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', b.contentSince)}, 3, 'UTC')`);
   return where;
 }
 

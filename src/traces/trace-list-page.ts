@@ -75,10 +75,13 @@ export function storeFilters(query: TraceListQuery, limit: number): TraceListFil
   };
 }
 
-/** The page answered for `rows`, read with one row beyond `limit` to tell whether another page follows. */
-export function listPage(rows: TraceListRow[], limit: number): TraceListPage {
+/**
+ * The page answered for `rows`, read with one row beyond `limit` to tell whether another page follows.
+ * Traces that started before `contentSinceMs` show no content (retention, trace-view.ts).
+ */
+export function listPage(rows: TraceListRow[], limit: number, contentSinceMs = -Infinity): TraceListPage {
   const page = rows.slice(0, limit);
-  return { traces: page.map(listItem), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+  return { traces: page.map((row) => listItem(row, contentSinceMs)), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
 }
 
 /** Inclusive bounds (either may be absent), or a 400 when min exceeds max: such a list could only ever be empty. */
@@ -111,23 +114,27 @@ function decodeCursor(cursor: string): { timestamp: string; traceId: string } {
   throw new ValidationError('cursor: invalid cursor');
 }
 
-function listItem(row: TraceListRow): TraceListItem {
+function listItem(row: TraceListRow, contentSinceMs: number): TraceListItem {
+  const timestamp = isoFromDateTime64(row.ts);
+  const expired = Date.parse(timestamp) < contentSinceMs;
   return {
     id: row.trace_id,
     otel_trace_id: row.otel_trace_id,
     project_id: row.project_id,
-    timestamp: isoFromDateTime64(row.ts),
+    timestamp,
     service_name: row.service_name,
     agent_name: row.agent_name,
     thread_id: row.thread_id,
     release: row.release,
-    agent_input_display: row.agent_input_display,
+    agent_input_display: expired ? '' : row.agent_input_display,
+    content_expired: expired,
     has_error: Number(row.has_error) === 1,
     total_duration_ms: Number(row.total_duration_ms),
     span_count: Number(row.span_count),
     total_tokens: Number(row.total_tokens),
     error_count: Number(row.error_count),
-    tool_call_count: (JSON.parse(row.tool_calls) as unknown[]).length,
+    // From the stats list (names and statuses), which stays for analytics_days; the tool_calls list is content.
+    tool_call_count: row.stats_tool_calls === '' ? 0 : (JSON.parse(row.stats_tool_calls) as unknown[]).length,
     models_used: row.models_used,
     estimated_cost_usd: row.estimated_cost_usd === null ? null : Number(row.estimated_cost_usd),
     settled: Number(row.preview) === 0,

@@ -141,6 +141,10 @@ const traceFields = {
   agent_input_display: Type.String(),
   agent_input: Type.Unknown(),
   agent_output: Type.Unknown(),
+  content_expired: Type.Boolean({
+    description:
+      "The trace's raw content is past its project's retention (content_days, docs/data-lifecycle.md): agent_input and agent_output are null, agent_input_display and the tool calls' messages empty, spans' attributes {} and events []",
+  }),
   release: Type.String(),
   tool_calls: Type.Array(TraceToolCall),
   interaction: Type.Object({
@@ -218,6 +222,7 @@ export const TraceListItem = Type.Object({
   thread_id: Type.String(),
   release: Type.String(),
   agent_input_display: Type.String(),
+  content_expired: Type.Boolean({ description: "The trace's raw content is past its project's retention: agent_input_display is empty" }),
   has_error: Type.Boolean(),
   total_duration_ms: Type.Number(),
   span_count: Type.Integer(),

@@ -12,6 +12,7 @@ import { searchTraces } from './trace-search.js';
 import { readLogsOfTraceId } from '../spans/stored-log-records.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailTask } from './trace-detail-build.js';
+import { contentCutoff } from '../lifecycle/retention-access.js';
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
@@ -45,8 +46,11 @@ export class TraceService {
    * outside `projectId` (when set) or of another tenant is not found.
    */
   async detailJson(tenantId: string, projectId: string | null, traceId: string, request: TraceDetailRequest): Promise<string> {
-    const { page, view } = request;
+    const { page } = request;
     const scope = { tenantId, projectId };
+    // Content past its project's retention is left out of the spans and the trace (trace-view.ts).
+    const cutoff = await contentCutoff(this.deps.sql, tenantId);
+    const view = { ...request.view, contentCutoff: cutoff };
     // A big settled trace: its stored summary and one page of spans (trace-page.ts). Otherwise the
     // whole trace is parsed, summarized and serialized on the compute pool (it may be megabytes).
     const stored = page.form === 'default' ? await storedTraceDetailPage(this.deps.ch, this.deps.compute, scope, traceId, { view, limit: page.limit, cursor: page.cursor }) : null;
@@ -70,6 +74,7 @@ export class TraceService {
       issueExtraction: extraction ?? PENDING_EXTRACTION,
       occurrences,
       cost,
+      contentCutoff: cutoff,
     };
     if (page.form === 'context') {
       return contextBundleJson(trace, built.spansJson, traceContext, { total: built.spansTotal, limit: page.limit, offset: page.offset });
@@ -100,20 +105,22 @@ export class TraceService {
    * With includeTotal, also `total`: the traces matching on every page (read beside the page).
    */
   async list(tenantId: string, projectId: string, query: TraceListQuery, limit: number, options: { includeTotal?: boolean } = {}): Promise<TraceListPage> {
-    const filters = storeFilters(query, limit + 1);
+    const cutoff = await contentCutoff(this.deps.sql, tenantId);
+    const contentSinceMs = cutoff.projects[projectId] ?? cutoff.defaultMs;
+    const filters = { ...storeFilters(query, limit + 1), contentSinceMs };
     // The total leaves out the cursor: it counts every page of the list, so it is the same on each.
     const { before: _before, limit: _limit, ...countFilters } = filters;
     const [page, total] = await Promise.all([
-      this.page(tenantId, projectId, filters, limit),
+      this.page(tenantId, projectId, filters, limit, contentSinceMs),
       options.includeTotal ? countTraces(this.deps.ch, tenantId, projectId, countFilters) : Promise.resolve(undefined),
     ]);
     return total === undefined ? page : { ...page, total };
   }
 
-  private async page(tenantId: string, projectId: string, filters: TraceListFilters, limit: number): Promise<TraceListPage> {
+  private async page(tenantId: string, projectId: string, filters: TraceListFilters, limit: number, contentSinceMs: number): Promise<TraceListPage> {
     const search = filters.search;
-    if (!search) return listPage(await listTraces(this.deps.ch, tenantId, projectId, filters), limit);
-    const page = listPage(await searchTraces(this.deps.ch, tenantId, projectId, { ...filters, search }), limit);
+    if (!search) return listPage(await listTraces(this.deps.ch, tenantId, projectId, filters), limit, contentSinceMs);
+    const page = listPage(await searchTraces(this.deps.ch, tenantId, projectId, { ...filters, search }), limit, contentSinceMs);
     const best = bestMatches(await searchMatchRows(this.deps.ch, tenantId, projectId, search, page.traces.map((t) => t.id)));
     return {
       ...page,

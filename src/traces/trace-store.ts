@@ -4,6 +4,7 @@ import { processedTraces } from '../platform/clickhouse/sql/processed-traces.js'
 import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { selectJsonEachRowBytes, STORED_SPAN_COLUMNS } from '../spans/stored-spans.js';
 import { isOtelTraceId } from '../spans/trace-id.js';
+import { msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { SearchQuery } from './search-query.js';
 import { matchingTraceIds, matchRows, type MatchRow } from './search-sql.js';
 
@@ -121,6 +122,11 @@ export interface TraceListFilters {
   includeUnsettled?: boolean;
   /** Only these traces (a search among a page of candidates, trace-search.ts). */
   within?: string[];
+  /**
+   * Content of traces that started before this instant (ms) has expired (retention): a search does
+   * not find it, whether or not the engine removed it yet.
+   */
+  contentSinceMs?: number;
   limit: number;
 }
 
@@ -142,7 +148,7 @@ export interface TraceListRow {
   error_count: number;
   models_used: string[];
   estimated_cost_usd: number | null;
-  tool_calls: string;
+  stats_tool_calls: string;
   /** 1 while the row is the trace's preview (trace-preview.ts), 0 once it settled. */
   preview: number;
 }
@@ -178,7 +184,8 @@ function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceLis
   if (!f.includeUnsettled) where.push(sql`preview = 0`);
   if (f.search) {
     // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
-    where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within })})`);
+    const contentSince = f.contentSinceMs === undefined ? undefined : msToDateTime64(f.contentSinceMs);
+    where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within, contentSince })})`);
   }
   return where;
 }
@@ -202,7 +209,7 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
   return ch.read<TraceListRow>(
     sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
                    agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
-                   estimated_cost_usd, tool_calls, preview
+                   estimated_cost_usd, stats_tool_calls, preview
             FROM ${scopedTable(ch.table('traces'))} FINAL
             WHERE ${join(listConditions(ch, scope, f), ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC

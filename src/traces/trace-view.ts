@@ -8,7 +8,8 @@ import type { TraceRow } from '../spans/trace-summary.js';
 import type { IssueExtraction, TraceIssueOccurrence } from '../ingest/trace-hooks.js';
 import { ExactInteger, stringifyExact } from './exact-json.js';
 import type { StoredTraceCostView } from './trace-store.js';
-import { isoFromDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
+import { isoFromDateTime64, nsToMs } from '../platform/clickhouse/clickhouse-time.js';
+import { contentExpired, type ContentCutoff } from '../spans/content-expiry.js';
 
 /**
  * The two trace-detail forms (default and expand=context), built from a trace's spans and their summary
@@ -23,11 +24,17 @@ import { isoFromDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
  *   spans_offset.
  *
  * Span `events` (a shape we chose): [{name, time_ns, timestamp, attributes}].
+ *
+ * Content past its project's retention (src/spans/content-expiry.ts) is absent from both forms, never
+ * an error: a span's attributes `{}` and events `[]`, the trace's agent input and output null, its
+ * input display '' and its tool calls' messages '', with `content_expired: true` on the trace.
  */
 
 export interface SpanViewOptions {
   includeAttributes: boolean;
   includeEvents: boolean;
+  /** When content expires per project (retention); absent: nothing has. */
+  contentCutoff?: ContentCutoff | null;
 }
 
 export interface TraceContext {
@@ -36,6 +43,8 @@ export interface TraceContext {
   issueExtraction: IssueExtraction;
   occurrences: TraceIssueOccurrence[];
   cost: StoredTraceCostView;
+  /** When content expires per project (retention). */
+  contentCutoff: ContentCutoff | null;
 }
 
 /** Until the issues module reports, a trace's extraction is pending. */
@@ -76,26 +85,31 @@ function spanView(span: NormalizedSpan, options: SpanViewOptions, exactNumbers: 
     model_name: span.model,
     tps: span.spanClass === 'generation' ? tokensPerSecond(span.outputTokens, span.durationMs) : null,
   };
-  if (options.includeAttributes) view.attributes = span.attributes;
+  const expired = contentExpired(options.contentCutoff, span.projectId, nsToMs(span.startNs));
+  if (options.includeAttributes) view.attributes = expired ? {} : span.attributes;
   if (options.includeEvents) {
-    view.events = span.events.map((e) => ({ name: e.name, time_ns: ns(e.timeNs), timestamp: nsToIso(e.timeNs), attributes: e.attributes }));
+    view.events = expired ? [] : span.events.map((e) => ({ name: e.name, time_ns: ns(e.timeNs), timestamp: nsToIso(e.timeNs), attributes: e.attributes }));
   }
   return view;
 }
 
 /** The trace-level fields shared by both forms (the Trace table minus spans, stats and id/project). */
 function traceFields(t: TraceRow, context: TraceContext) {
+  const expired = contentExpired(context.contentCutoff, t.project_id, Date.parse(isoFromDateTime64(t.timestamp)));
+  // The column TTL empties tool_calls to '' (clickhouse/015_retention.sql).
+  const toolCalls = (t.tool_calls === '' ? [] : JSON.parse(t.tool_calls)) as Record<string, unknown>[];
   return {
     otel_trace_id: t.otel_trace_id,
     service_name: t.service_name,
     agent_name: t.agent_name,
     thread_id: t.thread_id,
     thread_trace_count: context.threadTraceCount,
-    agent_input_display: t.agent_input_display,
-    agent_input: parseRecordedValue(t.agent_input),
-    agent_output: parseRecordedValue(t.agent_output),
+    agent_input_display: expired ? '' : t.agent_input_display,
+    agent_input: expired ? null : parseRecordedValue(t.agent_input),
+    agent_output: expired ? null : parseRecordedValue(t.agent_output),
+    content_expired: expired,
     release: t.release,
-    tool_calls: JSON.parse(t.tool_calls) as unknown[],
+    tool_calls: expired ? toolCalls.map((c) => ({ ...c, user_facing_message: '', user_facing_message_truncated: false, user_facing_messages_omitted: 0 })) : toolCalls,
     interaction: JSON.parse(t.interaction) as Record<string, unknown>,
     has_error: t.has_error === 1,
     total_duration_ms: t.total_duration_ms,

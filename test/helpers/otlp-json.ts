@@ -14,6 +14,9 @@ export interface RunSpec {
   threadId?: string;
   /** The resource's service.version, which is the trace's release (default 1.0.0). */
   release?: string;
+  /** The agent's input and output, on the root span (OpenInference input.value / output.value). */
+  input?: string;
+  output?: string;
 }
 
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
@@ -55,6 +58,8 @@ export function agentRunRequest(run: RunSpec): { body: string; traceId: string }
     attributes: [
       attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', run.agent),
       ...(run.threadId ? [attr('gen_ai.conversation.id', run.threadId)] : []),
+      ...(run.input !== undefined ? [attr('input.value', run.input)] : []),
+      ...(run.output !== undefined ? [attr('output.value', run.output)] : []),
     ],
     status: run.failed ? { code: 2, message: 'agent failed' } : { code: 1 },
   });

@@ -42,6 +42,15 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = Object.freeze({
 
 const quote = (name: string) => `\`${name}\``;
 
+/**
+ * Tables kept whole on every node instead of sharded: small settings the engine itself reads where a
+ * row is inserted (the retention Join table, clickhouse/015). Created on every node as written (ON
+ * CLUSTER where that is how DDL runs); the code that writes them writes each node
+ * (src/lifecycle/retention-engine.ts), since such an engine does not replicate.
+ */
+export const NODE_TABLES: ReadonlySet<string> = new Set(['retention_settings']);
+
+
 /** A rebuild copy's name (`<table>_vNNN`, migration 009): a table's rows under another name for a while. */
 const REBUILD_COPY = /_v\d{3}$/;
 
@@ -91,19 +100,35 @@ const EXCHANGE = /^EXCHANGE TABLES \{db\}\.([a-z_][a-z0-9_]*) AND \{db\}\.([a-z_
 const ENGINE = /ENGINE = \{replicated\}(\w+MergeTree)(?:\(([^)]*)\))?/;
 
 /**
- * Renders a migration: `{db}` is the database, `{on_cluster}` becomes ON CLUSTER on a cluster,
- * `{replicated}` marks the MergeTree engine that becomes Replicated there.
+ * A change of what the storage does with its data (TTL), not of the column list: it applies to the
+ * `_local` table alone, since a Distributed table holds no data and takes no TTL. Such changes are
+ * written as ALTER statements of their own (only MODIFY TTL and MODIFY COLUMN … TTL clauses).
+ */
+function storageOnly(change: string): boolean {
+  const clauses = change.split(/,\s*\n\s*/);
+  return clauses.every((c) => /^MODIFY TTL\b/.test(c.trim()) || /^MODIFY COLUMN\b[^,]*\bTTL\b/.test(c.trim()));
+}
+
+/**
+ * Renders a migration: `{db}` is the database, `{db_name}` its bare name (inside a string literal:
+ * the table a joinGet reads), `{on_cluster}` becomes ON CLUSTER on a cluster, `{replicated}` marks
+ * the MergeTree engine that becomes Replicated there.
  */
 export function renderClickHouseMigration(text: string, layout: ClickHouseLayout): string[] {
   const db = quote(layout.database);
   if (!layout.cluster) {
-    return statements(text).map((s) => s.replaceAll('{db}', db).replaceAll('{on_cluster}', '').replaceAll('{replicated}', ''));
+    return statements(text).map((s) => s.replaceAll('{db}', db).replaceAll('{db_name}', layout.database).replaceAll('{on_cluster}', '').replaceAll('{replicated}', ''));
   }
   const cluster = layout.cluster;
   const replicated = layout.replicated ?? true;
   const onCluster = replicated ? ` ON CLUSTER ${quote(cluster)}` : '';
-  return statements(text).flatMap((s) => {
+  return statements(text.replaceAll('{db_name}', layout.database)).flatMap((s) => {
     const create = CREATE.exec(s);
+    if (create && NODE_TABLES.has(create[1])) {
+      const [, name, body] = create;
+      if (ENGINE.test(body)) throw new Error(`Table ${name} is kept whole on every node: it cannot be a {replicated} table`);
+      return [`CREATE TABLE IF NOT EXISTS ${db}.${quote(name)}${onCluster}\n${body}`];
+    }
     if (create) {
       const [, name, body] = create;
       const key = shardingKey(name);
@@ -128,6 +153,7 @@ export function renderClickHouseMigration(text: string, layout: ClickHouseLayout
     if (alter) {
       const [, name, change] = alter;
       shardingKey(name);
+      if (storageOnly(change)) return [`ALTER TABLE ${db}.${quote(`${name}_local`)}${onCluster}\n    ${change}`];
       // The local table holds the data; the Distributed table's own column list must follow it.
       return [`ALTER TABLE ${db}.${quote(`${name}_local`)}${onCluster}\n    ${change}`, `ALTER TABLE ${db}.${quote(name)}${onCluster}\n    ${change}`];
     }

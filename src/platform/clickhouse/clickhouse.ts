@@ -11,10 +11,10 @@ import { clickhouseUnavailable } from '../store-errors.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './sql/analytics-gate.js';
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
-import type { Fragment } from './sql/fragment.js';
+import { param, raw, sql, type Fragment } from './sql/fragment.js';
 import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type StreamOptions, type WriteLane } from './sql/statement-runner.js';
 import type { RawStream, StreamFormat } from './sql/statement-stream.js';
-import { typedLiteral } from './sql/typed-literal.js';
+import { quoteString, typedLiteral } from './sql/typed-literal.js';
 
 /**
  * Settings every statement carries, on both backends (the server client's defaults; the embedded
@@ -70,6 +70,13 @@ export interface ClickHouseStore {
   nodes: readonly string[];
   /** A store on one node of the cluster (its own tables, no cluster settings), for migrations; the caller closes it. */
   openNode(url: string): Promise<ClickHouseStore>;
+  /**
+   * Inserts rows into a table kept whole on every node (clickhouse-layout.ts NODE_TABLES), on every
+   * node: the one store; each node of a cluster without replication; on a replicated cluster each
+   * replica the cluster's configuration lists (remote(), as Lookout's own user), since such tables do
+   * not replicate.
+   */
+  insertEverywhere(table: string, rows: readonly Record<string, string | number>[]): Promise<void>;
   embedded: boolean;
   /** A fully qualified, quoted table name. `name` comes from code, never from callers. */
   table(name: string): string;
@@ -254,6 +261,32 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       openClickHouse({ url, user: options.user, password: options.password, database, cluster: null, dataDir: options.dataDir, paramBinding: options.paramBinding, queryTimeoutSeconds: options.queryTimeoutSeconds, requestTimeoutsMs: options.requestTimeoutsMs }),
     embedded,
     table: (name: string) => `\`${database}\`.\`${name}\``,
+    insertEverywhere: async (table, rows) => {
+      if (!options.cluster) return runner.insert(`\`${database}\`.\`${table}\``, rows, 'system');
+      if (!replicated) {
+        for (const url of options.nodes ?? []) {
+          const node = await openClickHouse({ url, user: options.user, password: options.password, database, cluster: null, dataDir: options.dataDir, paramBinding: options.paramBinding });
+          try {
+            await node.insert(node.table(table), rows, 'system');
+          } finally {
+            await node.close();
+          }
+        }
+        return;
+      }
+      // remote() takes Lookout's own credentials as literals (the engine hides them in its logs).
+      const columns = Object.keys(rows[0] ?? {});
+      const literal = (v: unknown) => (typeof v === 'number' ? String(v) : quoteString(String(v)));
+      const values = rows.map((row) => `(${columns.map((c) => literal((row as Record<string, unknown>)[c])).join(', ')})`).join(', ');
+      const replicas = await runner.read<{ address: string }>(
+        sql`SELECT DISTINCT concat(host_address, ':', toString(port)) AS address FROM system.clusters WHERE cluster = ${param('String', options.cluster)}`,
+        { lane: 'system' },
+      );
+      for (const { address } of replicas) {
+        const target = `FUNCTION remote(${[address, database, table, options.user, options.password].map(quoteString).join(', ')})`;
+        await runner.command(raw(`INSERT INTO ${target} (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ${values}`), 'system');
+      }
+    },
     close: async () => {
       await stats?.write(client);
       for (const each of distinct) await each.close();

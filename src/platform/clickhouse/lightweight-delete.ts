@@ -1,6 +1,7 @@
 /**
  * Lightweight DELETE where a table's rows live, and the wait for it to apply. Used by the ingest
- * writer (the rows of a failed flush) and by deletion jobs (src/lifecycle/).
+ * writer (the rows of a failed flush) and by deletion jobs (src/lifecycle/); the same machinery
+ * submits other mutations (mutateWhereRowsLive: a retention change's ALTER … UPDATE).
  *
  * A lightweight DELETE marks rows deleted through a mutation; once that applies they are gone from
  * every read, and the engine drops them from disk at its next merges. The statement is submitted
@@ -24,7 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseStore } from './clickhouse.js';
 import type { WriteLane } from './sql/statement-runner.js';
-import { param, raw, sql, type Fragment } from './sql/fragment.js';
+import { param, raw, sql, type Fragment, type SqlValue } from './sql/fragment.js';
 
 /** One table's delete: the table's plain name (from code) and the condition of the rows to delete. */
 export interface TableDelete {
@@ -34,14 +35,14 @@ export interface TableDelete {
 
 const POLL_MS = 50;
 
-/** What lightweightDelete leaves its caller: whether the deletes applied in time, and a way to ask again. */
+/** What a submission leaves its caller: whether the mutations applied in time, and a way to ask again. */
 export interface SubmittedDeletes {
-  /** True when every delete applied within the call's wait. */
+  /** True when every mutation applied within the call's wait. */
   applied: boolean;
   /**
-   * Whether every one of these deletes has applied by now, checked once where they run (each node,
+   * Whether every one of these mutations has applied by now, checked once where they run (each node,
    * the `_local` tables of a cluster): a caller that waits longer than the call's bound polls this
-   * between checks of its own (a job that must stop on shutdown). Only these deletes count, never
+   * between checks of its own (a job that must stop on shutdown). Only these mutations count, never
    * another mutation of the tables.
    */
   appliedNow(): Promise<boolean>;
@@ -57,12 +58,42 @@ export async function lightweightDelete(
   deletes: readonly TableDelete[],
   options: { lane: WriteLane; waitMs: number; afterSubmit?: () => Promise<void> },
 ): Promise<SubmittedDeletes> {
-  if (deletes.length === 0) return { applied: true, appliedNow: async () => true };
+  return mutateWhereRowsLive(
+    ch,
+    deletes.map((d) => ({
+      table: d.table,
+      statement: (target, marker) => sql`DELETE FROM ${raw(target)} WHERE (${d.where}) AND ${marker} != '' SETTINGS lightweight_deletes_sync = 0`,
+    })),
+    options,
+  );
+}
+
+/**
+ * One table's mutation: `statement` builds it for `target` (the table where its rows live, with ON
+ * CLUSTER when that is how it is reached) and must put `marker` in its condition as `marker != ''`.
+ */
+export interface TableMutation {
+  table: string;
+  statement: (target: string, marker: SqlValue) => Fragment;
+}
+
+/**
+ * Submits each table's mutation where the table's rows live (the machinery lightweightDelete uses,
+ * also for other mutations such as a retention change's ALTER … UPDATE) without waiting inside the
+ * statement, then waits until each has applied or until `waitMs` passed.
+ */
+export async function mutateWhereRowsLive(
+  ch: ClickHouseStore,
+  mutations: readonly TableMutation[],
+  options: { lane: WriteLane; waitMs: number; afterSubmit?: () => Promise<void> },
+): Promise<SubmittedDeletes> {
+  if (mutations.length === 0) return { applied: true, appliedNow: async () => true };
   const deadline = Date.now() + options.waitMs;
-  const marker = `lookout-delete-${randomUUID()}`;
-  const localNames = [...new Set(deletes.map((d) => `${d.table}_local`))];
+  const marker = `lookout-mutation-${randomUUID()}`;
+  const markerParam = param('String', marker);
+  const localNames = [...new Set(mutations.map((m) => `${m.table}_local`))];
   if (ch.nodes.length > 0) {
-    // Node by node, as migrations run there: each node's deletes are submitted, then awaited.
+    // Node by node, as migrations run there: each node's mutations are submitted, then awaited.
     const onEachNode = async (step: (node: ClickHouseStore) => Promise<boolean>) => {
       let all = true;
       for (const url of ch.nodes) {
@@ -76,29 +107,24 @@ export async function lightweightDelete(
       return all;
     };
     const applied = await onEachNode(async (node) => {
-      for (const d of deletes) await submit(node, node.table(`${d.table}_local`), d.where, marker, options.lane);
+      for (const m of mutations) await node.command(m.statement(node.table(`${m.table}_local`), markerParam), options.lane);
       await options.afterSubmit?.();
       return ownMutationsApplied(node, localNames, marker, deadline, options.lane);
     });
     return { applied, appliedNow: () => onEachNode((node) => ownMutationsApplied(node, localNames, marker, Date.now(), options.lane)) };
   }
-  for (const d of deletes) {
-    const target = ch.cluster ? `${ch.table(`${d.table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(d.table);
-    await submit(ch, target, d.where, marker, options.lane);
+  for (const m of mutations) {
+    const target = ch.cluster ? `${ch.table(`${m.table}_local`)} ON CLUSTER \`${ch.cluster}\`` : ch.table(m.table);
+    await ch.command(m.statement(target, markerParam), options.lane);
   }
   await options.afterSubmit?.();
-  const names = ch.cluster ? localNames : [...new Set(deletes.map((d) => d.table))];
+  const names = ch.cluster ? localNames : [...new Set(mutations.map((m) => m.table))];
   const applied = await ownMutationsApplied(ch, names, marker, deadline, options.lane);
   return { applied, appliedNow: () => ownMutationsApplied(ch, names, marker, Date.now(), options.lane) };
 }
 
-/** Submits one delete; `marker` makes its mutation recognisable (ownMutationsApplied). */
-async function submit(ch: ClickHouseStore, target: string, where: Fragment, marker: string, lane: WriteLane): Promise<void> {
-  await ch.command(sql`DELETE FROM ${raw(target)} WHERE (${where}) AND ${param('String', marker)} != '' SETTINGS lightweight_deletes_sync = 0`, lane);
-}
-
 /**
- * Whether the deletes marked `marker` have applied on every one of `tables` of this store, waiting
+ * Whether the mutations marked `marker` have applied on every one of `tables` of this store, waiting
  * until `deadline` at most (a deadline already passed: one check). Each table must show its own
  * mutation done: one not found (yet) counts as undone, so a marker the engine did not keep can never
  * pass for applied.

@@ -1020,6 +1020,136 @@ TTL toDateTime(timestamp) + INTERVAL 90 DAY;
 CREATE TABLE IF NOT EXISTS `lookout`.`trace_content` ON CLUSTER `lookout_cluster` AS `lookout`.`trace_content_local`
 ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_local`, cityHash64(trace_id));
 
+CREATE TABLE IF NOT EXISTS `lookout`.`retention_settings` ON CLUSTER `lookout_cluster`
+(
+    tenant_id String,
+    project_id String,
+    analytics_days UInt8,
+    content_days UInt8
+)
+ENGINE = Join(ANY, LEFT, tenant_id, project_id)
+SETTINGS join_any_take_last_row = 1;
+
+ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`spans` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN attributes String TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    MODIFY COLUMN events String TTL toDateTime(timestamp) + toIntervalDay(content_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`span_logs_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`span_logs` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`span_logs_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(content_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`traces` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    MODIFY COLUMN agent_input_display String TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    MODIFY COLUMN agent_input Nullable(String) TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    MODIFY COLUMN agent_output Nullable(String) TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    MODIFY COLUMN tool_calls String TTL toDateTime(timestamp) + toIntervalDay(content_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`trace_content_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`trace_content` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`trace_content_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(content_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_trace_processed` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_trace_processed_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_generation_completed` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_generation_completed_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`event_tool_called_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_tool_called` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_tool_called_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_span_errored` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_span_errored_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE `lookout`.`event_issue_local` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_issue` ON CLUSTER `lookout_cluster`
+    ADD COLUMN IF NOT EXISTS analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    ADD COLUMN IF NOT EXISTS content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90));
+
+ALTER TABLE `lookout`.`event_issue_local` ON CLUSTER `lookout_cluster`
+    MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+    SETTINGS materialize_ttl_after_modify = 0;
+
 ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
     ADD COLUMN IF NOT EXISTS preview UInt8 DEFAULT 0 AFTER estimated_cost_usd;
 

@@ -55,18 +55,20 @@ describe('catalog and DDL', () => {
     }
     // The other direction: a column the catalog does not expose is a decision written down here, so
     // a new DDL column cannot silently stay out of (or slip into) the DSL.
+    // analytics_days, content_days: each row's retention, which its TTL reads (clickhouse/015), on every table.
+    const RETENTION = ['analytics_days', 'content_days'];
     const notExposed: Record<string, string[]> = {
       // trace_id: not a query dimension; cost bookkeeping is read by trace_cost, not the DSL.
       // generations, generations_with_provider, tool_calls: the window view's coverage counts (005), not queryable fields.
       // first_processing: a column of 006 that nothing writes or reads any more (its default, 0).
-      event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at', 'generations', 'generations_with_provider', 'tool_calls', 'first_processing'],
+      event_trace_processed: ['trace_id', 'has_root', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs', 'models', 'processed_at', 'generations', 'generations_with_provider', 'tool_calls', 'first_processing', ...RETENTION],
       // Neither provider nor cached tokens are queryable fields of generation.completed.
       // cache_write_input_tokens: cost bookkeeping (004_cache_write_tokens.sql), read by generation_cost / trace_cost only.
-      event_generation_completed: ['provider', 'cached_input_tokens', 'cache_write_input_tokens', 'inserted_at'],
-      event_tool_called: ['inserted_at'],
-      event_span_errored: ['inserted_at'],
+      event_generation_completed: ['provider', 'cached_input_tokens', 'cache_write_input_tokens', 'inserted_at', ...RETENTION],
+      event_tool_called: ['inserted_at', ...RETENTION],
+      event_span_errored: ['inserted_at', ...RETENTION],
       // name is the discriminator; issue.* events carry "only the fields every event has".
-      event_issue: ['name', 'issue_id', 'event_id', 'inserted_at'],
+      event_issue: ['name', 'issue_id', 'event_id', 'inserted_at', ...RETENTION],
     };
     for (const [table, hidden] of Object.entries(notExposed)) {
       const exposed = new Set(allEvents().filter((e) => e.table === table).flatMap((e) => [...e.dimensions, ...e.measures].map((f) => f.column)));

@@ -24,6 +24,7 @@ import { migrateClickHouse, readMigrations } from '../../../src/platform/migrati
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { agentRun } from '../../helpers/agent-run.js';
+import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startClickHouseServers, type ClickHouseServer } from '../../helpers/clickhouse-server/clickhouse-server.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
@@ -299,6 +300,65 @@ describe('deletion on the cluster', () => {
     expect((await perNode(kept)).map((n) => n > 0)).toEqual(keptBefore.map((n) => n > 0));
     const listed = await front[0].call('GET', `/projects/${project.id}/traces`);
     expect(listed.body.traces.map((t: { id: string }) => t.id).sort()).toEqual([...kept].sort());
+  });
+});
+
+describe('retention on the cluster', () => {
+  it("stores every row with its project's retention on both shards, and a shorter setting empties the content there", { timeout: 180_000 }, async () => {
+    const project = await front[0].newProject('retention');
+    const control = await front[0].newProject('retention control');
+    const old = new Date(Date.now() - 20 * 86_400_000);
+    /** Runs sent as OTLP/JSON through both api+ingest instances; their Lookout ids. */
+    const sendRuns = async (projectId: string, n: number, start: Date): Promise<string[]> => {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const { body, traceId } = agentRunRequest({ start, agent: `kept-${i}`, input: `question ${i}`, output: `answer ${i}`, generations: [{ model: 'gpt-4o', input: 10, output: 2 }] });
+        const svc = front[i % 2];
+        const res = await fetch(`${svc.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': projectId }, body });
+        expect(res.status).toBe(200);
+        ids.push(lookoutTraceId(projectId, traceId));
+      }
+      await waitFor(async () => (ids.every((id) => (hookRuns.get(id) ?? 0) > 0) ? true : undefined), 60_000, 'traces settled');
+      return ids;
+    };
+    await sendRuns(project.id, 12, old);
+    await sendRuns(control.id, 4, old);
+    /** Per node, a project's span rows: how many, how many still with attributes, and the retention they carry. */
+    const perNode = (projectId: string) =>
+      Promise.all(direct.map(async (client) => {
+        const [row] = await rows<{ n: number; content: number; retention: string[] }>(
+          client,
+          `SELECT count() AS n, countIf(attributes NOT IN ('', '{}')) AS content, groupUniqArray(concat(toString(analytics_days), '/', toString(content_days))) AS retention
+           FROM lookout.spans_local WHERE project_id = {p:String}`,
+          { p: projectId },
+        );
+        return { n: Number(row.n), content: Number(row.content), retention: row.retention };
+      }));
+    const before = await perNode(project.id);
+    // Twelve traces hashed over two shards: both hold some, with the default retention.
+    for (const node of before) expect(node).toMatchObject({ retention: ['90/90'] });
+    expect(before.every((node) => node.n > 0 && node.content === node.n)).toBe(true);
+
+    const put = await front[1].call('PUT', `/projects/${project.id}/retention`, { body: { analytics_days: 30, content_days: 10 } });
+    expect(put.status).toBe(200);
+    // The settings reached each node's Join table, which the columns' defaults read.
+    for (const client of direct) {
+      const [setting] = await rows<{ days: number }>(client, `SELECT joinGet('lookout.retention_settings', 'content_days', {t:String}, {p:String}) AS days`, { t: tenantId, p: project.id });
+      expect(setting.days).toBe(10);
+    }
+    for (const client of direct) for (const table of Object.keys(SHARDING_KEYS)) await client.command({ query: `OPTIMIZE TABLE lookout.${table}_local FINAL` });
+    const after = await perNode(project.id);
+    expect(after.map((node) => node.n)).toEqual(before.map((node) => node.n));
+    for (const node of after) expect(node).toMatchObject({ content: 0, retention: ['30/10'] });
+    // The figures stay, on either shard: the generation rows of all twelve runs.
+    const [figures] = await rows<{ n: number }>(direct[0], `SELECT count() AS n FROM lookout.event_generation_completed WHERE project_id = {p:String}`, { p: project.id });
+    expect(Number(figures.n)).toBe(12);
+    // The other project keeps its content.
+    const kept = await perNode(control.id);
+    expect(kept.reduce((sum, node) => sum + node.content, 0)).toBe(kept.reduce((sum, node) => sum + node.n, 0));
+    // New rows through either node carry the new setting.
+    await sendRuns(project.id, 4, new Date());
+    for (const node of await perNode(project.id)) expect(node.retention).toEqual(['30/10']);
   });
 });
 

@@ -5,6 +5,7 @@
  * sent to a second project). Issues left with no occurrence say so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoggedProjects, loggedProjectState } from '../../../src/ingest/settle/logged-projects.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import type { RunSpec } from '../../helpers/otlp-json.js';
 import { param, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
@@ -149,6 +150,11 @@ describe('deleting a project', () => {
     const before = await storedRows(svc.service.deps, tenantId, doomed);
     expect(before.spans).toBeGreaterThan(0);
     expect(before.event_issue).toBeGreaterThan(0);
+    // Both projects are marked as having received log records (what the logs path records first).
+    const { sql } = svc.service.deps;
+    await new LoggedProjects(sql).mark([doomed, kept].map((projectId) => ({ tenantId, projectId })));
+    const marks = async () => (await sql<{ name: string }[]>`select name from shared_state where name = any(${[doomed, kept].map((p) => loggedProjectState(tenantId, p))}::text[]) order by name`).map((r) => r.name);
+    expect(await marks()).toHaveLength(2);
 
     const res = await svc.call('DELETE', `/projects/${doomed}`);
     expect(res.status).toBe(202);
@@ -157,6 +163,9 @@ describe('deleting a project', () => {
     const job = await finished(svc, res.body.id);
     expect(job.traces_deleted).toBe(runs.length);
     expect(await storedRows(svc.service.deps, tenantId, doomed)).toEqual(zeros(before));
+    // Its mark goes with it; the other project's stays.
+    expect(job.rows_deleted['pg.shared_state']).toBe(1);
+    expect(await marks()).toEqual([loggedProjectState(tenantId, kept)]);
     // The other project, with the same spans, keeps all of them (other tables may have merged
     // repeated versions of a row meanwhile, so they are checked for being still there).
     const keptAfter = await storedRows(svc.service.deps, tenantId, kept);

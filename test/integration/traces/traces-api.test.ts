@@ -55,7 +55,7 @@ describe('GET /traces/{trace_id}', () => {
     expect(Object.keys(t).sort()).toEqual(
       [
         'id', 'otel_trace_id', 'project_id', 'project_name', 'service_name', 'agent_name', 'thread_id', 'thread_trace_count',
-        'agent_input_display', 'agent_input', 'agent_output', 'release', 'tool_calls', 'interaction', 'has_error',
+        'agent_input_display', 'agent_input', 'agent_output', 'content_expired', 'release', 'tool_calls', 'interaction', 'has_error',
         'total_duration_ms', 'timestamp', 'spans', 'stats', 'issue_extraction',
         'estimated_cost_usd', 'estimated_cost_basis', 'cost_unpriced_models',
       ].sort(),

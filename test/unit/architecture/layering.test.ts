@@ -29,7 +29,7 @@ const DEPENDENCIES: Record<string, string[]> = {
   spans: [],
   tenancy: [],
   ingest: [],
-  traces: ['ingest'],
+  traces: ['ingest', 'lifecycle'],
   analytics: ['cost', 'workspace/artifacts', 'ingest'],
   cost: ['cli'],
   mcp: ['analytics', 'ingest', 'traces', 'workspace/projects'],
@@ -40,7 +40,7 @@ const DEPENDENCIES: Record<string, string[]> = {
   'workspace/metrics': [],
   'workspace/monitors': ['ingest', 'workspace/issues'],
   'workspace/projects': ['lifecycle'],
-  lifecycle: ['analytics'],
+  lifecycle: ['analytics', 'ingest'],
   'workspace/tickets': ['workspace/issues'],
   'workspace/webhooks': [],
 };
@@ -53,6 +53,7 @@ const PORTS: Record<string, Record<string, string>> = {
     'ingest/freshness.ts': 'how fresh answers that read processed traces are (trace list, views)',
     'ingest/freshness-shapes.ts': 'the freshness fields those answers carry (schema and type)',
     'ingest/trace-hook-shapes.ts': 'what the issues module answers through the hooks (schemas and types)',
+    'ingest/settle/logged-projects.ts': "a project's mark of having received log records (a project's deletion removes it)",
   },
   cost: {
     'cost/cost-engine.ts': 'cost figures inside preset views',
@@ -82,6 +83,7 @@ const PORTS: Record<string, Record<string, string>> = {
   lifecycle: {
     'lifecycle/deletion-access.ts': 'starting a whole project\'s deletion with the project\'s own deletion',
     'lifecycle/deletion-schemas.ts': 'the deletion job\'s answer shape (DELETE /projects/{project_id} answers one)',
+    'lifecycle/retention-access.ts': 'when a project\'s raw content expired (the trace reads leave it out)',
   },
   'workspace/artifacts': { 'workspace/artifacts/artifact-store.ts': 'agent understanding versions for the ROI view' },
   'workspace/projects': { 'workspace/projects/project-service.ts': 'project reads for MCP' },

@@ -4,6 +4,7 @@ import type {
   AgentScorecardView,
   AnalyticsCatalog,
   ApiKey,
+  Deletion,
   GeneralView,
   Issue,
   IssueList,
@@ -11,6 +12,8 @@ import type {
   IssueTag,
   ModelScorecardView,
   Project,
+  Retention,
+  RetentionInput,
   TicketLink,
   ToolAggregatesView,
   TraceContextBundle,
@@ -31,6 +34,21 @@ export function listProjects(key?: string): Promise<{ projects: Project[] }> {
 
 export function getProject(projectId: string): Promise<Project> {
   return api.get(`/projects/${enc(projectId)}`);
+}
+
+/** The project's retention in force (its own, the tenant's default, or 90 days). */
+export function getRetention(projectId: string): Promise<Retention> {
+  return api.get(`/projects/${enc(projectId)}/retention`);
+}
+
+/** Sets the project's own retention (admin); applies to stored data too. */
+export function setRetention(projectId: string, input: RetentionInput): Promise<Retention> {
+  return api.put(`/projects/${enc(projectId)}/retention`, input);
+}
+
+/** The project's deletion jobs, newest first. */
+export function listDeletions(projectId: string, limit = 20): Promise<{ deletions: Deletion[] }> {
+  return api.get(`/projects/${enc(projectId)}/deletions`, { limit });
 }
 
 const analytics = (projectId: string) => `/projects/${enc(projectId)}/analytics`;

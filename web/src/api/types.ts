@@ -60,6 +60,10 @@ export type { TicketLink } from '../../../src/workspace/tickets/ticket-schemas.j
 /** A webhook endpoint as GET answers it (never its secret), and one delivery attempt of its log: declared once beside the routes. */
 export type { WebhookDelivery, WebhookEndpoint } from '../../../src/workspace/webhooks/webhook-schemas.js';
 
+/** A project's retention (days its figures and its raw content are kept), and a deletion job: declared once beside the data-lifecycle routes. */
+export type { Retention, RetentionInput } from '../../../src/lifecycle/retention-schemas.js';
+export type { Deletion } from '../../../src/lifecycle/deletion-schemas.js';
+
 /** A user of the tenant (GET /api/users, admin scope). */
 export interface User {
   id: string;

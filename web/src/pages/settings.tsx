@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { describeError } from '../api/client.js';
 import { createWebhook, listWebhookDeliveries, listWebhooks, rotateWebhookSecret, sendWebhookTest, updateWebhook } from '../api/endpoints.js';
 import { ExportSection } from '../components/export-section.js';
+import { DataLifecycle } from '../components/data-lifecycle.js';
 import { SecretOnce } from '../components/secret-once.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../api/types.js';
 import { Empty, Loaded } from '../components/states.js';
@@ -243,8 +244,9 @@ function WebhookCard({ endpoint, onChanged }: { endpoint: WebhookEndpoint; onCha
 
 /**
  * Project settings: the webhook endpoints (add, edit, enable/disable, rotate the signing secret,
- * send a test) with their last deliveries (docs/webhooks.md), admin scope; and the exports of the
- * window (components/export-section.tsx), read scope.
+ * send a test) with their last deliveries (docs/webhooks.md), then the project's retention and its
+ * deletions (docs/data-lifecycle.md), admin scope; and the exports of the window
+ * (components/export-section.tsx), read scope.
  */
 export function SettingsPage({ projectId }: { projectId: string }) {
   const webhooks = useResource(() => listWebhooks(projectId), [projectId]);
@@ -294,6 +296,7 @@ export function SettingsPage({ projectId }: { projectId: string }) {
           )
         }
       </Loaded>
+      <DataLifecycle projectId={projectId} />
       <ExportSection projectId={projectId} />
     </>
   );

@@ -69,6 +69,11 @@ function RunDetail({ trace, stats, occurrences }: { trace: TraceContextBundle['t
       <h2 class="detail-title">Run</h2>
       <p class="muted detail-hint">Select a span for its prompt, completion, tool call, attributes and errors.</p>
       <Occurrences occurrences={occurrences} projectId={trace.project_id} />
+      {trace.content_expired && (
+        <p class="muted" data-testid="content-expired">
+          Content expired: this run is older than the project keeps inputs, outputs and attributes (project settings, Retention). Its figures remain.
+        </p>
+      )}
       {(trace.agent_input !== null && trace.agent_input !== undefined) || (trace.agent_output !== null && trace.agent_output !== undefined) ? (
         <>
           <section class="detail-block">
