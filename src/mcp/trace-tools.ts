@@ -26,7 +26,12 @@ export const searchTracesTool: McpTool = {
     'Optional filters agent_name, has_error, thread_id, model (one of the models called), release, min_duration_ms/max_duration_ms, min_cost_usd/max_cost_usd (inclusive), ' +
     'start/end (ISO 8601), limit (default 50, at most 200) and cursor (next_cursor of the previous page); include_total=true adds total, the count of every matching trace. ' +
     'Returns {traces, next_cursor}; each trace has match {field, snippet}, the snippet HTML-escaped with the words in <mark>…</mark>.',
-  inputSchema: toolInputSchema(TraceListQuery, Object.keys(TraceListQuery.properties) as (keyof TraceListQuery)[], ['q']),
+  inputSchema: toolInputSchema(
+    TraceListQuery,
+    // A search finds settled traces only (their text is indexed as they settle): include_unsettled has nothing to add.
+    (Object.keys(TraceListQuery.properties) as (keyof TraceListQuery)[]).filter((key) => key !== 'include_unsettled'),
+    ['q'],
+  ),
   run: async ({ project_id: _projectId, ...args }, { deps, principal, project }) => {
     // The detail REST gives for the same query parameter (e.g. "limit: must be integer").
     if (!validateArguments(args)) throw new ValidationError(describeValidationError('body', validateArguments.errors));
