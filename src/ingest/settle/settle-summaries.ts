@@ -49,6 +49,8 @@ export interface SettleSummariesInput {
   logs?: Uint8Array;
   /** The price catalog shared with the pool (TracePricing); absent or null: costs `unavailable`. */
   prices?: SharedValueRef | null;
+  /** Projects (`tenant\0project`) whose hook payloads carry span attributes (TraceHooks.spanAttributesWanted); absent: every one. */
+  attributesFor?: string[];
 }
 
 export interface SettledTrace {
@@ -126,6 +128,9 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
     }
   }
   const out = new SettleRows();
+  const attributesFor = input.attributesFor && new Set(input.attributesFor);
+  // The trace key is `tenant\0project\0trace`: its project part names the project.
+  const withAttributes = (key: string) => !attributesFor || attributesFor.has(key.slice(0, key.lastIndexOf('\u0000')));
   for (const t of input.traces) {
     if (t.rows) {
       if (t.rows.byteLength === 0) continue;
@@ -142,7 +147,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
         }
       }
       const generationRewrites = generationRowsToWrite(summary.generations, t.writtenGenerations ?? new Uint8Array(0));
-      out.add(summary, toolRewrites, generationRewrites, processedTrace(summary, spans), spans);
+      out.add(summary, toolRewrites, generationRewrites, processedTrace(summary, spans, withAttributes(t.key)), spans);
       continue;
     }
     const entry = stored.get(t.key);
@@ -150,7 +155,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
     const full = summarizeTrace(entry.spans, { ...options, origin: t.origin });
     const { tree: _tree, ...summary } = full;
     // What ingest wrote is not known here: every row the whole trace may change is written again.
-    out.add(summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans), entry.spans);
+    out.add(summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans, withAttributes(t.key)), entry.spans);
   }
   return out.round();
 }

@@ -242,6 +242,7 @@ export class TraceSettler {
     stored: Uint8Array,
     processedAt: string,
     logs: Uint8Array,
+    attributesFor: string[] | undefined,
   ): Promise<SettledRound[]> {
     const { compute, pricing } = this.options;
     // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
@@ -277,7 +278,7 @@ export class TraceSettler {
         writtenTools: [...h.trace.toolRows.values()],
       }));
       // The log records are few next to the spans: each task gets a copy of the round's.
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined }, [packed.buffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined, attributesFor }, [packed.buffer]));
       group = [];
       groupSpans = 0;
     };
@@ -288,9 +289,23 @@ export class TraceSettler {
     }
     send();
     if (readBack.length > 0) {
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces: readBack, stored, prices, logs: logs.byteLength > 0 ? logs : undefined }, [stored.buffer as ArrayBuffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces: readBack, stored, prices, logs: logs.byteLength > 0 ? logs : undefined, attributesFor }, [stored.buffer as ArrayBuffer]));
     }
     return Promise.all(tasks);
+  }
+
+  /**
+   * The projects of a round (`tenant\0project`) whose hook payloads carry span attributes, asked of
+   * the hooks once per project; undefined when the hooks do not say (every payload carries them).
+   */
+  private async attributeProjects(claims: Claim[]): Promise<string[] | undefined> {
+    const wanted = this.options.hooks.spanAttributesWanted;
+    if (!wanted) return undefined;
+    const projects = new Map<string, Claim>();
+    for (const c of claims) projects.set(`${c.tenantId}\u0000${c.projectId}`, c);
+    // A project the hooks cannot answer for (PostgreSQL away) gets them: settling does not wait on it.
+    const answers = await Promise.all([...projects.values()].map((c) => wanted(c.tenantId, c.projectId).catch(() => true)));
+    return [...projects.keys()].filter((_, i) => answers[i]);
   }
 
   /** Writes one round's rows, versioned by the claim; returns the hook payloads. */
@@ -309,9 +324,10 @@ export class TraceSettler {
     // any (asked now, after the claim: logged-projects.ts): they join their spans whichever came
     // first, so a trace held here whole still gets the records stored by any process.
     const logged = this.options.loggedProjects ? await this.options.loggedProjects.withLogs(round.claims) : round.claims;
-    const [stored, logs] = await Promise.all([
+    const [stored, logs, attributesFor] = await Promise.all([
       toRead.length > 0 ? readTraceSpansBytes(ch, toRead, this.options.logger) : Promise.resolve(new Uint8Array(0)),
       readTraceLogsBytes(ch, logged),
+      this.attributeProjects(round.claims),
     ]);
     const settled = await this.summarize(
       held,
@@ -319,6 +335,7 @@ export class TraceSettler {
       stored,
       processedAt,
       logs,
+      attributesFor,
     );
     // Each table's bodies from every task, in one statement; empty ones are not sent.
     const insert = (table: SettleTable) => ch.insertBody(ch.table(table), settled.map((s) => s.bodies[table]), 'ingest', SETTLE_COLUMNS[table]);

@@ -212,6 +212,11 @@ describe('the per-span tables\' insert format', () => {
       expect([table, Buffer.from(fromMemory.bodies[table]).toString('utf8')]).toEqual([table, Buffer.from(fromReadBack.bodies[table]).toString('utf8')]);
     }
     expect(fromMemory.traces.map((t) => unpackHook(t.hook))).toEqual(fromReadBack.traces.map((t) => unpackHook(t.hook)));
+    // Span attributes go into the hook payload only for the projects named (absent: every one).
+    expect(Object.keys(unpackHook(fromMemory.traces[0].hook).spanAttributes ?? {}).length).toBeGreaterThan(0);
+    const named = (attributesFor: string[]) => unpackHook(settleSummaries({ processedAt, traces: [{ key, origin, rows: held, writtenTools: [] }], attributesFor }).traces[0].hook);
+    expect(named(['tenant-f\u0000other-project']).spanAttributes).toBeNull();
+    expect(named(['tenant-f\u0000project-f']).spanAttributes).toEqual(unpackHook(fromMemory.traces[0].hook).spanAttributes);
     // The searchable text (trace-content.ts) holds the agent's input.
     expect(rowsOf(fromMemory.bodies, 'trace_content').find((r) => r.field === 'input')?.text).toContain(wellFormedText(tricky).trim().slice(0, 20));
     // The summary saw the values: the agent's name and input, the failing tool call, the tokens.
