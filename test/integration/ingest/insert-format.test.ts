@@ -206,7 +206,7 @@ describe('the per-span tables\' insert format', () => {
     const rowsOf = (bodies: Record<SettleTable, Uint8Array>, table: SettleTable) =>
       Buffer.from(bodies[table]).toString('utf8').split('\n').filter(Boolean).map((line) => {
         const values = JSON.parse(line) as unknown[];
-        return Object.fromEntries(SETTLE_COLUMNS[table].map((c, i) => [c, values[i]])) as Record<string, unknown>;
+        return Object.fromEntries(SETTLE_COLUMNS[table].map((c, i) => [c, values[i]]));
       });
     for (const table of ['event_trace_processed', 'traces', 'trace_content'] as const) {
       expect([table, Buffer.from(fromMemory.bodies[table]).toString('utf8')]).toEqual([table, Buffer.from(fromReadBack.bodies[table]).toString('utf8')]);
