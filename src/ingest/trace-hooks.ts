@@ -34,8 +34,11 @@ export interface ProcessedTrace {
   toolCalls: { span_id: string; name: string; is_error: boolean; duration_ms: number; input: string; output: string }[];
   agentInput: string | null;
   agentOutput: string | null;
-  /** Span attributes by span id, for monitors that match on attributes. */
-  spanAttributes: Record<string, Record<string, unknown>>;
+  /**
+   * Span attributes by span id, for monitors that match on attributes; null when no listener wanted
+   * them for the trace's project as its round settled (TraceHooks.spanAttributesWanted).
+   */
+  spanAttributes: Record<string, Record<string, unknown>> | null;
 }
 
 export type { IssueExtraction, TraceIssueOccurrence };
@@ -48,6 +51,13 @@ export interface TraceHooks {
    * per group). Must be idempotent.
    */
   onTracesProcessed: ((traces: ProcessedTrace[]) => Promise<void>)[];
+  /**
+   * Whether a listener reads the span attributes of this project's traces, asked once per project
+   * as a settle round starts; absent: always. Other projects' payloads carry none (null): the
+   * attributes are most of a payload, copied back from the compute pool and held in the hook queue,
+   * and most projects have no listener that reads them.
+   */
+  spanAttributesWanted?: (tenantId: string, projectId: string) => Promise<boolean>;
   /** Filled by the issues module; until then traces report extraction 'pending'. */
   issueExtraction?: (tenantId: string, projectId: string, traceId: string) => Promise<IssueExtraction | null>;
   traceOccurrences?: (tenantId: string, projectId: string, traceId: string) => Promise<TraceIssueOccurrence[]>;

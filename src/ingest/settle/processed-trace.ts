@@ -11,8 +11,11 @@ import type { TraceSummary } from '../../spans/trace-summary.js';
  */
 const storable = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
 
-/** The hook payload (src/ingest/trace-hooks.ts) for the issues and monitors modules; its texts reach PostgreSQL. */
-export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[]): ProcessedTrace {
+/**
+ * The hook payload (src/ingest/trace-hooks.ts) for the issues and monitors modules; its texts reach
+ * PostgreSQL. `withAttributes`: whether a listener wants the span attributes (else null).
+ */
+export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: NormalizedSpan[], withAttributes = true): ProcessedTrace {
   const { trace } = summary;
   const failures = spans
     .filter((s) => s.statusCode === 'ERROR')
@@ -41,11 +44,14 @@ export function processedTrace(summary: Pick<TraceSummary, 'trace'>, spans: Norm
       output: storable(s.toolResult ?? ''),
     }));
   // Spans without attributes add nothing a monitor could match, only bytes to copy back.
-  const spanAttributes: Record<string, Record<string, unknown>> = {};
-  for (const s of spans) {
-    for (const _key in s.attributes) {
-      spanAttributes[s.spanId] = s.attributes;
-      break;
+  let spanAttributes: Record<string, Record<string, unknown>> | null = null;
+  if (withAttributes) {
+    spanAttributes = {};
+    for (const s of spans) {
+      for (const _key in s.attributes) {
+        spanAttributes[s.spanId] = s.attributes;
+        break;
+      }
     }
   }
   return {

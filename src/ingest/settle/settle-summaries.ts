@@ -1,14 +1,16 @@
 import type { ProcessedTrace } from '../trace-hooks.js';
 import { approximateBytes } from './approximate-bytes.js';
-import { generationCompletedLine, generationRowsToWrite, jsonLine, storedRowsFromSpanLines, toolCalledLine } from '../write/encoded-rows.js';
+import {
+  contentValues, encodeBody, generationRowsToWrite, generationValues, processedValues, storedRowsFromSpanLines, toolValues, traceValues, type SettleTable,
+} from '../write/encoded-rows.js';
 import type { GenerationCompletedRow, ToolCalledRow } from '../../spans/event-rows.js';
 import { processedTrace } from './processed-trace.js';
 import { unpackToolRows, type PackedToolRow } from '../write/packed-tool-rows.js';
 import { packHook, type PackedHook } from './packed-hook.js';
 import { spanFromStoredRow, storedRowsFromBytes, traceKeyString, type StoredSpanRow, type StoredTraceSpans } from '../../spans/stored-spans.js';
 import { logRecordsBySpan, spanLogKey } from '../../spans/span-log-records.js';
-import { summarizeTrace, type TraceSummary } from '../../spans/trace-summary.js';
-import { traceContentRows } from '../../spans/trace-content.js';
+import { summarizeTrace, type TraceProcessedRow, type TraceRow, type TraceSummary } from '../../spans/trace-summary.js';
+import { traceContentRows, type TraceContentRow } from '../../spans/trace-content.js';
 import type { NormalizedSpan } from '../../spans/normalized-span.js';
 import type { Origin } from '../../spans/origin.js';
 import type { PriceTrace } from '../../spans/trace-pricing.js';
@@ -17,7 +19,7 @@ import { computeTask } from '../../platform/compute/compute-task.js';
 
 /**
  * The settler's CPU work, run on the compute pool (src/platform/compute/): spans of settled traces →
- * summary rows (priced, and serialized as the JSONEachRow lines to insert), the tool.called and
+ * summary rows (priced, and serialized as the insert bodies, encodeBody), the tool.called and
  * generation.completed rows the whole trace changes, and the hook payload. Pure; the settler reads the spans, writes the
  * lines and runs the hooks, so neither pricing nor JSON of rows runs on the event loop.
  *
@@ -47,36 +49,58 @@ export interface SettleSummariesInput {
   logs?: Uint8Array;
   /** The price catalog shared with the pool (TracePricing); absent or null: costs `unavailable`. */
   prices?: SharedValueRef | null;
+  /** Projects (`tenant\0project`) whose hook payloads carry span attributes (TraceHooks.spanAttributesWanted); absent: every one. */
+  attributesFor?: string[];
 }
 
 export interface SettledTrace {
-  key: string;
-  /** The trace.processed, traces and rewritten tool.called rows, as JSONEachRow lines. */
-  processedLine: string;
-  traceLine: string;
-  toolRewriteLines: string[];
-  /** generation.completed rows the whole trace decides or completes (TraceSummary.generations). */
-  generationRewriteLines: string[];
-  /** The trace's searchable text, a trace_content row per field (trace-content.ts). */
-  contentLines: string[];
   /** The hook payload, packed for the trip to the event loop (unpackHook there). */
   hook: PackedHook;
   /** approximateBytes of the payload, measured here on the pool rather than on the event loop. */
   hookBytes: number;
 }
 
-function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], generationRewrites: GenerationCompletedRow[], hook: ProcessedTrace, spans: NormalizedSpan[]): SettledTrace {
-  const content = traceContentRows(spans, { timestamp: summary.trace.timestamp, processedAt: summary.trace.processed_at });
-  return {
-    key,
-    processedLine: jsonLine(summary.processed),
-    traceLine: jsonLine(summary.trace),
-    toolRewriteLines: toolRewrites.map(toolCalledLine),
-    generationRewriteLines: generationRewrites.map(generationCompletedLine),
-    contentLines: content.map(jsonLine),
-    hook: packHook(hook),
-    hookBytes: approximateBytes(hook),
-  };
+/**
+ * What one task settled: the rows of all its traces as one insert body per table (encodeBody:
+ * JSONCompactEachRow of SETTLE_COLUMNS[table]; empty when the table gets no row), and per trace its
+ * hook payload. Bodies rather than a string per row: they cross to the event loop as one copy each,
+ * are inserted as they are, and the engine reads arrays of values without matching field names.
+ */
+export interface SettledRound {
+  bodies: Record<SettleTable, Uint8Array>;
+  traces: SettledTrace[];
+}
+
+/** A task's rows by table, collected trace by trace. */
+class SettleRows {
+  readonly tools: ToolCalledRow[] = [];
+  readonly generations: GenerationCompletedRow[] = [];
+  readonly processed: TraceProcessedRow[] = [];
+  readonly summaries: TraceRow[] = [];
+  readonly content: TraceContentRow[] = [];
+  readonly traces: SettledTrace[] = [];
+
+  add(summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], generationRewrites: GenerationCompletedRow[], hook: ProcessedTrace, spans: NormalizedSpan[]): void {
+    for (const r of toolRewrites) this.tools.push(r);
+    for (const r of generationRewrites) this.generations.push(r);
+    this.processed.push(summary.processed);
+    this.summaries.push(summary.trace);
+    for (const r of traceContentRows(spans, { timestamp: summary.trace.timestamp, processedAt: summary.trace.processed_at })) this.content.push(r);
+    this.traces.push({ hook: packHook(hook), hookBytes: approximateBytes(hook) });
+  }
+
+  round(): SettledRound {
+    return {
+      bodies: {
+        event_tool_called: encodeBody(this.tools, toolValues),
+        event_generation_completed: encodeBody(this.generations, generationValues),
+        event_trace_processed: encodeBody(this.processed, processedValues),
+        traces: encodeBody(this.summaries, traceValues),
+        trace_content: encodeBody(this.content, contentValues),
+      },
+      traces: this.traces,
+    };
+  }
 }
 
 /** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
@@ -84,9 +108,9 @@ function settled(key: string, summary: Omit<TraceSummary, 'tree'>, toolRewrites:
  * settleSummaries on the compute pool, priced on the worker with the catalog the input shares
  * (the composition root binds it: ingestion does not import the cost module).
  */
-export const settleSummariesTask = computeTask<SettleSummariesInput, SettledTrace[]>('settle-summaries');
+export const settleSummariesTask = computeTask<SettleSummariesInput, SettledRound>('settle-summaries');
 
-export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledTrace[] {
+export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledRound {
   const options = { processedAt: input.processedAt, priceTrace };
   const logs = logRecordsBySpan(input.logs);
   const withLogs = (row: StoredSpanRow) => spanFromStoredRow(row, logs.size === 0 ? undefined : logs.get(spanLogKey(row.tenant_id, row.project_id, row.trace_id, row.span_id)));
@@ -103,7 +127,10 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
       entry.spans.push(withLogs(row));
     }
   }
-  const out: SettledTrace[] = [];
+  const out = new SettleRows();
+  const attributesFor = input.attributesFor && new Set(input.attributesFor);
+  // The trace key is `tenant\0project\0trace`: its project part names the project.
+  const withAttributes = (key: string) => !attributesFor || attributesFor.has(key.slice(0, key.lastIndexOf('\u0000')));
   for (const t of input.traces) {
     if (t.rows) {
       if (t.rows.byteLength === 0) continue;
@@ -120,7 +147,7 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
         }
       }
       const generationRewrites = generationRowsToWrite(summary.generations, t.writtenGenerations ?? new Uint8Array(0));
-      out.push(settled(t.key, summary, toolRewrites, generationRewrites, processedTrace(summary, spans), spans));
+      out.add(summary, toolRewrites, generationRewrites, processedTrace(summary, spans, withAttributes(t.key)), spans);
       continue;
     }
     const entry = stored.get(t.key);
@@ -128,9 +155,9 @@ export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceT
     const full = summarizeTrace(entry.spans, { ...options, origin: t.origin });
     const { tree: _tree, ...summary } = full;
     // What ingest wrote is not known here: every row the whole trace may change is written again.
-    out.push(settled(t.key, summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans), entry.spans));
+    out.add(summary, toolRowsToRewrite(full, entry.ingestAgentNames), summary.generations, processedTrace(summary, entry.spans, withAttributes(t.key)), entry.spans);
   }
-  return out;
+  return out.round();
 }
 
 /**

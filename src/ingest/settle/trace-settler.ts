@@ -11,7 +11,8 @@ import { HookRunner } from './hook-runner.js';
 import type { TraceNote } from '../write/ingest-writer.js';
 import { SettleCache, type CachedTrace } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
-import type { SettledTrace, SettleTraceInput } from './settle-summaries.js';
+import type { SettledRound, SettleTraceInput } from './settle-summaries.js';
+import { SETTLE_COLUMNS, type SettleTable } from '../write/encoded-rows.js';
 import { readTraceSpansBytes, traceKeyString } from '../../spans/stored-spans.js';
 import { readTraceLogsBytes } from '../../spans/stored-log-records.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
@@ -241,12 +242,13 @@ export class TraceSettler {
     stored: Uint8Array,
     processedAt: string,
     logs: Uint8Array,
-  ): Promise<SettledTrace[]> {
+    attributesFor: string[] | undefined,
+  ): Promise<SettledRound[]> {
     const { compute, pricing } = this.options;
     // Read now, so a round is priced with one catalog; shared with the pool once per catalog.
     const catalog = pricing?.current() ?? null;
     const prices = catalog ? shareValue(catalog) : null;
-    const tasks: Promise<SettledTrace[]>[] = [];
+    const tasks: Promise<SettledRound>[] = [];
     let group: typeof held = [];
     let groupSpans = 0;
     // A group's rows are copied once, into one buffer the worker receives moved (each trace's rows a
@@ -276,7 +278,7 @@ export class TraceSettler {
         writtenTools: [...h.trace.toolRows.values()],
       }));
       // The log records are few next to the spans: each task gets a copy of the round's.
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined }, [packed.buffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces, prices, logs: logs.byteLength > 0 ? logs : undefined, attributesFor }, [packed.buffer]));
       group = [];
       groupSpans = 0;
     };
@@ -287,9 +289,23 @@ export class TraceSettler {
     }
     send();
     if (readBack.length > 0) {
-      tasks.push(compute.run(settleSummariesTask, { processedAt, traces: readBack, stored, prices, logs: logs.byteLength > 0 ? logs : undefined }, [stored.buffer as ArrayBuffer]));
+      tasks.push(compute.run(settleSummariesTask, { processedAt, traces: readBack, stored, prices, logs: logs.byteLength > 0 ? logs : undefined, attributesFor }, [stored.buffer as ArrayBuffer]));
     }
-    return (await Promise.all(tasks)).flat();
+    return Promise.all(tasks);
+  }
+
+  /**
+   * The projects of a round (`tenant\0project`) whose hook payloads carry span attributes, asked of
+   * the hooks once per project; undefined when the hooks do not say (every payload carries them).
+   */
+  private async attributeProjects(claims: Claim[]): Promise<string[] | undefined> {
+    const wanted = this.options.hooks.spanAttributesWanted;
+    if (!wanted) return undefined;
+    const projects = new Map<string, Claim>();
+    for (const c of claims) projects.set(`${c.tenantId}\u0000${c.projectId}`, c);
+    // A project the hooks cannot answer for (PostgreSQL away) gets them: settling does not wait on it.
+    const answers = await Promise.all([...projects.values()].map((c) => wanted(c.tenantId, c.projectId).catch(() => true)));
+    return [...projects.keys()].filter((_, i) => answers[i]);
   }
 
   /** Writes one round's rows, versioned by the claim; returns the hook payloads. */
@@ -308,9 +324,10 @@ export class TraceSettler {
     // any (asked now, after the claim: logged-projects.ts): they join their spans whichever came
     // first, so a trace held here whole still gets the records stored by any process.
     const logged = this.options.loggedProjects ? await this.options.loggedProjects.withLogs(round.claims) : round.claims;
-    const [stored, logs] = await Promise.all([
+    const [stored, logs, attributesFor] = await Promise.all([
       toRead.length > 0 ? readTraceSpansBytes(ch, toRead, this.options.logger) : Promise.resolve(new Uint8Array(0)),
       readTraceLogsBytes(ch, logged),
+      this.attributeProjects(round.claims),
     ]);
     const settled = await this.summarize(
       held,
@@ -318,19 +335,19 @@ export class TraceSettler {
       stored,
       processedAt,
       logs,
+      attributesFor,
     );
-    const toolRewrites = settled.flatMap((s) => s.toolRewriteLines);
-    const processedRows = settled.map((s) => s.processedLine);
-    const traceRows = settled.map((s) => s.traceLine);
-    await ch.insertLines(ch.table('event_tool_called'), toolRewrites, 'ingest');
-    await ch.insertLines(ch.table('event_generation_completed'), settled.flatMap((s) => s.generationRewriteLines), 'ingest');
-    await ch.insertLines(ch.table('event_trace_processed'), processedRows, 'ingest');
-    await ch.insertLines(ch.table('traces'), traceRows, 'ingest');
+    // Each table's bodies from every task, in one statement; empty ones are not sent.
+    const insert = (table: SettleTable) => ch.insertBody(ch.table(table), settled.map((s) => s.bodies[table]), 'ingest', SETTLE_COLUMNS[table]);
+    await insert('event_tool_called');
+    await insert('event_generation_completed');
+    await insert('event_trace_processed');
+    await insert('traces');
     // After the summary: a trace is listed (and so searched) from its traces row, and its content
     // rows written in the same round complete it; a failure here retries the whole round.
-    await ch.insertLines(ch.table('trace_content'), settled.flatMap((s) => s.contentLines), 'ingest');
+    await insert('trace_content');
     this.options.metrics?.tracesSettled.inc({ source: 'memory' }, held.length);
     this.options.metrics?.tracesSettled.inc({ source: 'read_back' }, toRead.length);
-    return settled.map((s) => ({ hook: unpackHook(s.hook), bytes: s.hookBytes }));
+    return settled.flatMap((s) => s.traces.map((t) => ({ hook: unpackHook(t.hook), bytes: t.hookBytes })));
   }
 }

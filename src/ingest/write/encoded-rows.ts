@@ -1,4 +1,6 @@
 import type { GenerationCompletedRow, SpanErroredRow, SpanEventRows, SpanRow, ToolCalledRow } from '../../spans/event-rows.js';
+import type { TraceProcessedRow, TraceRow } from '../../spans/trace-summary.js';
+import type { TraceContentRow } from '../../spans/trace-content.js';
 import { parsedLines, type StoredSpanRow } from '../../spans/stored-spans.js';
 import { storedSpanId } from '../../platform/clickhouse/sql/event-ids.js';
 
@@ -43,7 +45,7 @@ export interface EncodedSpanEventRows {
 
 /** Every key of a row type, once: a column list that forgets or repeats one does not compile. */
 type AllKeys<Row, List extends readonly (keyof Row)[]> = Exclude<keyof Row, List[number]> extends never ? List : never;
-const columns = <Row>() => <const List extends readonly (keyof Row)[]>(list: AllKeys<Row, List>) => list;
+export const columns = <Row>() => <const List extends readonly (keyof Row)[]>(list: AllKeys<Row, List>) => list;
 
 /**
  * Each table's columns in the order its lines list their values (the line functions below write
@@ -99,10 +101,45 @@ export const errorValues = (r: SpanErroredRow): unknown[] => [
   r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, storedSpanId(r.span_id), r.span_name,
 ];
 
-/** A generation.completed row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
-export const generationCompletedLine = (r: GenerationCompletedRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
-/** A tool.called row as a JSONEachRow line (the settler's rewrites), its span id as stored. */
-export const toolCalledLine = (r: ToolCalledRow): string => jsonLine({ ...r, span_id: storedSpanId(r.span_id) });
+/**
+ * The settler's tables (settle-summaries.ts builds their bodies with encodeBody on the compute
+ * pool): its rewrites of tool.called and generation.completed use the ingest columns above.
+ */
+export const PROCESSED_COLUMNS = columns<TraceProcessedRow>()([
+  'tenant_id', 'project_id', 'timestamp', 'actor', 'surface', 'user_id', 'api_key_id', 'trace_id', 'agent_name', 'root_status_code',
+  'has_root', 'root_duration_ms', 'error_count', 'failing_tool_calls', 'input_tokens', 'output_tokens', 'total_tokens',
+  'estimated_cost_usd', 'estimated_cost_basis', 'cost_priced_tokens', 'cost_unpriced_models', 'cost_priced_at', 'cost_model_costs',
+  'models', 'generations', 'generations_with_provider', 'tool_calls', 'processed_at',
+]);
+export const TRACE_COLUMNS = columns<TraceRow>()([
+  'tenant_id', 'project_id', 'trace_id', 'otel_trace_id', 'timestamp', 'service_name', 'agent_name', 'thread_id', 'release',
+  'agent_input_display', 'agent_input', 'agent_output', 'tool_calls', 'interaction', 'has_error', 'total_duration_ms', 'span_count',
+  'total_tokens', 'error_count', 'models_used', 'stats_tool_calls', 'estimated_cost_usd', 'processed_at',
+]);
+export const CONTENT_COLUMNS = columns<TraceContentRow>()(['tenant_id', 'project_id', 'trace_id', 'field', 'timestamp', 'text', 'text_norm', 'processed_at']);
+
+/** Every table the settler writes, with the columns of its body. */
+export const SETTLE_COLUMNS = {
+  event_tool_called: TOOL_COLUMNS,
+  event_generation_completed: GENERATION_COLUMNS,
+  event_trace_processed: PROCESSED_COLUMNS,
+  traces: TRACE_COLUMNS,
+  trace_content: CONTENT_COLUMNS,
+} as const;
+export type SettleTable = keyof typeof SETTLE_COLUMNS;
+
+export const processedValues = (r: TraceProcessedRow): unknown[] => [
+  r.tenant_id, r.project_id, r.timestamp, r.actor, r.surface, r.user_id, r.api_key_id, r.trace_id, r.agent_name, r.root_status_code,
+  r.has_root, r.root_duration_ms, r.error_count, r.failing_tool_calls, r.input_tokens, r.output_tokens, r.total_tokens,
+  r.estimated_cost_usd, r.estimated_cost_basis, r.cost_priced_tokens, r.cost_unpriced_models, r.cost_priced_at, r.cost_model_costs,
+  r.models, r.generations, r.generations_with_provider, r.tool_calls, r.processed_at,
+];
+export const traceValues = (r: TraceRow): unknown[] => [
+  r.tenant_id, r.project_id, r.trace_id, r.otel_trace_id, r.timestamp, r.service_name, r.agent_name, r.thread_id, r.release,
+  r.agent_input_display, r.agent_input, r.agent_output, r.tool_calls, r.interaction, r.has_error, r.total_duration_ms, r.span_count,
+  r.total_tokens, r.error_count, r.models_used, r.stats_tool_calls, r.estimated_cost_usd, r.processed_at,
+];
+export const contentValues = (r: TraceContentRow): unknown[] => [r.tenant_id, r.project_id, r.trace_id, r.field, r.timestamp, r.text, r.text_norm, r.processed_at];
 
 const GENERATION_SPAN = GENERATION_COLUMNS.indexOf('span_id');
 const GENERATION_ORIGIN = (['actor', 'surface', 'user_id', 'api_key_id'] as const).map((c) => GENERATION_COLUMNS.indexOf(c));
@@ -151,8 +188,8 @@ const NEWLINE = 0x0a;
 const LONE_SURROGATE_ESCAPE = /\\(?:\\|u(d[89a-f][0-9a-f]{2}))/g;
 
 /**
- * One JSON line of a row: an object (JSONEachRow: the settler's rows) or the array of its values
- * (JSONCompactEachRow: the per-span tables). A string holding a lone surrogate (an OTLP/JSON
+ * One JSON line of a row: the array of its values (JSONCompactEachRow: the per-span tables and the
+ * settler's) or an object (JSONEachRow). A string holding a lone surrogate (an OTLP/JSON
  * `\ud800` escape, or one inside an attribute's JSON text) is written by JSON.stringify as that escape, which
  * ClickHouse refuses ("missing second part of surrogate pair"): the whole insert would fail, every
  * request of the flush with it, and the exporter would retry it forever. It becomes U+FFFD, as
@@ -181,10 +218,24 @@ const KEEP_SCRATCH_BYTES = 4 * 1024 * 1024;
 function encode<Row extends Keyed>(rows: Row[], values: (row: Row) => unknown[]): EncodedRows {
   const keys = new Array<string>(rows.length);
   const ends = new Uint32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) keys[i] = spanKey(rows[i]);
+  return { keys, body: writeLines(rows, values, ends), ends };
+}
+
+/**
+ * A JSONCompactEachRow body of `rows` (each line the array `values` gives, in its table's column
+ * order), written as encode() writes: the settler's rows leave the compute pool as one byte buffer
+ * per table, not as a string per row to join and encode again on the event loop.
+ */
+export function encodeBody<Row>(rows: readonly Row[], values: (row: Row) => unknown[]): Uint8Array {
+  return rows.length === 0 ? new Uint8Array(0) : writeLines(rows, values, null);
+}
+
+/** Writes the lines into the thread's scratch (`ends[i]`: the offset past line i) and returns an exact copy of them. */
+function writeLines<Row>(rows: readonly Row[], values: (row: Row) => unknown[], ends: Uint32Array | null): Uint8Array {
   let body = scratch.byteLength >= rows.length * 1024 ? scratch : Buffer.allocUnsafe(rows.length * 1024);
   let at = 0;
   for (let i = 0; i < rows.length; i++) {
-    keys[i] = spanKey(rows[i]);
     const line = jsonLine(values(rows[i]));
     // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units), plus the newline.
     const most = line.length * 3 + 1;
@@ -195,14 +246,14 @@ function encode<Row extends Keyed>(rows: Row[], values: (row: Row) => unknown[])
     }
     at += body.write(line, at, 'utf8');
     body[at++] = NEWLINE;
-    ends[i] = at;
+    if (ends) ends[i] = at;
   }
   // An exact copy in a plain Uint8Array that owns its ArrayBuffer: a worker's answer clones the
   // whole ArrayBuffer behind a view, so the unused tail must not travel (nor stay alive in the
   // settle cache's line views); and it is what an answer arrives as, so inline and pooled runs agree.
   const owned = new Uint8Array(body.subarray(0, at));
   scratch = body.byteLength <= KEEP_SCRATCH_BYTES ? body : scratch;
-  return { keys, body: owned, ends };
+  return owned;
 }
 
 export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {

@@ -4,7 +4,7 @@ import { recordMonitorActivated } from './monitor-event-outbox.js';
 import { kickRelay } from '../issues/issue-access.js';
 import { attachToIssues, type FingerprintIssueInput, type FingerprintOccurrence } from '../issues/issue-open.js';
 import { exceedsBaseline, recordBaseline, type Baseline, type WindowCounts } from './monitor-baseline.js';
-import { observe, type TraceObservation } from './monitor-signal.js';
+import { observe, readsSpanAttributes, type TraceObservation } from './monitor-signal.js';
 import { ActiveWindow } from './monitor-window.js';
 import {
   activeWindowRows, cachedWatchingMonitors, findMonitor, learningTotals, observationsOf, updateMonitor, upsertObservations,
@@ -123,6 +123,10 @@ export class MonitorEvaluator {
     }
   };
 
+  /** Whether a monitor watching the project reads span attributes (TraceHooks.spanAttributesWanted). */
+  readonly spanAttributesWanted = async (tenantId: string, projectId: string): Promise<boolean> =>
+    (await cachedWatchingMonitors(this.deps.sql, tenantId, projectId)).some((m) => readsSpanAttributes(m.signal));
+
   /** Issue lifecycle events (triggered) or monitor.activated went to the outbox: wake its readers. */
   private wake(evaluations: Evaluation[]): void {
     if (evaluations.some((e) => e.outcome === 'triggered' || e.outcome === 'activated')) kickRelay(this.deps);
@@ -135,8 +139,12 @@ export class MonitorEvaluator {
       const monitor = await findMonitor(tx, tenantId, monitorId, { forUpdate: true });
       if (!monitor || monitor.project_id !== projectId || monitor.exploration_status === 'paused') return traces.map(() => ({ outcome: 'skipped' }) as const);
       const windowSize = Math.max(1, this.learningMinTraces);
+      // A trace settled without span attributes (no monitor of the project read them then) is not
+      // observed by a monitor that reads them: as for a trace settled just before it was created.
+      const observes = (trace: ProcessedTrace) => trace.spanAttributes !== null || !readsSpanAttributes(monitor.signal);
       // The group's observations as they stand: stored, then as this group changes them.
-      const traceIds = [...new Set(traces.map((t) => t.traceId))];
+      const traceIds = [...new Set(traces.filter(observes).map((t) => t.traceId))];
+      if (traceIds.length === 0) return traces.map(() => ({ outcome: 'skipped' }) as const);
       const rows = new Map((await observationsOf(tx, monitor.id, traceIds)).map((r) => [r.trace_id, r]));
       let status: 'learning' | 'active' = monitor.exploration_status;
       let baseline = monitor.baseline;
@@ -147,6 +155,10 @@ export class MonitorEvaluator {
       const triggers: { at: number; input: FingerprintIssueInput }[] = [];
       const evaluations: Evaluation[] = [];
       for (const trace of traces) {
+        if (!observes(trace)) {
+          evaluations.push({ outcome: 'skipped' });
+          continue;
+        }
         const observation: TraceObservation = observe(monitor.signal, trace);
         if (status === 'learning') totals ??= await learningTotals(tx, monitor.id);
         // Loaded when first needed: the group's own rows so far are learning ones, which the window leaves out.

@@ -13,7 +13,10 @@ export const monitorsModule: LookoutModule = {
   name: 'monitors',
   init(deps: AppDeps) {
     // After the issues module's extraction (modules init in order): monitors see a group's issues extracted.
-    traceHooks(deps).onTracesProcessed.push(monitorEvaluator(deps).onTracesProcessed);
+    const hooks = traceHooks(deps);
+    hooks.onTracesProcessed.push(monitorEvaluator(deps).onTracesProcessed);
+    // Payloads carry span attributes only for projects a monitor reads them in.
+    hooks.spanAttributesWanted = monitorEvaluator(deps).spanAttributesWanted;
     // Another process's monitor write drops this process's cached monitor lists.
     deps.services.events?.on(MONITORS_CHANGED_TOPIC, forgetWatchingMonitors);
   },

@@ -115,16 +115,26 @@ function clauseMatches(clause: Clause, hay: Haystack): boolean {
  * is "the trace failed".
  */
 export function signalMatches(definition: SignalDefinition, trace: ProcessedTrace): boolean {
-  const attributeTexts = Object.values(trace.spanAttributes).flatMap((attrs) => Object.values(attrs).map((v) => lowered(stringOf(v))));
+  const attributes = trace.spanAttributes ?? {};
+  const attributeTexts = Object.values(attributes).flatMap((attrs) => Object.values(attrs).map((v) => lowered(stringOf(v))));
   const seedHit =
     definition.seed.length === 0
       ? trace.hasError
       : definition.seed.some((c) =>
-          clauseMatches(c, { texts: [lowered(trace.agentInput ?? ''), lowered(trace.agentOutput ?? ''), ...attributeTexts], attributes: trace.spanAttributes }),
+          clauseMatches(c, { texts: [lowered(trace.agentInput ?? ''), lowered(trace.agentOutput ?? ''), ...attributeTexts], attributes }),
         );
   if (!seedHit) return false;
-  const expectedHit = definition.expected.some((c) => clauseMatches(c, { texts: [lowered(trace.agentOutput ?? '')], attributes: trace.spanAttributes }));
+  const expectedHit = definition.expected.some((c) => clauseMatches(c, { texts: [lowered(trace.agentOutput ?? '')], attributes }));
   return !expectedHit;
+}
+
+/**
+ * Whether the monitor reads span attributes: a signal's seed phrases search attribute values and its
+ * attribute clauses read them. Only such monitors get a processed trace's attributes (a trace that
+ * settled without them, ProcessedTrace.spanAttributes null, is not observed by them).
+ */
+export function readsSpanAttributes(definition: MonitorDefinition): boolean {
+  return definition.kind === 'signal' && (definition.seed.length > 0 || definition.expected.some((c) => c.type === 'attribute'));
 }
 
 /** A call of the tool matches when it failed (criteria.error) or its output contains an output pattern. */

@@ -4,12 +4,13 @@
  * rows of the same spans store it — text that needs escaping, lone surrogates, control characters,
  * non-ASCII, integers past 2^53, non-finite doubles kept as text, empty and nested attribute values —
  * through chdb's raw insert and through the driver's streamed body (a ClickHouse server's path). And
- * the settler's two paths agree: a summary from the held lines equals one from a read-back.
+ * the settler's two paths agree: a summary from the held lines equals one from a read-back, and its
+ * bodies insert as they are.
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, toolCalledLine, type InsertTable } from '../../../src/ingest/write/encoded-rows.js';
+import { encodeSpanEventRows, INSERT_COLUMNS, jsonLine, lineOf, SETTLE_COLUMNS, type InsertTable, type SettleTable } from '../../../src/ingest/write/encoded-rows.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { storedIdText } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import { otlpOrigin, type SpanEventRows } from '../../../src/spans/event-rows.js';
@@ -178,10 +179,10 @@ describe('the per-span tables\' insert format', () => {
     const traceIds = ['00000000-0000-5000-8000-000000000001', 'ffffffff-ffff-5fff-bfff-ffffffffffff'];
     const tool = rows.tools[0];
     const written = spanIds.map((spanId, i) => ({ ...tool, tenant_id: 'tenant-ids', span_id: spanId, trace_id: traceIds[i % 2] }));
-    // The ingest path (JSONCompactEachRow lines) and the settler's rewrites (JSONEachRow lines).
+    // The insert path (JSONCompactEachRow lines, ingest's and the settler's) and JSONEachRow objects.
     const compact = encodeSpanEventRows({ spans: [], generations: [], tools: written, errors: [] }).tools.body;
     await store.insertBody(store.table('event_tool_called'), [compact], 'ingest', INSERT_COLUMNS.event_tool_called);
-    await store.insertLines(store.table('event_tool_called_json'), written.map(toolCalledLine), 'ingest');
+    await store.insertLines(store.table('event_tool_called_json'), written.map((w) => jsonLine({ ...w, span_id: storedSpanId(w.span_id) })), 'ingest');
     for (const table of ['event_tool_called', 'event_tool_called_json']) {
       const back = await store.read<{ trace_id: string; span_id: string }>(
         raw(`SELECT ${storedIdText('uuid', 'trace_id')} AS trace_id, ${storedIdText('hex64', 'span_id')} AS span_id FROM ${store.table(table)}
@@ -198,17 +199,37 @@ describe('the per-span tables\' insert format', () => {
     const held = Buffer.concat(rows.spans.map((_, i) => lineOf(encoded.spans, i)));
     const origin = otlpOrigin('key\t1', 'user "1"');
     const processedAt = '2026-11-24 19:00:00.000';
-    const [fromMemory] = settleSummaries({ processedAt, traces: [{ key, origin, rows: held, writtenTools: [] }] });
+    const fromMemory = settleSummaries({ processedAt, traces: [{ key, origin, rows: held, writtenTools: [] }] });
     const stored = await readTraceSpansBytes(store, [{ tenantId: 'tenant-f', projectId: 'project-f', traceId: rows.spans[0].trace_id }]);
-    const [fromReadBack] = settleSummaries({ processedAt, traces: [{ key, origin }], stored });
-    expect(fromMemory.processedLine).toBe(fromReadBack.processedLine);
-    expect(fromMemory.traceLine).toBe(fromReadBack.traceLine);
-    expect(unpackHook(fromMemory.hook)).toEqual(unpackHook(fromReadBack.hook));
-    // The searchable text (trace-content.ts) is the same both ways, and holds the agent's input.
-    expect(fromMemory.contentLines).toEqual(fromReadBack.contentLines);
-    expect(fromMemory.contentLines.map((l) => JSON.parse(l) as { field: string; text: string }).find((r) => r.field === 'input')?.text).toContain(wellFormedText(tricky).trim().slice(0, 20));
+    const fromReadBack = settleSummaries({ processedAt, traces: [{ key, origin }], stored });
+    // Each settle table's lines as rows named by their columns.
+    const rowsOf = (bodies: Record<SettleTable, Uint8Array>, table: SettleTable) =>
+      Buffer.from(bodies[table]).toString('utf8').split('\n').filter(Boolean).map((line) => {
+        const values = JSON.parse(line) as unknown[];
+        return Object.fromEntries(SETTLE_COLUMNS[table].map((c, i) => [c, values[i]]));
+      });
+    for (const table of ['event_trace_processed', 'traces', 'trace_content'] as const) {
+      expect([table, Buffer.from(fromMemory.bodies[table]).toString('utf8')]).toEqual([table, Buffer.from(fromReadBack.bodies[table]).toString('utf8')]);
+    }
+    expect(fromMemory.traces.map((t) => unpackHook(t.hook))).toEqual(fromReadBack.traces.map((t) => unpackHook(t.hook)));
+    // Span attributes go into the hook payload only for the projects named (absent: every one).
+    expect(Object.keys(unpackHook(fromMemory.traces[0].hook).spanAttributes ?? {}).length).toBeGreaterThan(0);
+    const named = (attributesFor: string[]) => unpackHook(settleSummaries({ processedAt, traces: [{ key, origin, rows: held, writtenTools: [] }], attributesFor }).traces[0].hook);
+    expect(named(['tenant-f\u0000other-project']).spanAttributes).toBeNull();
+    expect(named(['tenant-f\u0000project-f']).spanAttributes).toEqual(unpackHook(fromMemory.traces[0].hook).spanAttributes);
+    // The searchable text (trace-content.ts) holds the agent's input.
+    expect(rowsOf(fromMemory.bodies, 'trace_content').find((r) => r.field === 'input')?.text).toContain(wellFormedText(tricky).trim().slice(0, 20));
     // The summary saw the values: the agent's name and input, the failing tool call, the tokens.
-    expect(JSON.parse(fromMemory.traceLine)).toMatchObject({ agent_input: wellFormedText(tricky) });
-    expect(JSON.parse(fromMemory.processedLine)).toMatchObject({ failing_tool_calls: 1, error_count: 1 });
+    expect(rowsOf(fromMemory.bodies, 'traces')[0]).toMatchObject({ agent_input: wellFormedText(tricky) });
+    expect(rowsOf(fromMemory.bodies, 'event_trace_processed')[0]).toMatchObject({ failing_tool_calls: 1, error_count: 1 });
+    // And the engine stores them: the bodies insert as the settler sends them.
+    for (const table of ['event_trace_processed', 'traces', 'trace_content'] as const) {
+      await store.insertBody(store.table(table), [fromMemory.bodies[table]], 'ingest', SETTLE_COLUMNS[table]);
+    }
+    const [summary] = await store.read<{ agent_input: string; span_count: number }>(
+      raw(`SELECT agent_input, span_count FROM ${store.table('traces')} WHERE tenant_id = 'tenant-f'`),
+      { lane: 'system' },
+    );
+    expect(summary).toMatchObject({ agent_input: wellFormedText(tricky), span_count: rows.spans.length });
   });
 });

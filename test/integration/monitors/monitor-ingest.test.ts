@@ -1,6 +1,9 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
+import type { ProcessedTrace } from '../../../src/ingest/trace-hooks.js';
+import { deliverProcessedTraces } from '../../helpers/deliver-traces.js';
 
 /**
  * End to end through ingestion: agents export OTLP/JSON traces to POST /v1/traces; each trace
@@ -47,7 +50,7 @@ function agentRun(searchFails: boolean) {
   };
 }
 
-async function ingest(runs: ReturnType<typeof agentRun>[]): Promise<void> {
+async function ingest(runs: ReturnType<typeof agentRun>[], key = ingestKey): Promise<void> {
   const body = {
     resourceSpans: [{
       resource: { attributes: [attr('service.name', 'support-service')] },
@@ -56,7 +59,7 @@ async function ingest(runs: ReturnType<typeof agentRun>[]): Promise<void> {
   };
   const res = await fetch(`${svc.url}/v1/traces`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   expect(res.status).toBe(200);
@@ -109,5 +112,41 @@ describe('monitors over ingested traces', () => {
     expect(issue).toMatchObject({ status: 'open' });
     expect(issue.title).toMatch(/Tool 'search'/);
     await waitFor('both rising traces attached', async () => (await monitorIssue(monitor.id))?.occurrence_count === 2);
+  });
+});
+
+describe('span attributes in processed traces', () => {
+  it('carries them only for projects where a monitor reads them, and such a monitor skips traces settled without them', async () => {
+    const project = (await svc.newProject('monitor-attributes')).id;
+    const key = await svc.newKey('ingest', { projectId: project });
+    const payloads: ProcessedTrace[] = [];
+    traceHooks(svc.service.deps).onTracesProcessed.push(async (traces) => {
+      payloads.push(...traces.filter((t) => t.projectId === project));
+    });
+    const settled = (run: ReturnType<typeof agentRun>) => waitFor(`trace ${run.traceId}`, async () => payloads.find((p) => p.otelTraceId === run.traceId));
+
+    // A tool monitor reads tool calls only: the payload carries no attributes.
+    const tool = (await svc.call('POST', `/projects/${project}/monitors`, {
+      body: { name: 'Search failures', kind: 'tool', tool_name: 'search', issue_criteria: { error: true } },
+    })).body;
+    const first = agentRun(false);
+    await ingest([first], key);
+    expect((await settled(first)).spanAttributes).toBeNull();
+    await waitFor('the tool monitor to observe it', async () => (await observed(tool.id)) === 1);
+
+    // A signal monitor with an attribute clause reads them: the next trace carries them.
+    const signal = (await svc.call('POST', `/projects/${project}/monitors`, {
+      body: { name: 'Search spans', seed_hint: 'gen_ai.tool.name=search' },
+    })).body;
+    const second = agentRun(false);
+    await ingest([second], key);
+    const carried = await settled(second);
+    expect(Object.values(carried.spanAttributes ?? {})).toContainEqual(expect.objectContaining({ 'gen_ai.tool.name': 'search' }));
+    await waitFor('both monitors to observe it', async () => (await observed(signal.id)) === 1 && (await observed(tool.id)) === 2);
+
+    // A trace that settled without attributes is not observed by the signal monitor (the tool monitor observes it).
+    await deliverProcessedTraces(traceHooks(svc.service.deps), [{ ...carried, traceId: crypto.randomUUID(), spanAttributes: null }]);
+    expect(await observed(signal.id)).toBe(1);
+    expect(await observed(tool.id)).toBe(3);
   });
 });

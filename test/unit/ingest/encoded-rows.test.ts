@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { emptyEncodedRows, encodeSpanEventRows, errorValues, generationRowsToWrite, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, toolCalledLine, toolValues } from '../../../src/ingest/write/encoded-rows.js';
+import {
+  contentValues, emptyEncodedRows, encodeBody, encodeSpanEventRows, errorValues, generationRowsToWrite, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf,
+  processedValues, SETTLE_COLUMNS, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, TOOL_COLUMNS, toolValues, traceValues,
+} from '../../../src/ingest/write/encoded-rows.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import type { GenerationCompletedRow, SpanEventRows, SpanRow } from '../../../src/spans/event-rows.js';
 import { STORED_SPAN_COLUMNS } from '../../../src/spans/stored-spans.js';
@@ -86,12 +89,22 @@ describe('insert columns', () => {
     expect(storedSpanId('8000000000000000')).toBe('9223372036854775808');
     expect(storedSpanId('ffffffffffffffff')).toBe('18446744073709551615');
     expect(storedSpanId('ffffffffffffffff')).not.toBe(String(Number.parseInt('ffffffffffffffff', 16)));
-    const line = JSON.parse(toolCalledLine({ ...(named(INSERT_COLUMNS.event_tool_called) as object), span_id: 'fffffffffffffffe' } as never));
-    expect(line.span_id).toBe('18446744073709551614');
+    const values = toolValues({ ...(named(INSERT_COLUMNS.event_tool_called) as object), span_id: 'fffffffffffffffe' } as never);
+    expect(values[TOOL_COLUMNS.indexOf('span_id')]).toBe('18446744073709551614');
   });
 
   it('names every column once', () => {
-    for (const columns of Object.values(INSERT_COLUMNS)) expect(new Set(columns).size).toBe(columns.length);
+    for (const columns of [...Object.values(INSERT_COLUMNS), ...Object.values(SETTLE_COLUMNS)]) expect(new Set(columns).size).toBe(columns.length);
+  });
+
+  it('lists the settler\'s rows in the order of their columns, as one body of lines', () => {
+    expect(processedValues(named(SETTLE_COLUMNS.event_trace_processed))).toEqual([...SETTLE_COLUMNS.event_trace_processed]);
+    expect(traceValues(named(SETTLE_COLUMNS.traces))).toEqual([...SETTLE_COLUMNS.traces]);
+    expect(contentValues(named(SETTLE_COLUMNS.trace_content))).toEqual([...SETTLE_COLUMNS.trace_content]);
+    const body = encodeBody([named(SETTLE_COLUMNS.traces), named(SETTLE_COLUMNS.traces)], traceValues);
+    expect(Buffer.from(body).toString('utf8')).toBe(`${JSON.stringify(SETTLE_COLUMNS.traces)}\n`.repeat(2));
+    expect(body.buffer.byteLength).toBe(body.byteLength);
+    expect(encodeBody([], traceValues).byteLength).toBe(0);
   });
 
   it('reads held `spans` lines back as the stored row a read-back gives, JSON columns as values', () => {
