@@ -184,11 +184,15 @@ describe('the stored-trace registry under a window', () => {
     await sql()`update stored_traces set last_seen_at = now() - interval '3 hours' where trace_id = ${t.traceId}`;
     await expireStoredTracesWindow(sql(), WINDOW_MS);
     expect(await row(t.traceId)).toHaveLength(1);
-    // Three hours on (both times moved back), the span started an hour ago, exactly the window: still kept.
-    await age(t.traceId, 3 * HOUR - 1000);
+    // Hours on, its span started just inside the window: still kept; just past it: removed. Placed
+    // against the database's clock, not the test's, so a slow send or settle moves nothing.
+    const place = (latestAgoMs: number) =>
+      sql()`update stored_traces set last_seen_at = now() - interval '6 hours', latest_span_at = now() - ${latestAgoMs}::bigint * interval '1 millisecond'
+            where trace_id = ${t.traceId}`;
+    await place(WINDOW_MS - 30_000);
     await expireStoredTracesWindow(sql(), WINDOW_MS);
     expect(await row(t.traceId)).toHaveLength(1);
-    await age(t.traceId, 2000);
+    await place(WINDOW_MS + 30_000);
     await expireStoredTracesWindow(sql(), WINDOW_MS);
     expect(await row(t.traceId)).toHaveLength(0);
   });
