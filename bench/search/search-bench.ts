@@ -125,6 +125,7 @@ async function main() {
     for (const [label, q, extra] of cases) {
       const times: number[] = [];
       let hits = 0;
+      const before = await engineReads(ch.client);
       for (let r = 0; r < RUNS; r++) {
         started = performance.now();
         const res = await fetch(`${api}/projects/${project.id}/traces?q=${encodeURIComponent(q)}${extra}`, { headers });
@@ -133,8 +134,13 @@ async function main() {
         times.push(performance.now() - started);
         hits = body.traces!.length;
       }
+      const after = await engineReads(ch.client);
       times.sort((a, b) => a - b);
-      console.log(`${label.padEnd(7)} q=${q.padEnd(16)} hits on page ${String(hits).padStart(3)}  p50 ${percentile(times, 0.5).toFixed(1)} ms  p95 ${percentile(times, 0.95).toFixed(1)} ms`);
+      const per = (name: keyof typeof after) => (after[name] - before[name]) / RUNS;
+      console.log(
+        `${label.padEnd(7)} q=${q.padEnd(16)} hits on page ${String(hits).padStart(3)}  p50 ${percentile(times, 0.5).toFixed(1)} ms  p95 ${percentile(times, 0.95).toFixed(1)} ms` +
+          `  per search: ${Math.round(per('SelectedRows')).toLocaleString('en')} rows in ${Math.round(per('SelectedMarks')).toLocaleString('en')} granules, ${(per('ReadCompressedBytes') / 2 ** 20).toFixed(1)} MiB read`,
+      );
     }
 
     await settleCost();
@@ -143,6 +149,17 @@ async function main() {
     await service.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The engine's cumulative read counters (system.events; the embedded engine keeps no query log):
+ * their change over a case's searches, divided by the runs, is what one search read — a figure the
+ * machine's load does not change. Nothing else runs in the engine meanwhile (no ingest, no settling).
+ */
+async function engineReads(client: import('@clickhouse/client').ClickHouseClient): Promise<Record<'SelectedRows' | 'SelectedMarks' | 'ReadCompressedBytes', number>> {
+  const rows = await (await client.query({ query: `SELECT event, value FROM system.events WHERE event IN ('SelectedRows', 'SelectedMarks', 'ReadCompressedBytes')`, format: 'JSONEachRow' })).json<{ event: string; value: string }>();
+  const value = (name: string) => Number(rows.find((r) => r.event === name)?.value ?? 0);
+  return { SelectedRows: value('SelectedRows'), SelectedMarks: value('SelectedMarks'), ReadCompressedBytes: value('ReadCompressedBytes') };
 }
 
 const chatAttributes = (t: number): Attributes => ({

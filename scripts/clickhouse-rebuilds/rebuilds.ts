@@ -1,7 +1,7 @@
 import type { RebuiltTable, TableRebuild } from './table-rebuild.js';
 
 /**
- * The table rebuilds of ClickHouse migrations 009 and 010: each table's definition as that
+ * The table rebuilds of ClickHouse migrations 009, 010 and 017: each table's definition as that
  * migration leaves it. The statements are written into the migration files by
  * `npm run generate:rebuilds`; the files are what runs.
  */
@@ -84,8 +84,52 @@ export const rebuild010: TableRebuild = {
   })),
 };
 
+/**
+ * 017: trace_content (clickhouse/014, with 015's retention columns and TTL) in granules of
+ * TRACE_CONTENT_GRANULE rows instead of 8192, so reading a few traces by the key, or the rows the
+ * text index picks, reads few rows.
+ */
+export const TRACE_CONTENT_GRANULE = 256;
+
+/** A row's retention (clickhouse/015): its project's setting when the row is written. */
+const retentionDefault = (column: 'analytics_days' | 'content_days') =>
+  `${column} UInt8 DEFAULT coalesce(joinGetOrNull('{db_name}.retention_settings', '${column}', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('{db_name}.retention_settings', '${column}', CAST(tenant_id, 'String'), ''), toUInt8(90))`;
+const RETENTION_COLUMNS = [retentionDefault('analytics_days'), retentionDefault('content_days')];
+
+export const rebuild017: TableRebuild = {
+  suffix: 'v017',
+  tables: [
+    {
+      table: 'trace_content',
+      columns: [
+        'tenant_id LowCardinality(String)',
+        'project_id LowCardinality(String)',
+        'trace_id String',
+        'field LowCardinality(String)',
+        "timestamp DateTime64(3, 'UTC')",
+        'text String CODEC(ZSTD(3))',
+        'text_norm String CODEC(ZSTD(3))',
+        "processed_at DateTime64(3, 'UTC') DEFAULT now64(3)",
+        ...RETENTION_COLUMNS,
+      ],
+      indexes: ['INDEX text_norm_bigrams text_norm TYPE text(tokenizer = ngrams(2))'],
+      clauses: [
+        'ENGINE = {replicated}ReplacingMergeTree(processed_at)',
+        'PARTITION BY toYYYYMM(timestamp)',
+        'ORDER BY (tenant_id, project_id, trace_id, field)',
+        // Search text is content: it goes with the project's content retention (clickhouse/015).
+        'TTL toDateTime(timestamp) + toIntervalDay(content_days)',
+        `SETTINGS index_granularity = ${TRACE_CONTENT_GRANULE}`,
+      ],
+      key: ['tenant_id', 'project_id', 'trace_id', 'field', 'processed_at'],
+      version: 'processed_at',
+    },
+  ],
+};
+
 /** Migration file → its rebuild. */
 export const REBUILD_MIGRATIONS: Record<string, TableRebuild> = {
   '009_event_ids_uuid_uint64.sql': rebuild009,
   '010_event_partitions_by_day.sql': rebuild010,
+  '017_trace_content_granules.sql': rebuild017,
 };

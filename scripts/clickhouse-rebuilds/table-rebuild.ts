@@ -25,12 +25,16 @@ export interface RebuiltTable {
   table: string;
   /** The copy's columns as `name Type …`, in the order rows are inserted. */
   columns: string[];
+  /** Data-skipping or text indexes of the copy, as `INDEX name expr TYPE …` lines after the columns. */
+  indexes?: string[];
   /** The lines after the column list: ENGINE, PARTITION BY, ORDER BY, TTL, SETTINGS. */
   clauses: string[];
   /** The identity of one row version: the sorting key's columns and the version column. */
   key: string[];
   /** Per column, how a row of the old table is read into the new type; absent: the column as it is. */
   convert?: Record<string, string>;
+  /** The ReplacingMergeTree version column (default inserted_at). */
+  version?: string;
 }
 
 export interface TableRebuild {
@@ -41,7 +45,7 @@ export interface TableRebuild {
   tables: RebuiltTable[];
 }
 
-const VERSION = 'inserted_at';
+const DEFAULT_VERSION = 'inserted_at';
 /** Rows an older process may write during the copy: the copy of up to an hour is covered. */
 const CATCH_UP_WINDOW = 'INTERVAL 1 HOUR';
 
@@ -59,8 +63,10 @@ export function tableRebuildStatements(rebuild: TableRebuild, table: RebuiltTabl
   const names = table.columns.map(columnName);
   const insertInto = (target: string) => `INSERT INTO ${target} (${names.join(', ')})`;
   const select = `SELECT ${names.map((name) => expression(table, name)).join(', ')}`;
-  const create = [`CREATE TABLE IF NOT EXISTS ${copy} {on_cluster}`, '(', table.columns.map((c) => `    ${c}`).join(',\n'), ')', ...table.clauses].join('\n');
-  const anchor = `${VERSION} >= (SELECT max(${VERSION}) - ${CATCH_UP_WINDOW} FROM ${copy})`;
+  const definitions = [...table.columns, ...(table.indexes ?? [])];
+  const create = [`CREATE TABLE IF NOT EXISTS ${copy} {on_cluster}`, '(', definitions.map((c) => `    ${c}`).join(',\n'), ')', ...table.clauses].join('\n');
+  const version = table.version ?? DEFAULT_VERSION;
+  const anchor = `${version} >= (SELECT max(${version}) - ${CATCH_UP_WINDOW} FROM ${copy})`;
   const notYetIn = (guard: string) =>
     [
       `    AND cityHash64(${table.key.map((name) => expression(table, name)).join(', ')}) GLOBAL NOT IN (`,

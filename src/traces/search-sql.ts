@@ -4,15 +4,23 @@ import { scopedTable, tenantGuard, type TenantScope } from '../platform/clickhou
 import type { SearchQuery, SearchTerm } from './search-query.js';
 
 /**
- * The SQL of trace search over `trace_content` (clickhouse/014_trace_content.sql). Every term is a
- * bound value; field names come from the allowlist of trace-content.ts.
+ * The SQL of trace search over `trace_content` (clickhouse/014_trace_content.sql, granules of 256
+ * rows since 017). Every term is a bound value; field names come from the allowlist of
+ * trace-content.ts.
  *
  * A term's condition on a row is `text_norm LIKE '%term%'` (its LIKE wildcards escaped), in its
- * field when it names one. The table's bigram text index reads the same condition and skips rows
- * (granules) that cannot contain the term; the LIKE itself then decides every row that is read, so
- * the answer is exact whatever the index skipped or kept. A trace is a match when each positive
- * term holds on one of its rows and no negated term holds on any; rows are read with FINAL (the
- * latest settling of each trace and field), and only rows holding some term are read at all.
+ * field when it names one. The table's bigram text index reads the same condition and picks the rows
+ * holding all of the term's two-character sequences, so ClickHouse reads only the granules holding
+ * such rows; the LIKE itself then decides every row that is read, so the answer is exact whatever the
+ * index skipped or kept. A trace is a match when each positive term holds on one of its newest rows
+ * (the latest settling of each trace and field) and no negated term holds on any.
+ *
+ * Newest rows are found two ways. Among given traces (`within`: a page of candidates), every row of
+ * those traces is read by the primary key, without FINAL, and each (trace, field) keeps its row of
+ * the highest processed_at (argMax): FINAL would read each part's granules around every id in full,
+ * where a plain read first checks the trace_id column (PREWHERE) and reads text only where the trace
+ * is. Over the whole project, only rows holding some term can be read at all, so the read is FINAL
+ * (which settles versions before the condition) with the condition.
  */
 
 /** Escapes LIKE's wildcards (and its escape character) so the term is matched as it is. */
@@ -38,13 +46,13 @@ export interface ContentBounds {
   contentSince?: string;
 }
 
-function boundConditions(b: ContentBounds): Fragment[] {
+/** The bounds on the trace's timestamp (a column or an expression of it). */
+function timeConditions(b: ContentBounds, timestamp: Fragment = raw('timestamp')): Fragment[] {
   const where: Fragment[] = [];
-  if (b.start !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', b.start)}, 3, 'UTC')`);
-  if (b.end !== undefined) where.push(sql`timestamp < toDateTime64(${param('String', b.end)}, 3, 'UTC')`);
-  if (b.notAfter !== undefined) where.push(sql`timestamp <= toDateTime64(${param('String', b.notAfter)}, 3, 'UTC')`);
-  if (b.within !== undefined) where.push(sql`trace_id IN ${param('Array(String)', b.within)}`);
-  if (b.contentSince !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', b.contentSince)}, 3, 'UTC')`);
+  if (b.start !== undefined) where.push(sql`${timestamp} >= toDateTime64(${param('String', b.start)}, 3, 'UTC')`);
+  if (b.end !== undefined) where.push(sql`${timestamp} < toDateTime64(${param('String', b.end)}, 3, 'UTC')`);
+  if (b.notAfter !== undefined) where.push(sql`${timestamp} <= toDateTime64(${param('String', b.notAfter)}, 3, 'UTC')`);
+  if (b.contentSince !== undefined) where.push(sql`${timestamp} >= toDateTime64(${param('String', b.contentSince)}, 3, 'UTC')`);
   return where;
 }
 
@@ -60,12 +68,44 @@ function boundConditions(b: ContentBounds): Fragment[] {
  */
 export function matchingTraceIds(ch: ClickHouseStore, scope: TenantScope, query: SearchQuery, bounds: ContentBounds): Fragment {
   const conditions = query.terms.map(termCondition);
-  const having = query.terms.map((term, i) => sql`max(${conditions[i]}) = ${raw(term.negated ? '0' : '1')}`);
-  const table = ch.table(ch.cluster ? 'trace_content_local' : 'trace_content');
-  return sql`SELECT trace_id FROM ${scopedTable(table)} FINAL
-            WHERE ${join([tenantGuard(scope), ...boundConditions(bounds), sql`(${join(conditions, ' OR ')})`], ' AND ')}
+  const table = scopedTable(ch.table(ch.cluster ? 'trace_content_local' : 'trace_content'));
+  const wanted = (i: number) => raw(query.terms[i].negated ? '0' : '1');
+  if (bounds.within !== undefined) {
+    // Per (trace, field) its newest row's timestamp and term conditions; ties of processed_at do
+    // not occur (each settling of a trace stamps its own time).
+    const latest = sql`argMax(tuple(timestamp, ${join(conditions, ', ')}), processed_at)`;
+    const having = query.terms.map((_, i) => sql`max(tupleElement(latest, ${raw(String(i + 2))})) = ${wanted(i)}`);
+    return sql`SELECT trace_id FROM (
+              SELECT trace_id, ${latest} AS latest FROM ${table}
+              WHERE ${tenantGuard(scope)} AND trace_id IN ${param('Array(String)', bounds.within)}
+              GROUP BY trace_id, field
+            )
+            ${timeWhere(timeConditions(bounds, raw('tupleElement(latest, 1)')))}
             GROUP BY trace_id
             HAVING ${join(having, ' AND ')}`;
+  }
+  const having = query.terms.map((_, i) => sql`max(${conditions[i]}) = ${wanted(i)}`);
+  return sql`SELECT trace_id FROM ${table} FINAL
+            WHERE ${join([tenantGuard(scope), ...timeConditions(bounds), sql`(${join(conditions, ' OR ')})`], ' AND ')}
+            GROUP BY trace_id
+            HAVING ${join(having, ' AND ')}`;
+}
+
+function timeWhere(conditions: Fragment[]): Fragment {
+  return conditions.length === 0 ? sql`` : sql`WHERE ${join(conditions, ' AND ')}`;
+}
+
+/**
+ * `SELECT DISTINCT trace_id` of the traces with some stored row holding the term within the bounds,
+ * at most `cap + 1` of them: read without FINAL, through the text index, so it also sees a trace's
+ * older settlings and is a superset of the traces whose newest rows hold the term. A term found in
+ * few traces thus names the only candidates a search needs to check (trace-search.ts).
+ */
+export function termTraceIds(ch: ClickHouseStore, scope: TenantScope, term: SearchTerm, bounds: ContentBounds, cap: number): Fragment {
+  const within = bounds.within === undefined ? [] : [sql`trace_id IN ${param('Array(String)', bounds.within)}`];
+  return sql`SELECT DISTINCT trace_id FROM ${scopedTable(ch.table('trace_content'))}
+            WHERE ${join([tenantGuard(scope), ...within, ...timeConditions(bounds), termCondition(term)], ' AND ')}
+            LIMIT ${raw(String(cap + 1))}`;
 }
 
 /** Code points of the snippet before the match, and in all. */
@@ -86,7 +126,9 @@ export interface MatchRow {
 
 /**
  * Per listed trace, its rows holding a positive term, each with a window of its display text around
- * the first such term (positions in code points: text and text_norm align, search-text.ts).
+ * the first such term (positions in code points: text and text_norm align, search-text.ts). The
+ * newest row of each (trace, field) is picked by argMax over a plain read by the key, as for
+ * matchingTraceIds among given traces.
  */
 export function matchRows(ch: ClickHouseStore, scope: TenantScope, query: SearchQuery, traceIds: string[]): Fragment {
   const positive = query.terms.filter((t) => !t.negated);
@@ -99,9 +141,15 @@ export function matchRows(ch: ClickHouseStore, scope: TenantScope, query: Search
             FROM (
               SELECT trace_id, field, text, [${join(positions, ', ')}] AS found,
                      arrayFirstIndex(p -> p > 0, found) AS term, arrayFirst(p -> p > 0, found) AS at
-              FROM ${scopedTable(ch.table('trace_content'))} FINAL
-              WHERE ${tenantGuard(scope)} AND trace_id IN ${param('Array(String)', traceIds)}
-                AND (${join(positive.map(termCondition), ' OR ')})
+              FROM (
+                SELECT trace_id, field, tupleElement(newest, 1) AS text, tupleElement(newest, 2) AS text_norm
+                FROM (
+                  SELECT trace_id, field, argMax(tuple(text, text_norm), processed_at) AS newest
+                  FROM ${scopedTable(ch.table('trace_content'))}
+                  WHERE ${tenantGuard(scope)} AND trace_id IN ${param('Array(String)', traceIds)}
+                  GROUP BY trace_id, field
+                )
+              )
             )
             WHERE term > 0`;
 }

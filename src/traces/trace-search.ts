@@ -1,21 +1,30 @@
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
-import { listTraces, type TraceListFilters, type TraceListRow } from './trace-store.js';
+import { msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
+import { termTraceIds } from './search-sql.js';
+import { listTraceKeys, listTraces, type TraceListFilters, type TraceListRow } from './trace-store.js';
 
 /**
  * A page of the trace list under a search (docs/search.md), newest first, as listTraces with
- * `search` would answer it, in two steps:
+ * `search` would answer it, in up to three steps:
  *
- * 1. Probe: the newest PROBE_TRACES traces under the other filters (a cheap keyset read), then the
- *    matches among them (their content rows found by the primary key). A common word fills the
- *    page here, without reading the content of the whole project.
- * 2. Otherwise the rest: matches strictly older than the last probed trace, found through the text
- *    index over all content (a rare word: few rows read wherever they are).
+ * 1. Candidates: per word or phrase to find, the traces with some stored row holding it, through the
+ *    text index, stopped past CANDIDATE_TRACES. A word in few traces (a rare word, a phrase, a
+ *    name) names every trace that can match: the page is those traces checked exactly, found by
+ *    the primary key, and nothing else is read.
+ * 2. Probes: otherwise every word is common. The newest traces under the other filters (their keys
+ *    only), a few pages' worth and then PROBE_TRACES more, and the matches among them (their
+ *    content rows found by the primary key): a common word fills the page here, reading the content
+ *    of few traces rather than of the whole project.
+ * 3. Otherwise the rest: matches strictly older than the last probed trace, over all content.
  *
- * Both steps are exact and ordered, and the second starts where the first's candidates end, so the
- * page is the same as one search over everything would give.
+ * Each step is exact and ordered, and each starts where the one before ended, so the page is the
+ * same as one search over everything would give.
  */
 
+export const CANDIDATE_TRACES = 2000;
 export const PROBE_TRACES = 1000;
+const FIRST_PROBE_PAGES = 4;
+const FIRST_PROBE_MIN = 100;
 
 export async function searchTraces(
   ch: ClickHouseStore,
@@ -23,13 +32,56 @@ export async function searchTraces(
   projectId: string,
   f: TraceListFilters & { search: NonNullable<TraceListFilters['search']> },
   probeTraces = PROBE_TRACES,
+  candidateTraces = CANDIDATE_TRACES,
 ): Promise<TraceListRow[]> {
-  const { search, ...plain } = f;
-  const probe = await listTraces(ch, tenantId, projectId, { ...plain, limit: probeTraces });
-  if (probe.length === 0) return [];
-  const hits = await listTraces(ch, tenantId, projectId, { ...f, within: probe.map((r) => r.trace_id) });
-  if (hits.length >= f.limit || probe.length < probeTraces) return hits;
-  const last = probe[probe.length - 1];
-  const rest = await listTraces(ch, tenantId, projectId, { ...f, before: { timestamp: last.ts, traceId: last.trace_id }, limit: f.limit - hits.length });
-  return [...hits, ...rest];
+  const candidates = await termCandidates(ch, tenantId, projectId, f, candidateTraces);
+  if (candidates !== null) return candidates.length === 0 ? [] : listTraces(ch, tenantId, projectId, { ...f, within: candidates });
+  const { search: _search, ...plain } = f;
+  const hits: TraceListRow[] = [];
+  let before = f.before;
+  for (const size of probeSizes(f.limit, probeTraces)) {
+    const probe = await listTraceKeys(ch, tenantId, projectId, { ...plain, before, limit: size });
+    if (probe.length === 0) return hits;
+    hits.push(...(await listTraces(ch, tenantId, projectId, { ...f, before, within: probe.map((r) => r.trace_id), limit: f.limit - hits.length })));
+    if (hits.length >= f.limit || probe.length < size) return hits;
+    const last = probe[probe.length - 1];
+    before = { timestamp: last.ts, traceId: last.trace_id };
+  }
+  return [...hits, ...(await listTraces(ch, tenantId, projectId, { ...f, before, limit: f.limit - hits.length }))];
+}
+
+/**
+ * The probes' sizes: first a few times the page (a word in most traces fills it there, reading the
+ * content of few traces), then `probeTraces` more (a word in one trace of several hundred).
+ */
+function probeSizes(limit: number, probeTraces: number): number[] {
+  const first = Math.min(probeTraces, Math.max(FIRST_PROBE_MIN, FIRST_PROBE_PAGES * limit));
+  return first < probeTraces ? [first, probeTraces] : [probeTraces];
+}
+
+/**
+ * The traces that can match when some word or phrase to find is in at most `cap` traces: those
+ * holding each such word in some stored row (of any settling, so a trace whose newest rows hold it
+ * is among them). Null when every word is in more; none when such a word is in none.
+ */
+async function termCandidates(
+  ch: ClickHouseStore,
+  tenantId: string,
+  projectId: string,
+  f: TraceListFilters & { search: NonNullable<TraceListFilters['search']> },
+  cap: number,
+): Promise<string[] | null> {
+  const scope = { tenantId, projectId };
+  const contentSince = f.contentSinceMs === undefined ? undefined : msToDateTime64(f.contentSinceMs);
+  const bounds = { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within, contentSince };
+  const found: Set<string>[] = [];
+  for (const term of f.search.terms) {
+    if (term.negated) continue;
+    const rows = await ch.read<{ trace_id: string }>(termTraceIds(ch, scope, term, bounds, cap), { lane: 'analytics', scope });
+    if (rows.length === 0) return [];
+    if (rows.length <= cap) found.push(new Set(rows.map((r) => r.trace_id)));
+  }
+  if (found.length === 0) return null;
+  const [first, ...others] = found;
+  return [...first].filter((id) => others.every((ids) => ids.has(id)));
 }

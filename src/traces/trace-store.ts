@@ -220,6 +220,29 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
   );
 }
 
+/** A listed trace's keyset position. */
+export interface TraceKey {
+  trace_id: string;
+  /** timestamp as DateTime64 text (UTC). */
+  ts: string;
+}
+
+/**
+ * The positions of the page listTraces would answer (without a search): the same conditions and
+ * order, only the two key columns read, so a search's probe of the newest traces (trace-search.ts)
+ * does not read every summary's columns.
+ */
+export async function listTraceKeys(ch: ClickHouseStore, tenantId: string, projectId: string, f: Omit<TraceListFilters, 'search'>): Promise<TraceKey[]> {
+  const scope = { tenantId, projectId };
+  return ch.read<TraceKey>(
+    sql`SELECT trace_id, toString(timestamp) AS ts FROM ${scopedTable(ch.table('traces'))} FINAL
+            WHERE ${join(listConditions(ch, scope, f), ' AND ')}
+            ORDER BY timestamp DESC, trace_id DESC
+            LIMIT ${param('UInt32', f.limit)}`,
+    { lane: 'interactive', scope },
+  );
+}
+
 /** The rows of the listed traces that hold a searched word, each with a window of text around it (search-snippet.ts). */
 export async function searchMatchRows(ch: ClickHouseStore, tenantId: string, projectId: string, search: SearchQuery, traceIds: string[]): Promise<MatchRow[]> {
   if (traceIds.length === 0) return [];

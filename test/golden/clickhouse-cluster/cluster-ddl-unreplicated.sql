@@ -1150,6 +1150,93 @@ ALTER TABLE `lookout`.`event_issue_local`
     MODIFY TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
     SETTINGS materialize_ttl_after_modify = 0;
 
+CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_v017_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    trace_id String,
+    field LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    text String CODEC(ZSTD(3)),
+    text_norm String CODEC(ZSTD(3)),
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3),
+    analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    INDEX text_norm_bigrams text_norm TYPE text(tokenizer = ngrams(2))
+)
+ENGINE = ReplacingMergeTree(processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id, field)
+TTL toDateTime(timestamp) + toIntervalDay(content_days)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_v017` AS `lookout`.`trace_content_v017_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_v017_local`, cityHash64(trace_id));
+
+INSERT INTO `lookout`.`trace_content` (tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at, analytics_days, content_days)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at, analytics_days, content_days
+FROM `lookout`.trace_content_v017
+WHERE (SELECT count() FROM `lookout`.trace_content_v017) > 0 AND processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.trace_content_v017)
+    AND cityHash64(tenant_id, project_id, trace_id, field, processed_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, trace_id, field, processed_at) FROM `lookout`.trace_content
+        WHERE (SELECT count() FROM `lookout`.trace_content_v017) > 0 AND processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.trace_content_v017)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`trace_content_v017` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`trace_content_v017_local` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_v017_local`
+(
+    tenant_id LowCardinality(String),
+    project_id LowCardinality(String),
+    trace_id String,
+    field LowCardinality(String),
+    timestamp DateTime64(3, 'UTC'),
+    text String CODEC(ZSTD(3)),
+    text_norm String CODEC(ZSTD(3)),
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3),
+    analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    INDEX text_norm_bigrams text_norm TYPE text(tokenizer = ngrams(2))
+)
+ENGINE = ReplacingMergeTree(processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id, field)
+TTL toDateTime(timestamp) + toIntervalDay(content_days)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_v017` AS `lookout`.`trace_content_v017_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_v017_local`, cityHash64(trace_id));
+
+INSERT INTO `lookout`.`trace_content_v017` (tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at, analytics_days, content_days)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at, analytics_days, content_days
+FROM `lookout`.trace_content;
+
+EXCHANGE TABLES `lookout`.`trace_content_local` AND `lookout`.`trace_content_v017_local`;
+
+CREATE OR REPLACE TABLE `lookout`.`trace_content` AS `lookout`.`trace_content_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_local`, cityHash64(trace_id));
+
+CREATE OR REPLACE TABLE `lookout`.`trace_content_v017` AS `lookout`.`trace_content_v017_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_v017_local`, cityHash64(trace_id));
+
+INSERT INTO `lookout`.`trace_content` (tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at, analytics_days, content_days)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at, analytics_days, content_days
+FROM `lookout`.trace_content_v017
+WHERE processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.trace_content_v017)
+    AND cityHash64(tenant_id, project_id, trace_id, field, processed_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, trace_id, field, processed_at) FROM `lookout`.trace_content
+        WHERE processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.trace_content_v017)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`trace_content_v017` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`trace_content_v017_local` SYNC;
+
 ALTER TABLE `lookout`.`traces_local`
     ADD COLUMN IF NOT EXISTS preview UInt8 DEFAULT 0 AFTER estimated_cost_usd;
 

@@ -70,7 +70,26 @@ describe('ClickHouse cluster DDL', () => {
     expect(statements).toContain(
       'CREATE TABLE IF NOT EXISTS `lookout`.`retention_settings` ON CLUSTER `lookout_cluster`\n(\n    tenant_id String,\n    project_id String,\n    analytics_days UInt8,\n    content_days UInt8\n)\nENGINE = Join(ANY, LEFT, tenant_id, project_id)\nSETTINGS join_any_take_last_row = 1',
     );
-    expect(statements.filter((s) => s.includes("joinGetOrNull('lookout.retention_settings'"))).toHaveLength(2 * Object.keys(SHARDING_KEYS).length);
+    // Each table's two columns, and 017's copy of trace_content (created twice: see below) with them.
+    expect(statements.filter((s) => s.includes("joinGetOrNull('lookout.retention_settings'"))).toHaveLength(2 * Object.keys(SHARDING_KEYS).length + 2);
+    // 017's rebuild of trace_content: the copy sharded as its table, its Keeper path by the table's
+    // UUID (EXCHANGE TABLES swaps names, not paths), with 015's retention TTL; the catch-up of a
+    // stopped run, the copy and the catch-up through the Distributed tables; after the swap each
+    // Distributed table is replaced over its local table.
+    const copies = statements.filter((s) => s.startsWith('CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_v017_local`'));
+    expect(copies).toHaveLength(2);
+    for (const copy of copies) {
+      expect(copy).toMatch(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{uuid\}\/\{shard\}', '\{replica\}', processed_at\)\n[\s\S]*\nTTL toDateTime\(timestamp\) \+ toIntervalDay\(content_days\)\nSETTINGS index_granularity = 256$/);
+      expect(copy).toContain('content_days UInt8 DEFAULT coalesce(');
+    }
+    expect(statements).toContain('CREATE TABLE IF NOT EXISTS `lookout`.`trace_content_v017` ON CLUSTER `lookout_cluster` AS `lookout`.`trace_content_v017_local`\nENGINE = Distributed(`lookout_cluster`, `lookout`, `trace_content_v017_local`, cityHash64(trace_id))');
+    const contentInserts = statements.filter((s) => /^INSERT INTO `lookout`.`trace_content(_v017)?` \(/.test(s));
+    expect(contentInserts).toHaveLength(3);
+    for (const insert of contentInserts) expect(insert).toMatch(/^INSERT INTO `lookout`.`trace_content(_v017)?` \([^)]*\bcontent_days\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
+    const swap = statements.indexOf('EXCHANGE TABLES `lookout`.`trace_content_local` AND `lookout`.`trace_content_v017_local` ON CLUSTER `lookout_cluster`');
+    expect(swap).toBeGreaterThan(0);
+    expect(statements.slice(swap + 1, swap + 3)).toEqual(['trace_content', 'trace_content_v017'].map((name) =>
+      `CREATE OR REPLACE TABLE \`lookout\`.\`${name}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${name}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${name}_local\`, cityHash64(trace_id))`));
   });
 
   it('matches the golden file without replication', () => {
@@ -93,7 +112,7 @@ describe('ClickHouse cluster DDL', () => {
     expect(statements.slice(1)).toEqual(replicatedText.slice(1));
     // Only the backfills write through the Distributed tables (run once); everything else runs on every node.
     expect(statements.filter(runsThroughDistributed)).toEqual(statements.filter((s) => s.startsWith('INSERT')));
-    expect(statements.filter(runsThroughDistributed)).toHaveLength(19);
+    expect(statements.filter(runsThroughDistributed)).toHaveLength(22);
   });
 
   it('leaves the single-node DDL as written', () => {
