@@ -64,6 +64,39 @@ describe('ClickHouse cluster DDL', () => {
       expect(alters[i + 1]).toBe(`ALTER TABLE \`lookout\`.\`${table}\` ON CLUSTER \`lookout_cluster\`\n${change}`);
       i++;
     }
+    // A backfill goes through the Distributed table, in the foreground, joining GLOBAL.
+    const inserts = statements.filter((s) => s.startsWith('INSERT INTO `lookout`.`event_'));
+    // 005's backfill, then for each of 009's and 010's three tables: the catch-up of a run stopped
+    // after its swap, the copy, and the catch-up.
+    expect(inserts).toHaveLength(19);
+    for (const insert of inserts.slice(1)) {
+      expect(insert).toMatch(/^INSERT INTO `lookout`.`event_\w+` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
+      expect(insert).not.toMatch(/_local|\{db\}/);
+    }
+    expect(inserts[0]).toMatch(/^INSERT INTO `lookout`.`event_trace_processed` \([^)]*\)\nSETTINGS distributed_foreground_insert = 1\nSELECT /);
+    expect(inserts[0]).not.toMatch(/_local|\{db\}/);
+    expect(inserts[0].match(/GLOBAL LEFT JOIN/g)).toHaveLength(2);
+    // 009's and 010's rebuild copies: sharded as their tables, and their Keeper path follows the
+    // table's UUID (EXCHANGE TABLES swaps names; a path named after the copy would then belong to the
+    // live table). 010's copies are partitioned by day.
+    for (const version of ['v009', 'v010']) {
+      for (const table of ['event_generation_completed', 'event_tool_called', 'event_span_errored']) {
+        const copy = statements.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_${version}_local\``));
+        expect(copy).toMatch(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{uuid\}\/\{shard\}', '\{replica\}', inserted_at\)/);
+        expect(copy).toContain(version === 'v010' ? 'PARTITION BY toDate(timestamp)' : 'PARTITION BY toYYYYMM(timestamp)');
+        expect(statements).toContain(`CREATE TABLE IF NOT EXISTS \`lookout\`.\`${table}_${version}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${table}_${version}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${table}_${version}_local\`, cityHash64(toString(trace_id)))`);
+      }
+    }
+    // 009's and 010's rebuilds: the local tables swap, then each Distributed table is replaced over
+    // its local table's new columns, with its sharding key.
+    const eventExchanges = statements.filter((s) => s.startsWith('EXCHANGE TABLES `lookout`.`event_'));
+    expect(eventExchanges).toHaveLength(6);
+    for (const exchange of eventExchanges) {
+      const [, table, version] = /^EXCHANGE TABLES `lookout`.`(\w+)_local` AND `lookout`.`\1_(v009|v010)_local` ON CLUSTER `lookout_cluster`$/.exec(exchange) ?? [];
+      const next = statements.slice(statements.indexOf(exchange) + 1, statements.indexOf(exchange) + 3);
+      expect(next).toEqual([`${table}`, `${table}_${version}`].map((name) =>
+        `CREATE OR REPLACE TABLE \`lookout\`.\`${name}\` ON CLUSTER \`lookout_cluster\` AS \`lookout\`.\`${name}_local\`\nENGINE = Distributed(\`lookout_cluster\`, \`lookout\`, \`${name}_local\`, cityHash64(toString(trace_id)))`));
+    }
     // Every table of a project reads its retention from its rows (clickhouse/015): a row TTL each, and column TTLs on spans and traces.
     expect(ttlChanges).toBe(Object.keys(SHARDING_KEYS).length + 2);
     // The retention settings the columns' defaults read (clickhouse/015): a Join table on every node, not sharded.
