@@ -82,11 +82,13 @@ export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, pro
   };
 }
 
-/** Distinct agent names of the tenant's processed traces (within the key's project when limited), sorted. */
+/** Distinct agent names of the tenant's settled traces (within the key's project when limited), sorted. */
 export async function agentNames(ch: ClickHouseStore, scope: TraceScope): Promise<string[]> {
   const rows = await ch.read<{ agent_name: string }>(
+    // Settled summaries only: a preview names the agent from a trace's first request, which the
+    // settled trace may name otherwise (trace-preview.ts), and this read has no FINAL to replace it.
     sql`SELECT DISTINCT agent_name FROM ${scopedTable(ch.table('traces'))}
-            WHERE ${tenantGuard(scope)} AND agent_name != ''
+            WHERE ${tenantGuard(scope)} AND agent_name != '' AND preview = 0
             ORDER BY agent_name`,
     { lane: 'analytics', scope },
   );

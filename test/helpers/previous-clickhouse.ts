@@ -37,8 +37,16 @@ export async function rows(store: ClickHouseStore, query: string): Promise<Recor
   return result.json();
 }
 
+/**
+ * Columns that migrations after the ones these tests cover add: 015's retention columns on every
+ * table and 018's preview flag on traces. A test of an earlier migration migrates an old installation
+ * up to that migration only, so it compares schemas and rows without them.
+ */
+export const LATER_COLUMNS: ReadonlySet<string> = new Set(['analytics_days', 'content_days', 'preview']);
+
 export async function columns(store: ClickHouseStore, table: string): Promise<Column[]> {
-  return (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
+  const all = (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as Column[];
+  return all.filter((c) => !LATER_COLUMNS.has(c.name));
 }
 
 /**

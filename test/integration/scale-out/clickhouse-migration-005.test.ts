@@ -15,7 +15,7 @@ import { migrationDirs } from '../../../src/app/service.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { migrateClickHouse, readMigrations } from '../../../src/platform/migrations.js';
-import { asText, CODECS_010, copyRows, tablesBefore } from '../../helpers/previous-clickhouse.js';
+import { asText, CODECS_010, copyRows, tablesBefore, LATER_COLUMNS } from '../../helpers/previous-clickhouse.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { baseInstant, viewsOverDataset } from '../analytics-views/dataset.js';
 import { seedThroughIngestion, startHarness, type Harness } from '../analytics-views/harness.js';
@@ -58,7 +58,7 @@ const LATER_TYPE = new Set([
 
 async function columns(store: ClickHouseStore, table: string): Promise<{ name: string; type: string; compression_codec: string }[]> {
   const all = (await rows(store, `SELECT name, type, compression_codec FROM system.columns WHERE database = '${store.database}' AND table = '${table}' ORDER BY position`)) as { name: string; type: string; compression_codec: string }[];
-  return all.filter((c) => !(LATER[table] ?? []).includes(c.name));
+  return all.filter((c) => !(LATER[table] ?? []).includes(c.name) && !LATER_COLUMNS.has(c.name));
 }
 
 /** The columns as this migration leaves them: types and codecs a later one changes are compared by its test. */
