@@ -55,6 +55,21 @@ export const ROUTES: Record<string, RouteCase> = {
   'POST /projects/{project_id}/deletions': { params: { project_id: 'projectId' }, foreign: 'path', body: (f) => ({ thread_id: `${f.marker} absent thread` }) },
   'GET /projects/{project_id}/deletions': { params: { project_id: 'projectId' }, foreign: 'path', query: () => ({ limit: '10' }) },
   'GET /deletions/{deletion_id}': { params: { deletion_id: 'deletionId' }, foreign: 'path' },
+  // Retention (set to what it already is: 90 days both, the default) and exports of the last two days
+  'GET /projects/{project_id}/retention': { params: { project_id: 'projectId' }, foreign: 'path' },
+  'PUT /projects/{project_id}/retention': { params: { project_id: 'projectId' }, foreign: 'path', body: () => ({ analytics_days: 90, content_days: 90 }) },
+  'GET /retention': { params: {}, foreign: 'none' },
+  'PUT /retention': { params: {}, foreign: 'none', body: () => ({ analytics_days: 90, content_days: 90 }) },
+  'GET /projects/{project_id}/export': {
+    params: { project_id: 'projectId' },
+    foreign: 'path',
+    query: () => ({ from: 'trace.processed', start: whole(Date.now() - 48 * hourMs), end_exclusive: whole(Date.now() + hourMs), format: 'ndjson' }),
+  },
+  'GET /projects/{project_id}/export/traces': {
+    params: { project_id: 'projectId' },
+    foreign: 'path',
+    query: () => ({ start: whole(Date.now() - 48 * hourMs), end_exclusive: whole(Date.now() + hourMs) }),
+  },
 
   // Cost
   'POST /admin/backfill-costs': { params: {}, foreign: 'ref', body: (f) => ({ project_id: f.projectId }) },
