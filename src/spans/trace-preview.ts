@@ -1,5 +1,6 @@
 import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { compareNs, type NormalizedSpan } from './normalized-span.js';
+import type { TraceRow } from './trace-summary.js';
 
 /**
  * A trace's row in the trace list from the moment its first spans are stored. Settling waits
@@ -16,25 +17,12 @@ import { compareNs, type NormalizedSpan } from './normalized-span.js';
 
 export const PREVIEW_PROCESSED_AT = '1970-01-01 00:00:00.000';
 
-export interface TracePreviewRow {
-  tenant_id: string;
-  project_id: string;
-  trace_id: string;
-  otel_trace_id: string;
-  timestamp: string;
-  service_name: string;
-  agent_name: string;
-  thread_id: string;
-  release: string;
-  tool_calls: string;
-  stats_tool_calls: string;
-  has_error: number;
-  total_duration_ms: number;
-  span_count: number;
-  error_count: number;
-  preview: 1;
-  processed_at: string;
-}
+/** The columns of a summary (TraceRow) a preview fills; the others keep their defaults. */
+export type TracePreviewRow = Pick<
+  TraceRow,
+  | 'tenant_id' | 'project_id' | 'trace_id' | 'otel_trace_id' | 'timestamp' | 'service_name' | 'agent_name' | 'thread_id' | 'release'
+  | 'tool_calls' | 'stats_tool_calls' | 'has_error' | 'total_duration_ms' | 'span_count' | 'error_count' | 'processed_at'
+> & { preview: 1 };
 
 /** The preview of one trace from its spans in a request (never empty), named as the summary names them. */
 export function tracePreviewRow(spans: readonly NormalizedSpan[], agentName: string): TracePreviewRow {
