@@ -18,8 +18,17 @@ const assetsDir = path.join(outDir, 'assets');
 const sourcemap = process.argv.includes('--sourcemap') ? 'linked' : false;
 
 const started = Date.now();
-fs.rmSync(outDir, { recursive: true, force: true });
 fs.mkdirSync(assetsDir, { recursive: true });
+
+// Every file is written whole under a temporary name and renamed into place, and the directory is
+// never emptied first: a build running beside another (each browser test builds before it starts)
+// or beside a serving process never lets a reader see a missing or half-written asset. Names carry
+// the content hash, so files of an older build are removed only after the new ones are in place.
+function writeAtomically(file, contents) {
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, contents);
+  fs.renameSync(temporary, file);
+}
 
 const result = await esbuild.build({
   entryPoints: [path.join(root, 'web', 'src', 'main.tsx')],
@@ -34,12 +43,14 @@ const result = await esbuild.build({
   entryNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
   metafile: true,
+  write: false,
   legalComments: 'linked',
   logLevel: 'warning',
   define: { 'process.env.NODE_ENV': '"production"' },
 });
 
-const outputs = Object.keys(result.metafile.outputs).map((file) => path.relative(assetsDir, path.resolve(root, file)));
+for (const file of result.outputFiles) writeAtomically(file.path, file.contents);
+const outputs = result.outputFiles.map((file) => path.relative(assetsDir, file.path));
 const script = outputs.find((file) => file.endsWith('.js'));
 const style = outputs.find((file) => file.endsWith('.css'));
 if (!script) throw new Error('esbuild produced no script');
@@ -61,9 +72,12 @@ ${style ? `<link rel="stylesheet" href="/assets/${style}">\n` : ''}<script type=
 </body>
 </html>
 `;
-fs.writeFileSync(path.join(outDir, 'index.html'), html);
-fs.writeFileSync(path.join(outDir, 'favicon.svg'), FAVICON_SVG);
-fs.writeFileSync(path.join(outDir, 'favicon.ico'), faviconIco());
+writeAtomically(path.join(outDir, 'index.html'), html);
+writeAtomically(path.join(outDir, 'favicon.svg'), FAVICON_SVG);
+writeAtomically(path.join(outDir, 'favicon.ico'), faviconIco());
+for (const file of fs.readdirSync(assetsDir)) {
+  if (!outputs.includes(file) && !file.endsWith('.tmp')) fs.rmSync(path.join(assetsDir, file), { force: true });
+}
 
 const sizes = outputs
   .filter((file) => !file.endsWith('.map') && !file.endsWith('.txt'))
