@@ -202,7 +202,7 @@ async function indexInsertCost(client: import('@clickhouse/client').ClickHouseCl
   const source = `SELECT tenant_id, project_id, concat(trace_id, '-copy') AS trace_id, field, timestamp, text, text_norm, processed_at FROM ${table} WHERE tenant_id = {tenant:String} AND project_id = {project:String} LIMIT 200000`;
   const time = async (target: string) => {
     const started = performance.now();
-    await client.command({ query: `INSERT INTO ${target} ${source}`, query_params: { tenant: tenantId, project: projectId } });
+    await client.command({ query: `INSERT INTO ${target} (tenant_id, project_id, trace_id, field, timestamp, text, text_norm, processed_at) ${source}`, query_params: { tenant: tenantId, project: projectId } });
     return performance.now() - started;
   };
   // Alternated, twice each, so neither side gets the warm cache alone.
