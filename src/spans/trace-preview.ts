@@ -1,6 +1,5 @@
-import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
-import { compareNs, type NormalizedSpan } from './normalized-span.js';
-import type { TraceRow } from './trace-summary.js';
+import type { NormalizedSpan } from './normalized-span.js';
+import { traceTiming, type TraceRow } from './trace-summary.js';
 
 /**
  * A trace's row in the trace list from the moment its first spans are stored. Settling waits
@@ -28,22 +27,15 @@ export type TracePreviewRow = Pick<
 export function tracePreviewRow(spans: readonly NormalizedSpan[], agentName: string): TracePreviewRow {
   const first = spans[0];
   const root = spans.find((s) => s.parentSpanId === '');
-  let minStart = first.startNs;
-  let maxEnd = first.endNs;
-  let errorCount = 0;
-  for (const s of spans) {
-    if (compareNs(s.startNs, minStart) < 0) minStart = s.startNs;
-    if (compareNs(s.endNs, maxEnd) > 0) maxEnd = s.endNs;
-    if (s.statusCode === 'ERROR') errorCount++;
-  }
+  const { timestamp, totalDurationMs } = traceTiming(spans, root);
+  const errorCount = spans.filter((s) => s.statusCode === 'ERROR').length;
   const pick = (get: (s: NormalizedSpan) => string) => spans.map(get).find((v) => v !== '') ?? '';
   return {
     tenant_id: first.tenantId,
     project_id: first.projectId,
     trace_id: first.traceId,
     otel_trace_id: first.otelTraceId,
-    // The summary's rule: the root's start, else the earliest start.
-    timestamp: nsToDateTime64(root ? root.startNs : minStart),
+    timestamp,
     service_name: root?.serviceName || pick((s) => s.serviceName),
     agent_name: agentName,
     thread_id: pick((s) => s.threadId),
@@ -52,7 +44,7 @@ export function tracePreviewRow(spans: readonly NormalizedSpan[], agentName: str
     tool_calls: '[]',
     stats_tool_calls: '[]',
     has_error: errorCount > 0 ? 1 : 0,
-    total_duration_ms: root ? root.durationMs : Math.max(0, Number(BigInt(maxEnd) - BigInt(minStart)) / 1e6),
+    total_duration_ms: totalDurationMs,
     span_count: spans.length,
     error_count: errorCount,
     preview: 1,

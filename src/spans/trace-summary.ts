@@ -245,14 +245,7 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
   };
 
   const errorCount = spans.filter((s) => s.statusCode === 'ERROR').length;
-  let minStart = first.startNs;
-  let maxEnd = first.endNs;
-  for (const s of spans) {
-    if (compareNs(s.startNs, minStart) < 0) minStart = s.startNs;
-    if (compareNs(s.endNs, maxEnd) > 0) maxEnd = s.endNs;
-  }
-  const totalDurationMs = root ? root.durationMs : Number(BigInt(maxEnd) - BigInt(minStart)) / 1e6;
-  const timestamp = nsToDateTime64(root ? root.startNs : minStart);
+  const { timestamp, totalDurationMs } = traceTiming(spans, root);
   const pick = (get: (s: NormalizedSpan) => string) => ordered.map(get).find((v) => v !== '') ?? '';
 
   const usage: TraceUsage = {
@@ -317,4 +310,21 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
     if (call.spans.length > 1 || holder.parentSpanId !== '') generationRows.push(generationRow(holder, call, options.origin));
   }
   return { processed, trace, tools, generations: generationRows, usage, tree };
+}
+
+/**
+ * A trace's time and duration from its spans: the root's start and duration, else the earliest start
+ * to the latest end. The summary and the preview (trace-preview.ts) both use it.
+ */
+export function traceTiming(spans: readonly NormalizedSpan[], root: NormalizedSpan | null | undefined): { timestamp: string; totalDurationMs: number } {
+  let minStart = spans[0].startNs;
+  let maxEnd = spans[0].endNs;
+  for (const s of spans) {
+    if (compareNs(s.startNs, minStart) < 0) minStart = s.startNs;
+    if (compareNs(s.endNs, maxEnd) > 0) maxEnd = s.endNs;
+  }
+  return {
+    timestamp: nsToDateTime64(root ? root.startNs : minStart),
+    totalDurationMs: root ? root.durationMs : Number(BigInt(maxEnd) - BigInt(minStart)) / 1e6,
+  };
 }
