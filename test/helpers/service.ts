@@ -9,6 +9,7 @@ import { projectRoot } from '../../src/app/project-root.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../src/platform/postgres/postgres.js';
 import type { PostgresStatementStats } from '../../src/platform/postgres/postgres-statement-stats.js';
+import { copyMigratedStores } from './migrated-stores.js';
 import { serverEnv } from './test-clickhouse.js';
 import { tempDataDir } from './temp-dir.js';
 
@@ -72,6 +73,10 @@ export async function startTestService(
     ...env,
   });
   const config = options.otlpGrpc ? { ...loaded, otlpGrpc: { port: 0, host: loaded.host } } : loaded;
+  await copyMigratedStores(dataDir, {
+    postgres: !config.databaseUrl,
+    clickhouse: !config.clickhouse.url && !options.clickhouse && !config.clickhouse.cluster && config.clickhouse.database === 'lookout',
+  });
   const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse, harness: options.harness });
   const api = `${service.url}/api`;
   const call: TestService['call'] = async (method, apiPath, options = {}) => {
@@ -158,24 +163,25 @@ export async function spawnService(
   options: { onOutput?: (output: string) => void } = {},
 ): Promise<SpawnedService> {
   const entry = harness ? [path.join(projectRoot, 'test', 'helpers', 'service-main.ts'), JSON.stringify(harness)] : [path.join(projectRoot, 'src', 'main.ts')];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...entry], {
-    cwd: projectRoot,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOOKOUT_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-      LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
-      LOG_LEVEL: 'info',
-      ...serverEnv(dataDir),
-      // Off unless a test asks for a port: spawned services run side by side, 4317 only once.
-      OTLP_GRPC_PORT: '0',
-      METRICS_PORT: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOOKOUT_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    LOOKOUT_SYSTEM_KEY: SYSTEM_KEY,
+    LOG_LEVEL: 'info',
+    ...serverEnv(dataDir),
+    // Off unless a test asks for a port: spawned services run side by side, 4317 only once.
+    OTLP_GRPC_PORT: '0',
+    METRICS_PORT: '0',
+    ...env,
+  };
+  await copyMigratedStores(dataDir, {
+    postgres: !childEnv.DATABASE_URL,
+    clickhouse: !childEnv.CLICKHOUSE_URL && !childEnv.CLICKHOUSE_CLUSTER && (childEnv.CLICKHOUSE_DATABASE || 'lookout') === 'lookout',
   });
+  const child = spawn(process.execPath, ['--import', 'tsx', ...entry], { cwd: projectRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // A test that fails before stopping its service must not leave it running after the test process ends.
