@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * What goes over the wire to a browser: the bundle, the page and the API's JSON compressed when the
@@ -18,7 +18,7 @@ const webDir = path.join(projectRoot, 'dist', 'web');
 const JS_BUDGET_GZIP_BYTES = 80 * 1024;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   assets = fs.readdirSync(path.join(webDir, 'assets'));
   svc = await startTestService();
 }, 240_000);

@@ -1,8 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { formatCount, formatMs, formatNumber, formatRate, formatUsd, formatUsdColumn } from '../../../web/src/format.js';
 import { hourlyQueries, hoursOf } from '../../../web/src/api/hourly-series.js';
@@ -11,6 +8,7 @@ import { launchBrowser, screenshot, type Browser } from './browser.js';
 import { chartTable, expectNoSidewaysScroll, rowOrder, shownWindow, statText, tableCells } from './figures.js';
 import { sendLongTrace } from './long-trace.js';
 import { seedWithDemo } from './seed.js';
+import { buildWebOnce } from './built-web.js';
 
 // One service seeded by the demo, one browser; the tests run in order as one person's visit.
 let svc: TestService;
@@ -21,7 +19,7 @@ let emptyProjectId: string;
 let longProjectId: string;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService();
   projectId = await seedWithDemo(svc);
   emptyProjectId = (await svc.newProject('empty project')).id;

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 import { expectNoSidewaysScroll, restBody } from './figures.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * The project settings page's data section in Chromium (docs/data-lifecycle.md): the project's
@@ -19,7 +17,7 @@ let projectId: string;
 let deletionIds: string[];
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService();
   projectId = (await svc.newProject('Data lifecycle')).id;
   // Two jobs: traces that were never stored (the job finds nothing and succeeds), and a thread.

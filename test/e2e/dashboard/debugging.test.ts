@@ -1,14 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { formatMs } from '../../../web/src/format.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 import { expectNoSidewaysScroll, restBody, shownWindow } from './figures.js';
 import { seedWithDemo } from './seed.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * The dashboard as a debugging tool, in a browser whose own zone is America/Los_Angeles: the trace
@@ -24,7 +22,7 @@ let projectId: string;
 const requests: string[] = [];
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService();
   projectId = await seedWithDemo(svc);
   browser = await launchBrowser({ timezoneId: ZONE });

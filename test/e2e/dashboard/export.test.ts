@@ -1,14 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, waitFor } from '../../integration/ingest/otlp-client.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 import { expectNoSidewaysScroll } from './figures.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * "Export" on the project settings in Chromium, signed in with a read key (held in the tab's
@@ -22,7 +20,7 @@ let projectId: string;
 let readKey: string;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService({ TRACE_SETTLE_MS: '100' });
   projectId = (await svc.newProject('export')).id;
   readKey = await svc.newKey('read');

@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, waitFor } from '../../integration/ingest/otlp-client.js';
 import { ago } from '../../../web/src/format.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * The dashboard says how fresh its figures are: "Updated … ago" from the answers' data_as_of, and a
@@ -21,7 +19,7 @@ let page: Page;
 let projectId: string;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService({ LOOKOUT_ROLES: 'api,ingest', TRACE_SETTLE_MS: '100', SETTLE_MAX_LAG_MS: '1000' });
   projectId = (await svc.newProject('freshness')).id;
   browser = await launchBrowser();

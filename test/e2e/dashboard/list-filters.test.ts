@@ -4,16 +4,14 @@
  * filter goes into the URL under the API's parameter name, survives a reload, and the rows and the
  * count shown are the REST answer's; the issue list sorts by agent; at 390 px nothing scrolls sideways.
  */
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { sendRuns, type RunSpec } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { waitFor } from '../../integration/ingest/otlp-client.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 import { expectNoSidewaysScroll, restBody } from './figures.js';
+import { buildWebOnce } from './built-web.js';
 
 let svc: TestService;
 let browser: Browser & { consoleErrors: string[] };
@@ -52,7 +50,7 @@ async function expectRestList(params: string) {
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService({ TRACE_SETTLE_MS: '100' });
   projectId = (await svc.newProject('list filters')).id;
   await sendRuns(svc.url, svc.adminKey, projectId, RUNS);

@@ -1,14 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { postOtlp, waitFor } from '../../integration/ingest/otlp-client.js';
 import { snippetParts } from '../../../web/src/snippet-parts.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
 import { expectNoSidewaysScroll } from './figures.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * The trace list's search box: `/` focuses it, Enter searches (kept in the URL as q), each hit shows
@@ -21,7 +19,7 @@ let page: Page;
 let projectId: string;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   svc = await startTestService({ TRACE_SETTLE_MS: '100' });
   projectId = (await svc.newProject('search')).id;
   const runs = [

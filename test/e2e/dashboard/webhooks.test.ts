@@ -1,12 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/app/project-root.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { createEndpoint, eventually } from '../../integration/webhooks/harness.js';
 import { startReceiver, type Receiver } from '../../integration/webhooks/receiver.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
+import { buildWebOnce } from './built-web.js';
 
 /**
  * The project settings page in Chromium: it lists the project's webhook
@@ -24,7 +22,7 @@ let broken: { id: string; secret: string };
 const failedLoads: string[] = [];
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(projectRoot, 'scripts', 'build-web.mjs')], { cwd: projectRoot, stdio: 'pipe' });
+  buildWebOnce();
   receiver = await startReceiver();
   receiver.reply = (req) => (req.path === '/broken' ? { status: 500 } : { status: 200 });
   svc = await startTestService({ LOOKOUT_WEBHOOK_ALLOW_PRIVATE: '1' }, undefined, { harness: { webhookBackoffBaseMs: 60_000 } });
