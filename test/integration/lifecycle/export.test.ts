@@ -264,13 +264,16 @@ describe('GET /projects/{project_id}/export', () => {
 
   it('frees its analytics slot when the reader goes away mid-stream', async () => {
     const ch = svc.service.deps.ch;
-    // Enough rows that the answer outlasts the first chunk: seeded inside the engine.
+    // Far more bytes than sockets and streams buffer (~100 MB of rows), seeded inside the engine, so
+    // the reader goes away while the answer is still being produced. Only its first chunk is read,
+    // so the volume costs the insert alone; one row per millisecond from `base`.
+    const seeded = 400_000;
     await ch.client.command({
       query: `INSERT INTO ${ch.table('event_tool_called')} (tenant_id, project_id, timestamp, actor, surface, user_id, api_key_id, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error)
-              SELECT {tenant:String}, {project:String}, fromUnixTimestamp64Milli(toInt64({base:Int64} + number % 3600000), 'UTC'), 'api_key', 'api', '', '', 'bulk', 'bulk',
+              SELECT {tenant:String}, {project:String}, fromUnixTimestamp64Milli(toInt64({base:Int64} + number), 'UTC'), 'api_key', 'api', '', '', 'bulk', 'bulk',
                      generateUUIDv4(number), cityHash64(number), 1, 1, 0
-              FROM numbers(400000)`,
-      query_params: { tenant: svc.service.bootstrap!.tenantId, project: otherProjectId, base: base.getTime() },
+              FROM numbers({rows:UInt64})`,
+      query_params: { tenant: svc.service.bootstrap!.tenantId, project: otherProjectId, base: base.getTime(), rows: seeded },
     });
     const controller = new AbortController();
     const res = await fetch(`${svc.api}${exportPath(otherProjectId, { from: 'tool.called', ...window })}`, { headers: { authorization: `Bearer ${svc.adminKey}` }, signal: controller.signal });
@@ -281,16 +284,20 @@ describe('GET /projects/{project_id}/export', () => {
     controller.abort();
     await reader.read().catch(() => undefined);
     await until('the export to give its slot back', async () => ch.gates.analytics.load.running === 0);
-    // And the lane serves the next export in full.
-    const full = await download(exportPath(otherProjectId, { from: 'tool.called', ...window, format: 'csv' }));
+    // And the lane serves the next export in full: the first 150 seconds of the seeded rows, which
+    // the engine answers in several blocks (at most 65,409 rows each) — on the embedded engine each
+    // its own chunk with its own CSV header line, of which only the first may reach the file.
+    const part = { start: window.start, end_exclusive: iso(new Date(base.getTime() + 150_000)) };
+    const rows = 150_000;
+    const full = await download(exportPath(otherProjectId, { from: 'tool.called', ...part, format: 'csv' }));
     expect(full.status).toBe(200);
-    expect(full.bytes.toString('utf8').trim().split('\n')).toHaveLength(1 + 400000);
-    // Many blocks' worth of rows make one Parquet file that the engine reads back whole.
-    const parquet = await download(exportPath(otherProjectId, { from: 'tool.called', ...window, format: 'parquet' }));
+    expect(full.bytes.toString('utf8').trim().split('\n')).toHaveLength(1 + rows);
+    // Many blocks' worth of rows (two Parquet row groups of at most 100,000) make one Parquet file that the engine reads back whole.
+    const parquet = await download(exportPath(otherProjectId, { from: 'tool.called', ...part, format: 'parquet' }));
     const file = path.join(svc.dataDir, 'bulk.parquet');
     fs.writeFileSync(file, parquet.bytes);
     const read = await ch.client.query({ query: 'SELECT count() AS n, uniqExact(span_id) AS spans FROM file({file:String}, Parquet)', query_params: { file }, format: 'JSONEachRow' });
-    expect(await read.json()).toEqual([{ n: 400000, spans: 400000 }]);
+    expect(await read.json()).toEqual([{ n: rows, spans: rows }]);
   }, 180_000);
 });
 
