@@ -107,6 +107,8 @@ export interface TraceListFilters {
   threadId?: string;
   /** One of the trace's models_used. */
   model?: string;
+  /** The name of one of the trace's tool calls (stats_tool_calls). */
+  tool?: string;
   release?: string;
   /** Inclusive bounds on total_duration_ms. */
   durationMs?: NumberRange;
@@ -173,6 +175,9 @@ function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceLis
   if (f.hasError !== undefined) where.push(sql`has_error = ${param('UInt8', f.hasError ? 1 : 0)}`);
   if (f.threadId !== undefined) where.push(sql`thread_id = ${param('String', f.threadId)}`);
   if (f.model !== undefined) where.push(sql`has(models_used, ${param('String', f.model)})`);
+  // stats_tool_calls lists the run's tool calls by name and status (JSON written by trace-summary.ts),
+  // kept for analytics_days like the other figures, so the filter outlives the content.
+  if (f.tool !== undefined) where.push(sql`arrayExists(call -> JSONExtractString(call, 'name') = ${param('String', f.tool)}, JSONExtractArrayRaw(stats_tool_calls))`);
   if (f.release !== undefined) where.push(sql`release = ${param('String', f.release)}`);
   if (f.durationMs) where.push(...inRange('total_duration_ms', f.durationMs));
   if (f.costUsd) where.push(...inRange('estimated_cost_usd', f.costUsd));
