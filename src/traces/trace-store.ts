@@ -82,12 +82,17 @@ export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, pro
   };
 }
 
-/** Distinct agent names of the tenant's settled traces (within the key's project when limited), sorted. */
+/**
+ * Distinct agent names of the tenant's settled traces (within the key's project when limited), sorted.
+ * Each trace names its agent by its newest summary (FINAL, then the conditions, as the list reads
+ * them): a trace settled again under another agent no longer names the former one, whether or not
+ * the engine merged its rows yet. A preview (trace-preview.ts) carries the oldest version, so a
+ * settled summary always replaces it; a trace with only its preview is left out, as it may name its
+ * agent otherwise once it settles.
+ */
 export async function agentNames(ch: ClickHouseStore, scope: TraceScope): Promise<string[]> {
   const rows = await ch.read<{ agent_name: string }>(
-    // Settled summaries only: a preview names the agent from a trace's first request, which the
-    // settled trace may name otherwise (trace-preview.ts), and this read has no FINAL to replace it.
-    sql`SELECT DISTINCT agent_name FROM ${scopedTable(ch.table('traces'))}
+    sql`SELECT DISTINCT agent_name FROM ${scopedTable(ch.table('traces'))} FINAL
             WHERE ${tenantGuard(scope)} AND agent_name != '' AND preview = 0
             ORDER BY agent_name`,
     { lane: 'analytics', scope },
