@@ -145,6 +145,9 @@ describe('trace list filters', () => {
     expect((await readAll(a, 'tool=lookup_order_v2')).ids).toHaveLength(1);
     // A name no run called lists nothing and counts 0.
     expect((await list(a, 'tool=no_such_tool&include_total=true')).body).toMatchObject({ traces: [], total: 0, next_cursor: null });
+    // The OpenAPI document declares it from the same schema ajv validates.
+    const parameters = (await svc.call('GET', '/openapi.json')).body.paths['/projects/{project_id}/traces'].get.parameters as { name: string; in: string; schema: object }[];
+    expect(parameters.find((p) => p.name === 'tool')).toMatchObject({ in: 'query', schema: { type: 'string', minLength: 1, maxLength: 200 } });
   });
 
   it('release: exact', async () => {
