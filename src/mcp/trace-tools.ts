@@ -23,7 +23,7 @@ export const searchTracesTool: McpTool = {
   description:
     'Find a project\'s traces by what was said in them: agent input and output, messages, tool names, arguments and results, errors, span names and attribute values, in any language. ' +
     'q: words are ANDed, "a phrase" in quotes, -word excludes, field:word searches one field (input, output, tool, error, name, attribute); case-insensitive, a word matches inside longer words, at least 2 characters each. ' +
-    'Optional filters agent_name, has_error, thread_id, model (one of the models called), release, min_duration_ms/max_duration_ms, min_cost_usd/max_cost_usd (inclusive), ' +
+    'Optional filters agent_name, has_error, thread_id, model (one of the models called), tool (one of the tools called), release, min_duration_ms/max_duration_ms, min_cost_usd/max_cost_usd (inclusive), ' +
     'start/end (ISO 8601), limit (default 50, at most 200) and cursor (next_cursor of the previous page); include_total=true adds total, the count of every matching trace. ' +
     'Returns {traces, next_cursor}; each trace has match {field, snippet}, the snippet HTML-escaped with the words in <mark>…</mark>.',
   inputSchema: toolInputSchema(

@@ -18,6 +18,7 @@ export interface TraceListQuery {
   start?: string;
   end?: string;
   model?: string;
+  tool?: string;
   release?: string;
   /** Inclusive bounds on total_duration_ms. */
   minDurationMs?: number;
@@ -41,6 +42,7 @@ export function listQueryOf(p: TraceListParams): TraceListQuery {
     hasError: p.has_error,
     threadId: p.thread_id,
     model: p.model,
+    tool: p.tool,
     release: p.release,
     minDurationMs: p.min_duration_ms,
     maxDurationMs: p.max_duration_ms,
@@ -63,6 +65,7 @@ export function storeFilters(query: TraceListQuery, limit: number): TraceListFil
     hasError: query.hasError,
     threadId: query.threadId,
     model: query.model,
+    tool: query.tool,
     release: query.release,
     durationMs: range(query.minDurationMs, query.maxDurationMs, 'duration_ms'),
     costUsd: range(query.minCostUsd, query.maxCostUsd, 'cost_usd'),

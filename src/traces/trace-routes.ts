@@ -74,7 +74,7 @@ export function traceRoutes(deps: AppDeps): Router {
 
   defineRoute<unknown, TraceListQuery>(router, deps, {
     method: 'get', path: '/projects/{project_id}/traces', tag: 'traces', scope: 'read', projectParam: true,
-    summary: 'Processed traces of a project, newest first, with cursor pagination and filters (agent, outcome, thread, model, release, duration, cost, time); `q` searches their content (docs/search.md); `include_total=true` adds the count of matching traces',
+    summary: 'Processed traces of a project, newest first, with cursor pagination and filters (agent, outcome, thread, model, tool, release, duration, cost, time); `q` searches their content (docs/search.md); `include_total=true` adds the count of matching traces',
     query: TraceListQuery,
     responses: { 200: { description: 'A page of traces', schema: TraceListRef } },
     handler: async ({ tenantId, project, query }) => {

@@ -44,6 +44,7 @@ export const TraceListQuery = Type.Object(
     start: Type.Optional(Type.String({ description: 'ISO 8601, inclusive' })),
     end: Type.Optional(Type.String({ description: 'ISO 8601, exclusive' })),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only traces that called this model (one of models_used, exact).' })),
+    tool: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only traces that called this tool (the name of one of their tool calls, exact).' })),
     release: Type.Optional(Type.String({ maxLength: 200, description: 'Only traces of this release (exact; empty: traces without one).' })),
     min_duration_ms: Type.Optional(Type.Number({ minimum: 0, maximum: LIST_BOUND_MAX, description: 'Only traces whose total_duration_ms is at least this (inclusive).' })),
     max_duration_ms: Type.Optional(Type.Number({ minimum: 0, maximum: LIST_BOUND_MAX, description: 'Only traces whose total_duration_ms is at most this (inclusive).' })),

@@ -82,12 +82,17 @@ export async function storedTraceCost(ch: ClickHouseStore, tenantId: string, pro
   };
 }
 
-/** Distinct agent names of the tenant's settled traces (within the key's project when limited), sorted. */
+/**
+ * Distinct agent names of the tenant's settled traces (within the key's project when limited), sorted.
+ * Each trace names its agent by its newest summary (FINAL, then the conditions, as the list reads
+ * them): a trace settled again under another agent no longer names the former one, whether or not
+ * the engine merged its rows yet. A preview (trace-preview.ts) carries the oldest version, so a
+ * settled summary always replaces it; a trace with only its preview is left out, as it may name its
+ * agent otherwise once it settles.
+ */
 export async function agentNames(ch: ClickHouseStore, scope: TraceScope): Promise<string[]> {
   const rows = await ch.read<{ agent_name: string }>(
-    // Settled summaries only: a preview names the agent from a trace's first request, which the
-    // settled trace may name otherwise (trace-preview.ts), and this read has no FINAL to replace it.
-    sql`SELECT DISTINCT agent_name FROM ${scopedTable(ch.table('traces'))}
+    sql`SELECT DISTINCT agent_name FROM ${scopedTable(ch.table('traces'))} FINAL
             WHERE ${tenantGuard(scope)} AND agent_name != '' AND preview = 0
             ORDER BY agent_name`,
     { lane: 'analytics', scope },
@@ -107,6 +112,8 @@ export interface TraceListFilters {
   threadId?: string;
   /** One of the trace's models_used. */
   model?: string;
+  /** The name of one of the trace's tool calls (stats_tool_calls). */
+  tool?: string;
   release?: string;
   /** Inclusive bounds on total_duration_ms. */
   durationMs?: NumberRange;
@@ -173,6 +180,9 @@ function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceLis
   if (f.hasError !== undefined) where.push(sql`has_error = ${param('UInt8', f.hasError ? 1 : 0)}`);
   if (f.threadId !== undefined) where.push(sql`thread_id = ${param('String', f.threadId)}`);
   if (f.model !== undefined) where.push(sql`has(models_used, ${param('String', f.model)})`);
+  // stats_tool_calls lists the run's tool calls by name and status (JSON written by trace-summary.ts),
+  // kept for analytics_days like the other figures, so the filter outlives the content.
+  if (f.tool !== undefined) where.push(sql`arrayExists(call -> JSONExtractString(call, 'name') = ${param('String', f.tool)}, JSONExtractArrayRaw(stats_tool_calls))`);
   if (f.release !== undefined) where.push(sql`release = ${param('String', f.release)}`);
   if (f.durationMs) where.push(...inRange('total_duration_ms', f.durationMs));
   if (f.costUsd) where.push(...inRange('estimated_cost_usd', f.costUsd));

@@ -11,10 +11,11 @@ import { clickhouseUnavailable } from '../store-errors.js';
 import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type GateLimits } from './sql/analytics-gate.js';
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
-import { param, raw, sql, type Fragment } from './sql/fragment.js';
+import type { Fragment } from './sql/fragment.js';
 import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type StreamOptions, type WriteLane } from './sql/statement-runner.js';
 import type { RawStream, StreamFormat } from './sql/statement-stream.js';
-import { quoteString, typedLiteral } from './sql/typed-literal.js';
+import { typedLiteral } from './sql/typed-literal.js';
+import { insertOnEveryReplica } from './replica-insert.js';
 
 /**
  * Settings every statement carries, on both backends (the server client's defaults; the embedded
@@ -274,18 +275,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
         }
         return;
       }
-      // remote() takes Lookout's own credentials as literals (the engine hides them in its logs).
-      const columns = Object.keys(rows[0] ?? {});
-      const literal = (v: unknown) => (typeof v === 'number' ? String(v) : quoteString(String(v)));
-      const values = rows.map((row) => `(${columns.map((c) => literal((row as Record<string, unknown>)[c])).join(', ')})`).join(', ');
-      const replicas = await runner.read<{ address: string }>(
-        sql`SELECT DISTINCT concat(host_address, ':', toString(port)) AS address FROM system.clusters WHERE cluster = ${param('String', options.cluster)}`,
-        { lane: 'system' },
-      );
-      for (const { address } of replicas) {
-        const target = `FUNCTION remote(${[address, database, table, options.user, options.password].map(quoteString).join(', ')})`;
-        await runner.command(raw(`INSERT INTO ${target} (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ${values}`), 'system');
-      }
+      await insertOnEveryReplica(runner, { cluster: options.cluster, database, table, user: options.user, password: options.password }, rows);
     },
     close: async () => {
       await stats?.write(client);

@@ -1,8 +1,10 @@
 /**
  * The trace list's model, release, duration and cost filters with the count of matching traces,
- * and the issue list's agent and trend columns, in Chromium at desktop and phone widths: each
- * filter goes into the URL under the API's parameter name, survives a reload, and the rows and the
- * count shown are the REST answer's; the issue list sorts by agent; at 390 px nothing scrolls sideways.
+ * the drill-down from a model row and a tool row to that list, and the issue list's agent and trend
+ * columns, in Chromium at desktop and phone widths: each filter goes into the URL under the API's
+ * parameter name, survives a reload, and the rows and the count shown are the REST answer's; a
+ * model's or tool's name opens the list filtered by it with the page's window as start and end; the
+ * issue list sorts by agent; at 390 px nothing scrolls sideways.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,13 +12,15 @@ import { sendRuns, type RunSpec } from '../../helpers/otlp-json.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { waitFor } from '../../integration/ingest/otlp-client.js';
 import { launchBrowser, screenshot, type Browser } from './browser.js';
-import { expectNoSidewaysScroll, restBody } from './figures.js';
+import { expectNoSidewaysScroll, restBody, shownWindow, tableCells } from './figures.js';
 import { buildWebOnce } from './built-web.js';
 
 let svc: TestService;
 let browser: Browser & { consoleErrors: string[] };
 let page: Page;
 let projectId: string;
+/** The OpenTelemetry trace id of each of RUNS, in order. */
+let sentIds: string[];
 
 const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000);
 const RUNS: RunSpec[] = [
@@ -53,7 +57,7 @@ beforeAll(async () => {
   buildWebOnce();
   svc = await startTestService({ TRACE_SETTLE_MS: '100' });
   projectId = (await svc.newProject('list filters')).id;
-  await sendRuns(svc.url, svc.adminKey, projectId, RUNS);
+  sentIds = await sendRuns(svc.url, svc.adminKey, projectId, RUNS);
   await waitFor(async () => {
     const traces = (await svc.call('GET', `/projects/${projectId}/traces`)).body.traces?.length;
     const issues = (await svc.call('GET', `/projects/${projectId}/issues`)).body.issues as { occurrence_count: number }[] | undefined;
@@ -124,6 +128,67 @@ describe('trace list filters and count', () => {
     await expectNoSidewaysScroll(page);
     await screenshot(page, 'trace-list-filters-phone', { fullPage: true });
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+});
+
+describe('drill-down from model and tool rows', () => {
+  /** Lookout's ids of the runs of RUNS that `keep`, sorted. */
+  async function runIds(keep: (run: RunSpec) => boolean): Promise<string[]> {
+    const listed = (await restBody(svc, `/projects/${projectId}/traces?limit=50`)).traces as { id: string; otel_trace_id: string }[];
+    return sentIds.filter((_, i) => keep(RUNS[i])).map((otel) => listed.find((t) => t.otel_trace_id === otel)!.id).sort();
+  }
+
+  /** Clicks the name in the row and checks the list it lands on: the filter and the page's window in the URL, the REST list shown. */
+  async function drill(tableId: string, column: string, name: string, filter: 'model' | 'tool') {
+    const window = await shownWindow(page);
+    await page.locator(`[data-testid="${tableId}"] tr[data-row-key="${name}"] td[data-column="${column}"] a`).click();
+    await page.waitForURL(/\/traces\?/);
+    const url = new URL(page.url());
+    expect(url.pathname).toBe(`/p/${projectId}/traces`);
+    expect(url.searchParams.get(filter)).toBe(name);
+    expect(url.searchParams.get('start')).toBe(window.start);
+    expect(url.searchParams.get('end')).toBe(window.endExclusive);
+    const listed = await expectRestList(`${filter}=${name}&start=${window.start}&end=${window.endExclusive}`);
+    expect(await page.inputValue(`[data-testid="filter-${filter}"]`)).toBe(name);
+    return listed as { total: number; traces: { id: string }[] };
+  }
+
+  it('a model row and a tool row open the trace list filtered by them, with the window kept', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(`${svc.url}/p/${projectId}/models?range=7d`);
+    await page.locator('[data-testid="model-scorecard"]').waitFor();
+    expect(await page.locator('[data-testid="drill-down-note"]').innerText()).toContain('started in this window');
+    const modelTraces = (await tableCells(page, 'model-scorecard'))['gpt-4o-mini'].traces;
+    const mini = await drill('model-scorecard', 'model', 'gpt-4o-mini', 'model');
+    expect(mini.traces.map((t) => t.id).sort()).toEqual(await runIds((run) => run.generations.some((g) => g.model === 'gpt-4o-mini')));
+    expect(mini.total).toBe(2);
+    // The scorecard's Traces counts the runs that started in the window and called the model: what the list counts.
+    expect(modelTraces).toBe(String(mini.total));
+    await screenshot(page, 'drill-down-model');
+
+    await page.goto(`${svc.url}/p/${projectId}/tools?range=24h`);
+    await page.locator('[data-testid="tool-aggregates"]').waitFor();
+    const lookups = await drill('tool-aggregates', 'tool', 'refund_lookup', 'tool');
+    expect(lookups.traces.map((t) => t.id).sort()).toEqual(await runIds((run) => (run.tools ?? []).some((t) => t.name === 'refund_lookup')));
+    expect(lookups.total).toBe(2);
+    await screenshot(page, 'drill-down-tool');
+
+    // The Overview's top models link the same way; back returns to the page drilled from.
+    await page.goto(`${svc.url}/p/${projectId}?range=24h`);
+    await page.locator('[data-testid="top-models"]').waitFor();
+    const gpt4o = await drill('top-models', 'model', 'gpt-4o', 'model');
+    expect(gpt4o.traces.map((t) => t.id).sort()).toEqual(await runIds((run) => run.generations.some((g) => g.model === 'gpt-4o')));
+    await page.goBack();
+    await page.locator('[data-testid="top-models"]').waitFor();
+
+    // On a phone the tables become cards and the links still fit.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${svc.url}/p/${projectId}/tools?range=24h`);
+    await page.locator('[data-testid="tool-aggregates"]').waitFor();
+    await expectNoSidewaysScroll(page);
+    await drill('tool-aggregates', 'tool', 'send_invoice', 'tool');
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(browser.consoleErrors).toEqual([]);
   });
 });
 

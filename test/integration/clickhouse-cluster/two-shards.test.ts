@@ -15,6 +15,7 @@ import { computeCostObject } from '../../../src/cost/cost-object.js';
 import { traceHooks } from '../../../src/ingest/trace-hook-registry.js';
 import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
+import { insertOnEveryReplica } from '../../../src/platform/clickhouse/replica-insert.js';
 import { SHARDING_KEYS } from '../../../src/platform/clickhouse/clickhouse-layout.js';
 import { TRACE_TABLES } from '../../../src/platform/clickhouse/trace-tables.js';
 import { parseSearchQuery } from '../../../src/traces/search-query.js';
@@ -359,6 +360,38 @@ describe('retention on the cluster', () => {
     // New rows through either node carry the new setting.
     await sendRuns(project.id, 4, new Date());
     for (const node of await perNode(project.id)) expect(node.retention).toEqual(['30/10']);
+  });
+});
+
+describe('settings written on every replica through remote()', () => {
+  it('reaches every node the cluster lists, with the values bound (quotes, backslashes, newlines kept), on server and literal binding', async () => {
+    // A store on a server keeps nothing in its data directory.
+    const dataDir = tempDataDir('lookout-replica-insert-');
+    for (const binding of ['server', 'literal'] as const) {
+      const store = await openClickHouse({ url: servers[0].url, user: servers[0].user, password: servers[0].password, database: 'lookout', cluster: null, dataDir, paramBinding: binding });
+      try {
+        const tenant = `o'brien\\ "${binding}"\n--`;
+        const rowsIn = [
+          { tenant_id: tenant, project_id: 'p1', analytics_days: 45, content_days: 7 },
+          { tenant_id: tenant, project_id: "p2');DROP TABLE x;--", analytics_days: 60, content_days: 30 },
+        ];
+        // The replicated layout's path (a Join table does not replicate): one insert per node of the cluster.
+        await insertOnEveryReplica(store, { cluster: CLUSTER, database: 'lookout', table: 'retention_settings', user: servers[0].user, password: servers[0].password }, rowsIn);
+        for (const client of direct) {
+          for (const row of rowsIn) {
+            const [read] = await rows<{ a: number; c: number }>(
+              client,
+              `SELECT joinGet('lookout.retention_settings', 'analytics_days', {t:String}, {p:String}) AS a, joinGet('lookout.retention_settings', 'content_days', {t:String}, {p:String}) AS c`,
+              { t: row.tenant_id, p: row.project_id },
+            );
+            expect(read, `${binding} ${row.project_id}`).toEqual({ a: row.analytics_days, c: row.content_days });
+          }
+        }
+      } finally {
+        await store.close();
+      }
+    }
+    removeDir(dataDir);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
- * The trace list's filters on model, release, duration and cost, and its total
- * (GET /projects/{id}/traces?model=&release=&min_duration_ms=&max_duration_ms=&min_cost_usd=&max_cost_usd=&include_total=true):
- * runs with known models, releases and lengths sent over OTLP/HTTP to two tenants (the same runs
+ * The trace list's filters on model, tool, release, duration and cost, and its total
+ * (GET /projects/{id}/traces?model=&tool=&release=&min_duration_ms=&max_duration_ms=&min_cost_usd=&max_cost_usd=&include_total=true):
+ * runs with known models, tools, releases and lengths sent over OTLP/HTTP to two tenants (the same runs
  * in each) and a second project; every filter's answer, read page by page through the cursor, is
  * exactly the traces of the unfiltered list that satisfy it, in the same order, and `total` counts
  * them; no other project's or tenant's trace is ever listed or counted.
@@ -23,6 +23,8 @@ interface Listed {
 interface Place {
   key: string;
   projectId: string;
+  /** The tools each run called, by its OpenTelemetry trace id (the list does not name them). */
+  toolsOf: Map<string, string[]>;
 }
 
 let svc: TestService;
@@ -33,29 +35,41 @@ let sibling: Place;
 let all: Listed[];
 
 const base = Date.now() - 10 * 60_000;
-/** Ten runs: three models (one without a list price), three releases, lengths from ~0.2 s to ~3 s. */
+/** A tool whose name JSON escapes (quotes) and that is not ASCII: the filter compares the name, not its encoding. */
+const QUOTED_TOOL = 'résumé "parse"';
+
+/**
+ * Ten runs: three models (one without a list price), three releases, lengths from ~0.2 s to ~3 s,
+ * and tools: lookup_order (once failing), lookup_order_v2 (which lookup_order must not match),
+ * send_reply, a quoted name; some runs call none.
+ */
 function runs(): RunSpec[] {
   const at = (i: number) => new Date(base + i * 1000);
   const gen = (model: string, ms: number) => ({ model, input: 1000, output: 100, ms });
+  const tool = (name: string, error = false) => ({ name, error, ms: 50 });
   return [
-    { start: at(0), agent: 'support', release: '1.0.0', generations: [gen('gpt-4o', 200)] },
+    { start: at(0), agent: 'support', release: '1.0.0', generations: [gen('gpt-4o', 200)], tools: [tool('lookup_order')] },
     { start: at(1), agent: 'support', release: '2.0.0', generations: [gen('gpt-4o-mini', 1500)] },
-    { start: at(2), agent: 'billing', release: '2.0.0', generations: [gen('gpt-4o', 400), gen('gpt-4o-mini', 400)] },
-    { start: at(3), agent: 'billing', release: '2.0.0', generations: [gen('local-llm', 3000)] },
-    { start: at(4), agent: 'support', release: '2.1.0', generations: [gen('gpt-4o-mini', 300)] },
-    { start: at(5), agent: 'support', release: '2.1.0', generations: [gen('gpt-4o-mini', 900)] },
-    { start: at(6), agent: 'billing', release: '2.1.0', generations: [gen('gpt-4o', 1200)] },
-    { start: at(7), agent: 'billing', release: '2.0.0', generations: [gen('gpt-4o-mini', 250), gen('local-llm', 250)] },
-    { start: at(8), agent: 'support', release: '1.0.0', generations: [gen('gpt-4o-mini', 2000)] },
+    { start: at(2), agent: 'billing', release: '2.0.0', generations: [gen('gpt-4o', 400), gen('gpt-4o-mini', 400)], tools: [tool('lookup_order'), tool('send_reply')] },
+    { start: at(3), agent: 'billing', release: '2.0.0', generations: [gen('local-llm', 3000)], tools: [tool('lookup_order_v2')] },
+    { start: at(4), agent: 'support', release: '2.1.0', generations: [gen('gpt-4o-mini', 300)], tools: [tool('send_reply', true)] },
+    { start: at(5), agent: 'support', release: '2.1.0', generations: [gen('gpt-4o-mini', 900)], tools: [tool(QUOTED_TOOL)] },
+    { start: at(6), agent: 'billing', release: '2.1.0', generations: [gen('gpt-4o', 1200)], tools: [tool('lookup_order')] },
+    { start: at(7), agent: 'billing', release: '2.0.0', generations: [gen('gpt-4o-mini', 250), gen('local-llm', 250)], tools: [tool('send_reply')] },
+    { start: at(8), agent: 'support', release: '1.0.0', generations: [gen('gpt-4o-mini', 2000)], tools: [tool('lookup_order', true)] },
     { start: at(9), agent: 'support', release: '2.0.0', generations: [gen('gpt-4o', 700)] },
   ];
 }
 
 async function seed(key: string, name: string): Promise<Place> {
   const projectId = (await svc.newProject(name, key)).id;
-  await sendRuns(svc.url, key, projectId, runs());
-  return { key, projectId };
+  const sent = runs();
+  const otelIds = await sendRuns(svc.url, key, projectId, sent);
+  return { key, projectId, toolsOf: new Map(otelIds.map((id, i) => [id, (sent[i].tools ?? []).map((t) => t.name)])) };
 }
+
+/** The tools the listed trace's run called, as sent. */
+const toolsOf = (t: Listed) => a.toolsOf.get(t.otel_trace_id) ?? [];
 
 async function list(place: Place, params: string): Promise<{ status: number; body: any }> {
   return svc.call('GET', `/projects/${place.projectId}/traces?${params}`, { key: place.key });
@@ -111,6 +125,7 @@ describe('trace list filters', () => {
     expect(new Set(all.flatMap((t) => t.models_used))).toEqual(new Set(['gpt-4o', 'gpt-4o-mini', 'local-llm']));
     expect(new Set(all.map((t) => t.release))).toEqual(new Set(['1.0.0', '2.0.0', '2.1.0']));
     expect(all.filter((t) => t.estimated_cost_usd === null).length).toBe(1);
+    expect(all.every((t) => a.toolsOf.has(t.otel_trace_id))).toBe(true);
   });
 
   it('model: the traces that called it, among others or alone', async () => {
@@ -118,6 +133,21 @@ describe('trace list filters', () => {
     await expectFilter('model=local-llm', (t) => t.models_used.includes('local-llm'));
     // Exact: a prefix of a model's name is not that model.
     expect((await list(a, 'model=gpt-4')).body.traces).toEqual([]);
+  });
+
+  it('tool: the traces that called it, among other tools or alone, whether the call failed or not', async () => {
+    await expectFilter('tool=lookup_order', (t) => toolsOf(t).includes('lookup_order'));
+    await expectFilter('tool=send_reply', (t) => toolsOf(t).includes('send_reply'));
+    const quoted = await expectFilter(`tool=${encodeURIComponent(QUOTED_TOOL)}`, (t) => toolsOf(t).includes(QUOTED_TOOL));
+    expect(quoted).toHaveLength(1);
+    // Exact: neither a prefix of a tool's name nor a longer name that starts with it.
+    expect((await list(a, 'tool=lookup')).body.traces).toEqual([]);
+    expect((await readAll(a, 'tool=lookup_order_v2')).ids).toHaveLength(1);
+    // A name no run called lists nothing and counts 0.
+    expect((await list(a, 'tool=no_such_tool&include_total=true')).body).toMatchObject({ traces: [], total: 0, next_cursor: null });
+    // The OpenAPI document declares it from the same schema ajv validates.
+    const parameters = (await svc.call('GET', '/openapi.json')).body.paths['/projects/{project_id}/traces'].get.parameters as { name: string; in: string; schema: object }[];
+    expect(parameters.find((p) => p.name === 'tool')).toMatchObject({ in: 'query', schema: { type: 'string', minLength: 1, maxLength: 200 } });
   });
 
   it('release: exact', async () => {
@@ -149,6 +179,10 @@ describe('trace list filters', () => {
     await expectFilter(`model=gpt-4o-mini&release=2.0.0&min_duration_ms=${minMs}`, (t) => t.models_used.includes('gpt-4o-mini') && t.release === '2.0.0' && t.total_duration_ms >= minMs);
     const agentRows = (await list(a, 'agent_name=billing&limit=200')).body.traces.map((t: Listed) => t.id);
     await expectFilter('agent_name=billing&model=gpt-4o', (t) => agentRows.includes(t.id) && t.models_used.includes('gpt-4o'));
+    await expectFilter('agent_name=billing&tool=send_reply', (t) => agentRows.includes(t.id) && toolsOf(t).includes('send_reply'));
+    await expectFilter('tool=lookup_order&model=gpt-4o-mini', (t) => toolsOf(t).includes('lookup_order') && t.models_used.includes('gpt-4o-mini'));
+    const failing = (await list(a, 'has_error=true&limit=200')).body.traces.map((t: Listed) => t.id);
+    await expectFilter('tool=lookup_order&has_error=true', (t) => failing.includes(t.id) && toolsOf(t).includes('lookup_order'));
     // A search for the model's name (in the span names) narrowed by release: total counts the search's matches.
     const expected = all.filter((t) => t.models_used.includes('local-llm') && t.release === '2.0.0').map((t) => t.id);
     expect(expected.length).toBeGreaterThan(0);
@@ -171,9 +205,13 @@ describe('trace list filters', () => {
       const other = await readAll(place, 'model=gpt-4o');
       expect(other.ids.filter((id) => all.some((t) => t.id === id))).toEqual([]);
       expect(other.totals[0]).toBe(all.filter((t) => t.models_used.includes('gpt-4o')).length);
+      const byTool = await readAll(place, 'tool=lookup_order');
+      expect(byTool.ids.filter((id) => all.some((t) => t.id === id))).toEqual([]);
+      expect(byTool.totals[0]).toBe(all.filter((t) => toolsOf(t).includes('lookup_order')).length);
     }
     // Another tenant's key cannot list project a, filtered or not.
     expect((await svc.call('GET', `/projects/${a.projectId}/traces?model=gpt-4o&include_total=true`, { key: b.key })).status).toBe(404);
+    expect((await svc.call('GET', `/projects/${a.projectId}/traces?tool=lookup_order&include_total=true`, { key: b.key })).status).toBe(404);
   });
 
   it('answers 400 naming the parameter for a bound that is not a finite non-negative number, or a min above its max', async () => {
@@ -185,6 +223,8 @@ describe('trace list filters', () => {
       ['min_duration_ms=10&max_duration_ms=5', /^min_duration_ms: must not exceed max_duration_ms$/],
       ['min_cost_usd=0.5&max_cost_usd=0.1', /^min_cost_usd: must not exceed max_cost_usd$/],
       ['model=', /model/],
+      ['tool=', /tool/],
+      [`tool=${'t'.repeat(201)}`, /tool/],
       [`release=${'r'.repeat(201)}`, /release/],
       ['include_total=maybe', /include_total/],
     ];

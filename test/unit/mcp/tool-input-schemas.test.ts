@@ -54,7 +54,7 @@ const EXPECTED: Record<string, { arguments: string[]; required: string[] }> = {
   get_project_roi: { arguments: ['project_id', 'granularity'], required: ['project_id'] },
   search_traces: {
     arguments: [
-      'project_id', 'agent_name', 'has_error', 'thread_id', 'start', 'end', 'model', 'release', 'min_duration_ms', 'max_duration_ms',
+      'project_id', 'agent_name', 'has_error', 'thread_id', 'start', 'end', 'model', 'tool', 'release', 'min_duration_ms', 'max_duration_ms',
       'min_cost_usd', 'max_cost_usd', 'include_total', 'cursor', 'limit', 'q',
     ],
     required: ['project_id', 'q'],

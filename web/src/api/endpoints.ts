@@ -102,6 +102,8 @@ export interface TraceFilters {
   thread_id?: string;
   /** One of the models a trace called (exact). */
   model?: string;
+  /** One of the tools a trace called (exact). */
+  tool?: string;
   release?: string;
   /** Inclusive bounds on total_duration_ms and estimated_cost_usd, as decimal text. */
   min_duration_ms?: string;

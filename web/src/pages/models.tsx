@@ -1,5 +1,6 @@
 import { getModelScorecard } from '../api/endpoints.js';
 import type { ModelScorecardRow } from '../api/types.js';
+import { CallLink, DrillDownNote } from '../components/call-link.js';
 import { CostDetails, CostValue } from '../components/cost-summary.js';
 import { SortableTable } from '../components/sortable-table.js';
 import { Stat } from '../components/stat.js';
@@ -41,39 +42,42 @@ export function ModelsPage({ projectId, window, customActive }: { projectId: str
                 <p>No model calls in this window.</p>
               </Empty>
             ) : (
-              <SortableTable<ModelScorecardRow>
-                testId="model-scorecard"
-                rows={data.rows}
-                rowKey={(row) => row.model}
-                initialSort={{ key: 'tokens', direction: 'desc' }}
-                columns={[
-                  { key: 'model', label: 'Model', value: (row) => row.model, render: (row) => <code>{row.model || '(unknown)'}</code> },
-                  { key: 'traces', label: 'Traces', value: (row) => row.traces, render: (row) => formatCount(row.traces), numeric: true },
-                  { key: 'tokens', label: 'Tokens', value: (row) => row.tokens, render: (row) => formatCount(row.tokens), numeric: true },
-                  { key: 'input_tokens', label: 'Input', value: (row) => row.input_tokens, render: (row) => formatCount(row.input_tokens), numeric: true },
-                  { key: 'output_tokens', label: 'Output', value: (row) => row.output_tokens, render: (row) => formatCount(row.output_tokens), numeric: true },
-                  {
-                    key: 'avg_speed',
-                    label: 'Avg tokens/s',
-                    value: (row) => row.avg_speed,
-                    render: (row) => formatNumber(row.avg_speed),
-                    numeric: true,
-                  },
-                  { key: 'priced', label: 'Priced', value: (row) => (row.priced ? 'yes' : 'no'), render: (row) => (row.priced ? 'yes' : <strong>no</strong>) },
-                  {
-                    key: 'estimated_cost_usd',
-                    label: 'Est. cost',
-                    value: (row) => row.estimated_cost_usd,
-                    render: (row) =>
-                      row.estimated_cost_usd === null && row.priced ? (
-                        <span title="Part of this model's cost was priced when its traces were written; the total above includes it">—</span>
-                      ) : (
-                        <span title={formatUsd(row.estimated_cost_usd)}>{formatUsdColumn(row.estimated_cost_usd)}</span>
-                      ),
-                    numeric: true,
-                  },
-                ]}
-              />
+              <>
+                <DrillDownNote what="model" counted="Traces counts those same runs; tokens and speed" />
+                <SortableTable<ModelScorecardRow>
+                  testId="model-scorecard"
+                  rows={data.rows}
+                  rowKey={(row) => row.model}
+                  initialSort={{ key: 'tokens', direction: 'desc' }}
+                  columns={[
+                    { key: 'model', label: 'Model', value: (row) => row.model, render: (row) => <CallLink projectId={projectId} window={data.window} filter="model" name={row.model} /> },
+                    { key: 'traces', label: 'Traces', value: (row) => row.traces, render: (row) => formatCount(row.traces), numeric: true },
+                    { key: 'tokens', label: 'Tokens', value: (row) => row.tokens, render: (row) => formatCount(row.tokens), numeric: true },
+                    { key: 'input_tokens', label: 'Input', value: (row) => row.input_tokens, render: (row) => formatCount(row.input_tokens), numeric: true },
+                    { key: 'output_tokens', label: 'Output', value: (row) => row.output_tokens, render: (row) => formatCount(row.output_tokens), numeric: true },
+                    {
+                      key: 'avg_speed',
+                      label: 'Avg tokens/s',
+                      value: (row) => row.avg_speed,
+                      render: (row) => formatNumber(row.avg_speed),
+                      numeric: true,
+                    },
+                    { key: 'priced', label: 'Priced', value: (row) => (row.priced ? 'yes' : 'no'), render: (row) => (row.priced ? 'yes' : <strong>no</strong>) },
+                    {
+                      key: 'estimated_cost_usd',
+                      label: 'Est. cost',
+                      value: (row) => row.estimated_cost_usd,
+                      render: (row) =>
+                        row.estimated_cost_usd === null && row.priced ? (
+                          <span title="Part of this model's cost was priced when its traces were written; the total above includes it">—</span>
+                        ) : (
+                          <span title={formatUsd(row.estimated_cost_usd)}>{formatUsdColumn(row.estimated_cost_usd)}</span>
+                        ),
+                      numeric: true,
+                    },
+                  ]}
+                />
+              </>
             )}
           </>
         )}

@@ -2,6 +2,7 @@ import { getGeneralView, getWindowView, listTraces } from '../api/endpoints.js';
 import { Freshness } from '../components/freshness.js';
 import { getHourlySeries, type HourlySeries } from '../api/hourly-series.js';
 import type { DatedValue, GeneralView, WindowView } from '../api/types.js';
+import { CallLink, DrillDownNote } from '../components/call-link.js';
 import { CostDetails, CostValue } from '../components/cost-summary.js';
 import { ExporterSnippet } from '../components/exporter-snippet.js';
 import { SortableTable } from '../components/sortable-table.js';
@@ -146,7 +147,7 @@ function Runs({ view, hours, drill }: { view: WindowView; hours: HourlySeries | 
 }
 
 /** The general view's figures and charts, then the agent runs of the window view. */
-function GeneralPanels({ view, runs, hours, drill }: { view: Resource<GeneralView>; runs: Resource<WindowView>; hours: Resource<HourlySeries> | null; drill: ChartDrill }) {
+function GeneralPanels({ projectId, view, runs, hours, drill }: { projectId: string; view: Resource<GeneralView>; runs: Resource<WindowView>; hours: Resource<HourlySeries> | null; drill: ChartDrill }) {
   return (
     <>
       <h2 class="section-title">Model calls</h2>
@@ -206,16 +207,19 @@ function GeneralPanels({ view, runs, hours, drill }: { view: Resource<GeneralVie
                 {data.top_models.length === 0 ? (
                   <p class="muted">No model calls in this window.</p>
                 ) : (
-                  <SortableTable
-                    testId="top-models"
-                    rows={data.top_models}
-                    rowKey={(row) => row.model}
-                    initialSort={{ key: 'count', direction: 'desc' }}
-                    columns={[
-                      { key: 'model', label: 'Model', value: (row) => row.model, render: (row) => <code>{row.model || '(unknown)'}</code> },
-                      { key: 'count', label: 'Calls', value: (row) => row.count, render: (row) => formatCount(row.count), numeric: true },
-                    ]}
-                  />
+                  <>
+                    <DrillDownNote what="model" counted="Calls" />
+                    <SortableTable
+                      testId="top-models"
+                      rows={data.top_models}
+                      rowKey={(row) => row.model}
+                      initialSort={{ key: 'count', direction: 'desc' }}
+                      columns={[
+                        { key: 'model', label: 'Model', value: (row) => row.model, render: (row) => <CallLink projectId={projectId} window={data.window} filter="model" name={row.model} /> },
+                        { key: 'count', label: 'Calls', value: (row) => row.count, render: (row) => formatCount(row.count), numeric: true },
+                      ]}
+                    />
+                  </>
                 )}
               </section>
             </>
@@ -244,7 +248,7 @@ export function OverviewPage({ projectId, window, customActive }: { projectId: s
         <WindowPicker window={window} customActive={customActive} />
       </div>
       {/* Nothing to chart yet: the one useful thing to show is how to send a first trace. */}
-      {noTraces ? <ExporterSnippet projectId={projectId} /> : <GeneralPanels view={view} runs={runs} hours={hourly ? (hours as Resource<HourlySeries>) : null} drill={tracesDrill(projectId, window)} />}
+      {noTraces ? <ExporterSnippet projectId={projectId} /> : <GeneralPanels projectId={projectId} view={view} runs={runs} hours={hourly ? (hours as Resource<HourlySeries>) : null} drill={tracesDrill(projectId, window)} />}
     </>
   );
 }

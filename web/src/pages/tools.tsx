@@ -1,5 +1,6 @@
 import { getToolAggregates } from '../api/endpoints.js';
 import type { ToolAggregateRow, ToolErrorConcentration } from '../api/types.js';
+import { CallLink, DrillDownNote } from '../components/call-link.js';
 import { TimeChart } from '../components/time-chart.js';
 import { alignByDate } from './overview.js';
 import { SortableTable } from '../components/sortable-table.js';
@@ -28,13 +29,14 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
             </Empty>
           ) : (
             <>
+            <DrillDownNote what="tool" counted="The figures here" />
             <SortableTable<ToolAggregateRow>
               testId="tool-aggregates"
               rows={rows}
               rowKey={(row) => row.tool}
               initialSort={{ key: 'calls', direction: 'desc' }}
               columns={[
-                { key: 'tool', label: 'Tool', value: (row) => row.tool, render: (row) => <code>{row.tool}</code> },
+                { key: 'tool', label: 'Tool', value: (row) => row.tool, render: (row) => <CallLink projectId={projectId} window={data.window} filter="tool" name={row.tool} /> },
                 { key: 'calls', label: 'Calls', value: (row) => row.calls, render: (row) => formatCount(row.calls), numeric: true },
                 { key: 'errors', label: 'Failed calls', title: 'Calls of this tool whose span ended with an error status', value: (row) => row.errors, render: (row) => formatCount(row.errors), numeric: true },
                 { key: 'error_rate', label: 'Failed calls %', title: 'Failed calls among all calls of this tool', value: (row) => row.error_rate, render: (row) => formatRate(row.error_rate), numeric: true },
@@ -64,7 +66,7 @@ export function ToolsPage({ projectId, window, customActive }: { projectId: stri
                     rows={data.error_concentration}
                     rowKey={(row) => row.tool}
                     columns={[
-                      { key: 'tool', label: 'Tool', value: (row) => row.tool, render: (row) => <code>{row.tool}</code> },
+                      { key: 'tool', label: 'Tool', value: (row) => row.tool, render: (row) => <CallLink projectId={projectId} window={data.window} filter="tool" name={row.tool} /> },
                       { key: 'errors', label: 'Failed calls', value: (row) => row.errors, render: (row) => formatCount(row.errors), numeric: true },
                       { key: 'share', label: 'Share', value: (row) => row.share, render: (row) => formatRate(row.share), numeric: true },
                       { key: 'cumulative_share', label: 'Cumulative', value: (row) => row.cumulative_share, render: (row) => formatRate(row.cumulative_share), numeric: true },

@@ -22,7 +22,7 @@ function inputInstant(value: string): string | null {
 
 /** The list's filters kept in the URL under the API's own parameter names (cursor and sort aside). */
 const FILTER_PARAMS = [
-  'q', 'agent_name', 'has_error', 'thread_id', 'model', 'release',
+  'q', 'agent_name', 'has_error', 'thread_id', 'model', 'tool', 'release',
   'min_duration_ms', 'max_duration_ms', 'min_cost_usd', 'max_cost_usd', 'start', 'end',
 ] as const;
 
@@ -94,6 +94,9 @@ export function TracesPage({ projectId, query }: { projectId: string; query: URL
           Thread <AppliedInput value={filters.thread_id ?? ''} placeholder="thread id" onApply={(v) => change('thread_id', v)} data-testid="filter-thread" />
         </label>
         <SuggestedFilter label="Model" name="model" placeholder="model name" value={filters.model} options={rows.flatMap((t) => t.models_used)} onApply={change} />
+        <label class="inline-field">
+          Tool <AppliedInput value={filters.tool ?? ''} placeholder="tool name" maxLength={200} onApply={(v) => change('tool', v)} data-testid="filter-tool" />
+        </label>
         <SuggestedFilter label="Release" name="release" placeholder="release" value={filters.release} options={rows.map((t) => t.release)} onApply={change} />
         <RangeFilter label="Duration (ms)" names={['min_duration_ms', 'max_duration_ms']} filters={filters} onApply={change} />
         <RangeFilter label="Cost (USD)" names={['min_cost_usd', 'max_cost_usd']} filters={filters} onApply={change} />
