@@ -60,6 +60,8 @@ const SERVER_SUITES = [
   'test/integration/lifecycle/deletions.test.ts',
   // Exports: streamed reads (the server's HTTP answer read as the client takes it), Parquet read back.
   'test/integration/lifecycle/export.test.ts',
+  // The export's read pauses while its client reads nothing (system.processes of a server).
+  'test/integration/lifecycle/export-back-pressure.test.ts',
   // Retention: settings read by insert defaults (a Join table), ALTER … UPDATE with bound values and the TTL it runs.
   'test/integration/lifecycle/retention.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.

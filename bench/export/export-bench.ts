@@ -4,9 +4,11 @@
  * INSERT … SELECT from numbers(), then GET /api/projects/{id}/export of the whole window streamed
  * over HTTP in each format, read as fast as this process can. It prints rows/s and bytes/s per
  * format, and the service's resident memory: sampled every 100 ms during each export (its own
- * process, so nothing of this client counts), the peak of the whole run (VmHWM) beside it.
+ * process, so nothing of this client counts), printed as a series (the highest sample of each
+ * second) and its peak, the peak of the whole run (VmHWM) beside it. With `--engine-pid` (a
+ * ClickHouse server's process, CLICKHOUSE_URL set) that process's memory is sampled and printed too.
  *
- *   npx tsx bench/export/export-bench.ts [--rows 10000000] [--formats ndjson,csv,parquet]
+ *   npx tsx bench/export/export-bench.ts [--rows 10000000] [--formats ndjson,csv,parquet] [--engine-pid PID]
  *
  * The embedded engine's data directory belongs to one process at a time: the rows are seeded by
  * the service started in this process, which then stops, and the service process measured opens
@@ -25,6 +27,7 @@ const formatsArg = process.argv.indexOf('--formats');
 const FORMATS = (formatsArg > 0 ? process.argv[formatsArg + 1] : 'ndjson,csv,parquet').split(',');
 const DAY = 86_400_000;
 const INSERT_ROWS = 1_000_000;
+const ENGINE_PID = numberArg('engine-pid', 0);
 
 /** Seeds the rows through a service in this process; returns the project and the window holding them. */
 async function seed(dataDir: string): Promise<{ projectId: string; start: string; end: string }> {
@@ -59,12 +62,43 @@ async function seed(dataDir: string): Promise<{ projectId: string; start: string
   }
 }
 
-/** Streams one export, counting bytes and line ends, sampling the service's RSS meanwhile. */
-async function exportOnce(url: string, pid: number, query: string): Promise<{ bytes: number; lines: number; seconds: number; peakMiB: number }> {
-  let peakMiB = memoryMiB(pid, 'VmRSS');
-  const sampler = setInterval(() => {
-    peakMiB = Math.max(peakMiB, memoryMiB(pid, 'VmRSS'));
-  }, 100);
+/** A process's resident memory sampled every 100 ms: its peak, and the highest sample of each second. */
+class RssSampler {
+  peakMiB: number;
+  readonly perSecond: number[] = [];
+  private ticks = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pid: number) {
+    this.peakMiB = memoryMiB(pid, 'VmRSS');
+    this.timer = setInterval(() => this.sample(), 100);
+  }
+
+  private sample(): void {
+    const now = memoryMiB(this.pid, 'VmRSS');
+    this.peakMiB = Math.max(this.peakMiB, now);
+    const second = Math.floor(this.ticks++ / 10);
+    this.perSecond[second] = Math.max(this.perSecond[second] ?? 0, now);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.sample();
+  }
+}
+
+interface ExportRun {
+  bytes: number;
+  lines: number;
+  seconds: number;
+  service: RssSampler;
+  engine: RssSampler | null;
+}
+
+/** Streams one export, counting bytes and line ends, sampling the service's RSS (and the engine's, with --engine-pid) meanwhile. */
+async function exportOnce(url: string, pid: number, query: string): Promise<ExportRun> {
+  const service = new RssSampler(pid);
+  const engine = ENGINE_PID > 0 ? new RssSampler(ENGINE_PID) : null;
   const started = performance.now();
   try {
     const res = await fetch(`${url}/api${query}`, { headers: { authorization: `Bearer ${BENCH_KEY}` } });
@@ -75,9 +109,10 @@ async function exportOnce(url: string, pid: number, query: string): Promise<{ by
       bytes += chunk.byteLength;
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
     }
-    return { bytes, lines, seconds: (performance.now() - started) / 1000, peakMiB: Math.max(peakMiB, memoryMiB(pid, 'VmRSS')) };
+    return { bytes, lines, seconds: (performance.now() - started) / 1000, service, engine };
   } finally {
-    clearInterval(sampler);
+    service.stop();
+    engine?.stop();
   }
 }
 
@@ -97,8 +132,11 @@ async function main() {
         if (format !== 'parquet' && rows !== ROWS) throw new Error(`${format}: ${rows} rows exported, ${ROWS} seeded`);
         console.log(
           `${format.padEnd(7)} ${rows} rows, ${(r.bytes / 2 ** 20).toFixed(1)} MiB in ${r.seconds.toFixed(1)} s: ` +
-            `${Math.round(rows / r.seconds).toLocaleString('en-US')} rows/s, ${(r.bytes / 2 ** 20 / r.seconds).toFixed(1)} MiB/s; service RSS peak ${r.peakMiB} MiB`,
+            `${Math.round(rows / r.seconds).toLocaleString('en-US')} rows/s, ${(r.bytes / 2 ** 20 / r.seconds).toFixed(1)} MiB/s; service RSS peak ${r.service.peakMiB} MiB` +
+            (r.engine ? `, engine RSS peak ${r.engine.peakMiB} MiB` : ''),
         );
+        console.log(`        service RSS per second (MiB): ${r.service.perSecond.join(' ')}`);
+        if (r.engine) console.log(`        engine RSS per second (MiB): ${r.engine.perSecond.join(' ')}`);
       }
       console.log(`service peak RSS of the whole run (VmHWM): ${memoryMiB(svc.pid, 'VmHWM')} MiB`);
     } finally {

@@ -7,10 +7,24 @@ import type { StatementSettings } from '../platform/clickhouse/sql/compile.js';
 import type { StreamFormat } from '../platform/clickhouse/sql/statement-stream.js';
 import type { ExportFormat } from './export-schemas.js';
 
-export const FORMATS: Record<ExportFormat, { engine: StreamFormat; contentType: string; extension: string }> = {
-  ndjson: { engine: 'JSONEachRow', contentType: 'application/x-ndjson; charset=utf-8', extension: 'ndjson' },
-  csv: { engine: 'CSVWithNames', contentType: 'text/csv; charset=utf-8', extension: 'csv' },
-  parquet: { engine: 'Parquet', contentType: 'application/vnd.apache.parquet', extension: 'parquet' },
+export interface FormatDef {
+  /** The engine's format of the first (or only) statement. */
+  engine: StreamFormat;
+  /**
+   * The format of each later slice's statement when the window is read in slices (export-slices.ts),
+   * whose answers then follow one another as one document: CSV without its header line again. Null:
+   * one statement for the whole window, since the format's answers cannot be joined (a Parquet file
+   * has one footer that indexes all its row groups).
+   */
+  later: StreamFormat | null;
+  contentType: string;
+  extension: string;
+}
+
+export const FORMATS: Record<ExportFormat, FormatDef> = {
+  ndjson: { engine: 'JSONEachRow', later: 'JSONEachRow', contentType: 'application/x-ndjson; charset=utf-8', extension: 'ndjson' },
+  csv: { engine: 'CSVWithNames', later: 'CSV', contentType: 'text/csv; charset=utf-8', extension: 'csv' },
+  parquet: { engine: 'Parquet', later: null, contentType: 'application/vnd.apache.parquet', extension: 'parquet' },
 };
 
 /**

@@ -5,7 +5,9 @@
  */
 import type { Readable } from 'node:stream';
 import type { AppDeps } from '../app/app-deps.js';
-import { eventExport, eventExportStatement, exportWindow } from '../analytics/query/event-export.js';
+import { DEFAULT_MAX_MEMORY_BYTES } from '../analytics/query/build.js';
+import { eventExport, eventExportStatement, exportWindow, type EventExport, type QueryWindow } from '../analytics/query/event-export.js';
+import { cutSlices, minuteCountStatement, type MinuteCount } from '../analytics/query/export-slices.js';
 import { exportFilename, FORMATS, OUTPUT_SETTINGS } from './export-formats.js';
 import type { ExportMeta } from './export-response.js';
 import type { EventExportQuery, TraceExportQuery } from './export-schemas.js';
@@ -19,18 +21,33 @@ export interface StartedExport {
 export class ExportService {
   constructor(private readonly deps: Pick<AppDeps, 'ch' | 'compute' | 'config'>) {}
 
-  /** One analytics event's rows of a window, in the format asked for. */
+  /**
+   * One analytics event's rows of a window, in the format asked for: read in time slices of a bounded
+   * number of rows (export-slices.ts) where the format's answers join into one document, in one
+   * statement where they do not (Parquet).
+   */
   async eventRows(tenantId: string, projectId: string, query: EventExportQuery): Promise<StartedExport> {
     const request = eventExport(query.from, query.start, query.end_exclusive);
     const format = FORMATS[query.format ?? 'ndjson'];
-    const { statement, settings } = eventExportStatement(this.deps.ch, { tenantId, projectId }, request, OUTPUT_SETTINGS);
-    const body = await this.deps.ch.stream(statement, format.engine, {
+    const scope = { tenantId, projectId };
+    const later = format.later;
+    const windows = later === null ? [request.window] : await this.slices(scope, request);
+    // Every slice's statement carries the same settings (the window changes only its values).
+    const statementOf = (window: QueryWindow) => eventExportStatement(this.deps.ch, scope, { event: request.event, window }, OUTPUT_SETTINGS);
+    const parts = windows.map((window, i) => ({ statement: statementOf(window).statement, format: i === 0 || later === null ? format.engine : later }));
+    const body = await this.deps.ch.streamParts(parts, {
       lane: 'analytics',
-      scope: { tenantId, projectId },
+      scope,
       timeoutSeconds: this.deps.config.exportTimeoutSeconds,
-      settings,
+      settings: statementOf(request.window).settings,
     });
     return { body, meta: { contentType: format.contentType, filename: exportFilename(request.event.name, request.window, format.extension) } };
+  }
+
+  /** The window's slices, from the stored rows per minute (a read on the analytics lane, bounded like a query). */
+  private async slices(scope: { tenantId: string; projectId: string }, request: EventExport): Promise<QueryWindow[]> {
+    const minutes = await this.deps.ch.read<MinuteCount>(minuteCountStatement(this.deps.ch, scope, request), { lane: 'analytics', scope, settings: { max_memory_usage: DEFAULT_MAX_MEMORY_BYTES } });
+    return cutSlices(request.window, minutes.map((m) => ({ minute: m.minute, rows: Number(m.rows) })));
   }
 
   /** The traces that start in a window, as OTLP/JSON lines. */

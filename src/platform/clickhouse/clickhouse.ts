@@ -13,7 +13,7 @@ import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
 import type { Fragment } from './sql/fragment.js';
 import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type StreamOptions, type WriteLane } from './sql/statement-runner.js';
-import type { RawStream, StreamFormat } from './sql/statement-stream.js';
+import type { RawStream, StreamFormat, StreamPart } from './sql/statement-stream.js';
 import { typedLiteral } from './sql/typed-literal.js';
 import { insertOnEveryReplica } from './replica-insert.js';
 
@@ -42,6 +42,8 @@ export interface ClickHouseStore {
   readBytes(statement: Fragment, options: ReadOptions): Promise<Buffer>;
   /** Runs a SELECT on a gated lane and streams its answer in a ClickHouse output format (statement-stream.ts); the caller consumes or destroys it. */
   stream(statement: Fragment, format: StreamFormat, options: StreamOptions): Promise<Readable>;
+  /** Runs SELECTs one after another on one slot of a gated lane and streams their answers as one (an export read in slices; statement-runner.ts). */
+  streamParts(parts: readonly StreamPart[], options: StreamOptions): Promise<Readable>;
   /** Inserts JSONEachRow rows into a table named by `table()`. */
   insert(table: string, rows: readonly object[], lane: WriteLane): Promise<void>;
   /** Inserts rows already serialized as JSONEachRow lines (one per row) into a table named by `table()`. */
@@ -244,6 +246,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     command: (statement, lane) => runner.command(statement, lane),
     readBytes: (statement, readOptions) => runner.readBytes(statement, readOptions),
     stream: (statement, format, streamOptions) => runner.stream(statement, format, streamOptions),
+    streamParts: (parts, streamOptions) => runner.streamParts(parts, streamOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
     insertBody: (table, parts, lane, columns) => runner.insertBody(table, parts, lane, columns),

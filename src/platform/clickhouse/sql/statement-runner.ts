@@ -28,7 +28,7 @@ import type { AnalyticsGate } from './analytics-gate.js';
 import { compile, type ParamBinding, type StatementSettings } from './compile.js';
 import { isEngineError } from './engine-errors.js';
 import type { Fragment } from './fragment.js';
-import { serverChunks, streamError, type RawStream, type StreamFormat } from './statement-stream.js';
+import { serverChunks, streamError, type RawStream, type StreamFormat, type StreamPart } from './statement-stream.js';
 import { statementKind, type StatementStats } from './statement-stats.js';
 import { countGuards, type TenantScope } from './tenant-guard.js';
 
@@ -249,16 +249,26 @@ export class StatementRunner {
     }
   }
 
-  /**
-   * Runs a SELECT on a gated lane and hands its answer over as a byte stream in `format`, read as
-   * the caller reads it (statement-stream.ts). The first chunk is fetched before this resolves, so
-   * a statement that fails at once (time limit, a store down) rejects here, before the caller wrote
-   * anything; a later failure destroys the stream. The lane's slot and connection are held until
-   * the stream ends or is destroyed: the caller must consume or destroy it.
-   */
+  /** One statement streamed (streamParts with one part). */
   async stream(statement: Fragment, format: StreamFormat, options: StreamOptions): Promise<Readable> {
+    return this.streamParts([{ statement, format }], options);
+  }
+
+  /**
+   * Runs SELECTs on a gated lane one after another and hands their answers over as one byte stream,
+   * each part in its own format, read as the caller reads it (statement-stream.ts): an export read
+   * in slices, so that no single statement holds more than a slice in the engine. The parts share
+   * one slot and connection and one time limit (`timeoutSeconds` from the first statement; each next
+   * one gets what is left), and the next statement starts only once the reader took the previous
+   * one's last chunk. The first chunk is fetched before this resolves, so a statement that fails at
+   * once (time limit, a store down) rejects here, before the caller wrote anything; a later failure
+   * destroys the stream. The slot and connection are held until the stream ends or is destroyed:
+   * the caller must consume or destroy it.
+   */
+  async streamParts(parts: readonly StreamPart[], options: StreamOptions): Promise<Readable> {
     const { lane, scope, timeoutSeconds } = options;
-    this.checkGuards(statement, scope);
+    if (parts.length === 0) throw new Error('a streamed read needs a statement');
+    for (const part of parts) this.checkGuards(part.statement, scope);
     // Waiting for a slot is bounded like any analytics read, so a refusal still answers before the request deadline.
     const waitSeconds = this.options.queryTimeoutSeconds;
     let release: () => void;
@@ -278,18 +288,25 @@ export class StatementRunner {
       release();
       this.observer?.statement(lane, (performance.now() - started) / 1000, error);
     };
-    const settings = { ...options.settings, max_execution_time: timeoutSeconds, readonly: 2, ...this.laneSettings(lane) };
+    const deadline = Date.now() + timeoutSeconds * 1000;
     const raw = this.options.rawStreams?.get(client);
-    let chunks: AsyncIterator<Uint8Array>;
+    const partChunks = (part: StreamPart): AsyncIterable<Uint8Array> => {
+      // What the earlier parts left of the limit, to the millisecond (ClickHouse takes fractional seconds).
+      const left = Math.round(deadline - Date.now()) / 1000;
+      if (left <= 0) throw new QueryTimeoutError(timeoutSeconds);
+      const settings = { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings(lane) };
+      // The embedded engine's streaming query takes no separate values: they go in as typed literals (compile.ts).
+      if (raw) return raw(compile(part.statement, 'literal', settings).sql, part.format);
+      const compiled = compile(part.statement, this.options.binding, settings);
+      return serverChunks(client, compiled, part.format, querySize(compiled.sql));
+    };
+    async function* allParts(): AsyncGenerator<Uint8Array> {
+      // yield* hands an early return on to the running part, which cancels its statement.
+      for (const part of parts) yield* partChunks(part);
+    }
+    const chunks = allParts();
     let first: IteratorResult<Uint8Array>;
     try {
-      if (raw) {
-        // The embedded engine's streaming query takes no separate values: they go in as typed literals (compile.ts).
-        chunks = raw(compile(statement, 'literal', settings).sql, format)[Symbol.asyncIterator]();
-      } else {
-        const compiled = compile(statement, this.options.binding, settings);
-        chunks = serverChunks(client, compiled, format, querySize(compiled.sql))[Symbol.asyncIterator]();
-      }
       first = await chunks.next();
     } catch (error) {
       const mapped = streamError(error, timeoutSeconds);
@@ -305,14 +322,14 @@ export class StatementRunner {
         throw failure;
       } finally {
         // Ended early (the reader went away): cancels the engine's query before its connection is reused.
-        await chunks.return?.();
+        await chunks.return(undefined);
         close(failure);
       }
     }
     const body = Readable.from(rest(), { objectMode: false });
     // A stream destroyed before it was first read never runs rest()'s finally: end the query here too.
     body.once('close', () => {
-      void Promise.resolve(chunks.return?.())
+      void Promise.resolve(chunks.return(undefined))
         .catch(() => undefined)
         .finally(() => close(null));
     });

@@ -17,10 +17,17 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { QueryTimeoutError, ValidationError } from '../../http/errors.js';
 import { clickhouseUnavailable } from '../../store-errors.js';
 import type { CompiledStatement } from './compile.js';
+import type { Fragment } from './fragment.js';
 import { isEngineError } from './engine-errors.js';
 
 /** The output formats a stream may ask for (ClickHouse format names). */
-export type StreamFormat = 'JSONEachRow' | 'CSVWithNames' | 'Parquet';
+export type StreamFormat = 'JSONEachRow' | 'CSVWithNames' | 'CSV' | 'Parquet';
+
+/** One statement of a streamed read and the format of its answer (a read in slices has several). */
+export interface StreamPart {
+  statement: Fragment;
+  format: StreamFormat;
+}
 
 /**
  * The embedded engine's streaming query on one connection: the statement's chunks in `format`,
