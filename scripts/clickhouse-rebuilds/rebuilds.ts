@@ -1,7 +1,7 @@
 import type { RebuiltTable, TableRebuild } from './table-rebuild.js';
 
 /**
- * The table rebuilds of ClickHouse migrations 009, 010 and 017: each table's definition as that
+ * The table rebuilds of ClickHouse migrations 009, 010, 017 and 019: each table's definition as that
  * migration leaves it. The statements are written into the migration files by
  * `npm run generate:rebuilds`; the files are what runs.
  */
@@ -127,9 +127,65 @@ export const rebuild017: TableRebuild = {
   ],
 };
 
+/**
+ * 019: traces (clickhouse/003, with 005's low-cardinality columns, 015's retention columns and TTLs
+ * and 018's preview flag) in granules of TRACES_GRANULE rows instead of 8192, so reading a page of
+ * summaries by trace id (a search's candidates) reads few rows around each id.
+ */
+export const TRACES_GRANULE = 256;
+
+/** A content column of traces: emptied past the project's content retention (clickhouse/015). */
+const contentColumn = (definition: string) => `${definition} TTL toDateTime(timestamp) + toIntervalDay(content_days)`;
+
+export const rebuild019: TableRebuild = {
+  suffix: 'v019',
+  tables: [
+    {
+      table: 'traces',
+      columns: [
+        'tenant_id String',
+        'project_id String',
+        'trace_id String',
+        'otel_trace_id String',
+        "timestamp DateTime64(3, 'UTC')",
+        'service_name LowCardinality(String)',
+        'agent_name LowCardinality(String)',
+        'thread_id String',
+        'release LowCardinality(String)',
+        contentColumn('agent_input_display String'),
+        contentColumn('agent_input Nullable(String)'),
+        contentColumn('agent_output Nullable(String)'),
+        contentColumn('tool_calls String'),
+        'interaction String',
+        'has_error UInt8',
+        'total_duration_ms Float64',
+        'span_count UInt32',
+        'total_tokens UInt64',
+        'error_count UInt32',
+        'models_used Array(LowCardinality(String))',
+        'stats_tool_calls String',
+        'estimated_cost_usd Nullable(Float64)',
+        'preview UInt8 DEFAULT 0',
+        "processed_at DateTime64(3, 'UTC') DEFAULT now64(3)",
+        ...RETENTION_COLUMNS,
+      ],
+      clauses: [
+        'ENGINE = {replicated}ReplacingMergeTree(processed_at)',
+        'PARTITION BY toYYYYMM(timestamp)',
+        'ORDER BY (tenant_id, project_id, trace_id)',
+        'TTL toDateTime(timestamp) + toIntervalDay(analytics_days)',
+        `SETTINGS index_granularity = ${TRACES_GRANULE}`,
+      ],
+      key: ['tenant_id', 'project_id', 'trace_id', 'processed_at'],
+      version: 'processed_at',
+    },
+  ],
+};
+
 /** Migration file → its rebuild. */
 export const REBUILD_MIGRATIONS: Record<string, TableRebuild> = {
   '009_event_ids_uuid_uint64.sql': rebuild009,
   '010_event_partitions_by_day.sql': rebuild010,
   '017_trace_content_granules.sql': rebuild017,
+  '019_traces_granules.sql': rebuild019,
 };

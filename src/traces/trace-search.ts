@@ -1,7 +1,7 @@
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { msToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { termTraceIds } from './search-sql.js';
-import { listTraceKeys, listTraces, type TraceListFilters, type TraceListRow } from './trace-store.js';
+import { listTraces, newestTraceSlice, type TraceListFilters, type TraceListRow } from './trace-store.js';
 
 /**
  * A page of the trace list under a search (docs/search.md), newest first, as listTraces with
@@ -11,11 +11,12 @@ import { listTraceKeys, listTraces, type TraceListFilters, type TraceListRow } f
  *    text index, stopped past CANDIDATE_TRACES. A word in few traces (a rare word, a phrase, a
  *    name) names every trace that can match: the page is those traces checked exactly, found by
  *    the primary key, and nothing else is read.
- * 2. Probes: otherwise every word is common. The newest traces under the other filters (their keys
- *    only), a few pages' worth and then PROBE_TRACES more, and the matches among them (their
- *    content rows found by the primary key): a common word fills the page here, reading the content
+ * 2. Probes: otherwise every word is common. A slice of the newest traces under the other filters
+ *    (newestTraceSlice: from the time of the n-th newest summary row on, read without FINAL), a
+ *    few pages' worth and then PROBE_TRACES more, and the matches among them, their summaries and
+ *    content rows found by the primary key: a common word fills the page here, reading the content
  *    of few traces rather than of the whole project.
- * 3. Otherwise the rest: matches strictly older than the last probed trace, over all content.
+ * 3. Otherwise the rest: matches strictly older than the last probed slice, over all content.
  *
  * Each step is exact and ordered, and each starts where the one before ended, so the page is the
  * same as one search over everything would give.
@@ -40,12 +41,13 @@ export async function searchTraces(
   const hits: TraceListRow[] = [];
   let before = f.before;
   for (const size of probeSizes(f.limit, probeTraces)) {
-    const probe = await listTraceKeys(ch, tenantId, projectId, { ...plain, before, limit: size });
-    if (probe.length === 0) return hits;
-    hits.push(...(await listTraces(ch, tenantId, projectId, { ...f, before, within: probe.map((r) => r.trace_id), limit: f.limit - hits.length })));
-    if (hits.length >= f.limit || probe.length < size) return hits;
-    const last = probe[probe.length - 1];
-    before = { timestamp: last.ts, traceId: last.trace_id };
+    const slice = await newestTraceSlice(ch, tenantId, projectId, { ...plain, before, limit: size });
+    if (slice === null) return hits;
+    const within = { ...f, before, notBefore: slice.since, within: slice.traceIds, limit: f.limit - hits.length };
+    if (slice.traceIds.length > 0) hits.push(...(await listTraces(ch, tenantId, projectId, within)));
+    if (hits.length >= f.limit || slice.complete) return hits;
+    // Every trace at or after `since` was checked: the next step starts strictly before it.
+    before = { timestamp: slice.since, traceId: '' };
   }
   return [...hits, ...(await listTraces(ch, tenantId, projectId, { ...f, before, limit: f.limit - hits.length }))];
 }

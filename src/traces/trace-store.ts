@@ -131,6 +131,8 @@ export interface TraceListFilters {
   includeUnsettled?: boolean;
   /** Only these traces (a search among a page of candidates, trace-search.ts). */
   within?: string[];
+  /** DateTime64 text, inclusive: the lower end of a probed slice of the newest traces (trace-search.ts). */
+  notBefore?: string;
   /**
    * Content of traces that started before this instant (ms) has expired (retention): a search does
    * not find it, whether or not the engine removed it yet.
@@ -171,10 +173,11 @@ function inRange(column: string, range: NumberRange): Fragment[] {
 }
 
 /**
- * The list's conditions on the summaries read through FINAL (so each is tested on the trace's newest
- * summary only): the page and the total read the same ones, the page adds the keyset position.
+ * The list's conditions on a summary row's values, each tested on the trace's newest summary only
+ * (read through FINAL, or picked per trace by newestSummaries): the page and the total read the same
+ * ones, the page adds the keyset position.
  */
-function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {
+function rowConditions(scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {
   const where: Fragment[] = [tenantGuard(scope)];
   if (f.agentName !== undefined) where.push(sql`agent_name = ${param('String', f.agentName)}`);
   if (f.hasError !== undefined) where.push(sql`has_error = ${param('UInt8', f.hasError ? 1 : 0)}`);
@@ -188,18 +191,29 @@ function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceLis
   if (f.costUsd) where.push(...inRange('estimated_cost_usd', f.costUsd));
   if (f.start !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', f.start)}, 3, 'UTC')`);
   if (f.end !== undefined) where.push(sql`timestamp < toDateTime64(${param('String', f.end)}, 3, 'UTC')`);
+  if (f.notBefore !== undefined) where.push(sql`timestamp >= toDateTime64(${param('String', f.notBefore)}, 3, 'UTC')`);
   if (f.before) {
     where.push(sql`(timestamp, trace_id) < (toDateTime64(${param('String', f.before.timestamp)}, 3, 'UTC'), ${param('String', f.before.traceId)})`);
   }
-  if (f.within) where.push(sql`trace_id IN ${param('Array(String)', f.within)}`);
   // After FINAL: a settled trace's summary has replaced its preview, whichever landed first.
   if (!f.includeUnsettled) where.push(sql`preview = 0`);
+  return where;
+}
+
+/** The list's conditions on the trace alone (every row of a trace passes or fails them together). */
+function traceConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {
+  const where: Fragment[] = [];
+  if (f.within) where.push(sql`trace_id IN ${param('Array(String)', f.within)}`);
   if (f.search) {
     // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
     const contentSince = f.contentSinceMs === undefined ? undefined : msToDateTime64(f.contentSinceMs);
     where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within, contentSince })})`);
   }
   return where;
+}
+
+function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {
+  return [...rowConditions(scope, f), ...traceConditions(ch, scope, f)];
 }
 
 /**
@@ -215,15 +229,33 @@ export async function countTraces(ch: ClickHouseStore, tenantId: string, project
   return Number(row?.total ?? 0);
 }
 
-/** Processed traces of a project, newest first (timestamp, then trace id), after the cursor. */
+const LIST_COLUMNS =
+  'trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release, ' +
+  'agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, ' +
+  'estimated_cost_usd, stats_tool_calls, preview';
+
+/** What newestSummaries reads of a row: the list's columns and those its conditions test. */
+const SUMMARY_ROW_COLUMNS =
+  'tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, ' +
+  'agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, ' +
+  'estimated_cost_usd, stats_tool_calls, preview';
+
+/**
+ * Processed traces of a project, newest first (timestamp, then trace id), after the cursor.
+ *
+ * Among given settled traces (`within`: a search's candidates or probed slice, trace-search.ts) the
+ * summaries are read by newestSummaries instead of FINAL: FINAL reads every listed column of every
+ * granule around each id and merges the parts, where a plain read checks the trace_id column first
+ * (PREWHERE) and reads the other columns only where one of the traces is.
+ */
 export async function listTraces(ch: ClickHouseStore, tenantId: string, projectId: string, f: TraceListFilters): Promise<TraceListRow[]> {
   const scope = { tenantId, projectId };
+  const byId = f.within !== undefined && !f.includeUnsettled;
+  const source = byId ? sql`(${newestSummaries(ch, scope, f)})` : sql`${scopedTable(ch.table('traces'))} FINAL`;
   return ch.read<TraceListRow>(
-    sql`SELECT trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release,
-                   agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used,
-                   estimated_cost_usd, stats_tool_calls, preview
-            FROM ${scopedTable(ch.table('traces'))} FINAL
-            WHERE ${join(listConditions(ch, scope, f), ' AND ')}
+    sql`SELECT ${raw(LIST_COLUMNS)}
+            FROM ${source}
+            WHERE ${join(byId ? rowConditions(scope, f) : listConditions(ch, scope, f), ' AND ')}
             ORDER BY timestamp DESC, trace_id DESC
             LIMIT ${param('UInt32', f.limit)}`,
     // A search reads every content row holding a word: an aggregation without a small bound
@@ -232,27 +264,64 @@ export async function listTraces(ch: ClickHouseStore, tenantId: string, projectI
   );
 }
 
-/** A listed trace's keyset position. */
-export interface TraceKey {
-  trace_id: string;
-  /** timestamp as DateTime64 text (UTC). */
-  ts: string;
+/**
+ * The newest settled summary of each trace passing the list's conditions on the trace (its ids, its
+ * content), as FINAL would keep it: the row of the highest processed_at. Each settling stamps its
+ * own processed_at, so two settled rows of a trace never tie; previews (which all carry the oldest
+ * processed_at and may tie, trace-preview.ts) are left out, so this serves settled-only lists. The
+ * conditions on a row's values are tested on the result, as after FINAL. On a cluster the read goes
+ * to each shard, which answers for its own traces (their content included, search-sql.ts).
+ */
+function newestSummaries(ch: ClickHouseStore, scope: TraceScope, f: TraceListFilters): Fragment {
+  return sql`SELECT ${raw(SUMMARY_ROW_COLUMNS)} FROM ${scopedTable(ch.table('traces'))}
+            WHERE ${join([tenantGuard(scope), ...traceConditions(ch, scope, f), sql`preview = 0`], ' AND ')}
+            ORDER BY trace_id, processed_at DESC
+            LIMIT 1 BY trace_id`;
 }
 
 /**
- * The positions of the page listTraces would answer (without a search): the same conditions and
- * order, only the two key columns read, so a search's probe of the newest traces (trace-search.ts)
- * does not read every summary's columns.
+ * A slice of the newest traces under the list's filters (without a search), for a search to check
+ * (trace-search.ts): every trace whose newest summary passes the filters and lies at or after `since`
+ * (and before the cursor) is among `traceIds`; `complete` when no older trace passes them.
  */
-export async function listTraceKeys(ch: ClickHouseStore, tenantId: string, projectId: string, f: Omit<TraceListFilters, 'search'>): Promise<TraceKey[]> {
+export interface TraceSlice {
+  /** DateTime64 text: the slice's oldest timestamp. */
+  since: string;
+  /** A superset of the slice's traces (also traces whose older summaries lie in it). */
+  traceIds: string[];
+  complete: boolean;
+}
+
+/**
+ * The slice of about `f.limit` newest summary rows, read without FINAL: first the time of the
+ * `limit`-th newest row passing the filters (only the timestamp and filter columns of the project's
+ * rows are read), then the ids of the rows from that time on (their trace_id only where such rows
+ * are). A row that is not its trace's newest only adds a trace to check; the newest row of every
+ * trace in the slice is among the rows, since it passes the same conditions. Null when no row passes.
+ */
+export async function newestTraceSlice(ch: ClickHouseStore, tenantId: string, projectId: string, f: Omit<TraceListFilters, 'search'>): Promise<TraceSlice | null> {
   const scope = { tenantId, projectId };
-  return ch.read<TraceKey>(
-    sql`SELECT trace_id, toString(timestamp) AS ts FROM ${scopedTable(ch.table('traces'))} FINAL
-            WHERE ${join(listConditions(ch, scope, f), ' AND ')}
-            ORDER BY timestamp DESC, trace_id DESC
-            LIMIT ${param('UInt32', f.limit)}`,
-    { lane: 'interactive', scope },
+  const opts = { lane: 'interactive' as const, scope };
+  const { before, ...filters } = f;
+  const where = listConditions(ch, scope, filters);
+  // The keyset position by its time alone (a superset): listTraces applies the exact one.
+  if (before) where.push(sql`timestamp <= toDateTime64(${param('String', before.timestamp)}, 3, 'UTC')`);
+  const [edge] = await ch.read<{ since: string; found: number | string }>(
+    sql`SELECT toString(min(timestamp)) AS since, count() AS found FROM (
+              SELECT timestamp FROM ${scopedTable(ch.table('traces'))}
+              WHERE ${join(where, ' AND ')}
+              ORDER BY timestamp DESC
+              LIMIT ${param('UInt32', f.limit)}
+            )`,
+    opts,
   );
+  if (!edge || Number(edge.found) === 0) return null;
+  const ids = await ch.read<{ trace_id: string }>(
+    sql`SELECT DISTINCT trace_id FROM ${scopedTable(ch.table('traces'))}
+            WHERE ${join([...where, sql`timestamp >= toDateTime64(${param('String', edge.since)}, 3, 'UTC')`], ' AND ')}`,
+    opts,
+  );
+  return { since: edge.since, traceIds: ids.map((r) => r.trace_id), complete: Number(edge.found) < f.limit };
 }
 
 /** The rows of the listed traces that hold a searched word, each with a window of text around it (search-snippet.ts). */

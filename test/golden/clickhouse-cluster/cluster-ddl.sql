@@ -1242,3 +1242,120 @@ ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
 
 ALTER TABLE `lookout`.`traces` ON CLUSTER `lookout_cluster`
     ADD COLUMN IF NOT EXISTS preview UInt8 DEFAULT 0 AFTER estimated_cost_usd;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`traces_v019_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id String,
+    project_id String,
+    trace_id String,
+    otel_trace_id String,
+    timestamp DateTime64(3, 'UTC'),
+    service_name LowCardinality(String),
+    agent_name LowCardinality(String),
+    thread_id String,
+    release LowCardinality(String),
+    agent_input_display String TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    agent_input Nullable(String) TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    agent_output Nullable(String) TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    tool_calls String TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    interaction String,
+    has_error UInt8,
+    total_duration_ms Float64,
+    span_count UInt32,
+    total_tokens UInt64,
+    error_count UInt32,
+    models_used Array(LowCardinality(String)),
+    stats_tool_calls String,
+    estimated_cost_usd Nullable(Float64),
+    preview UInt8 DEFAULT 0,
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3),
+    analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90))
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id)
+TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`traces_v019` ON CLUSTER `lookout_cluster` AS `lookout`.`traces_v019_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `traces_v019_local`, cityHash64(trace_id));
+
+INSERT INTO `lookout`.`traces` (tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, agent_input_display, agent_input, agent_output, tool_calls, interaction, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, stats_tool_calls, estimated_cost_usd, preview, processed_at, analytics_days, content_days)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, agent_input_display, agent_input, agent_output, tool_calls, interaction, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, stats_tool_calls, estimated_cost_usd, preview, processed_at, analytics_days, content_days
+FROM `lookout`.traces_v019
+WHERE (SELECT count() FROM `lookout`.traces_v019) > 0 AND processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.traces_v019)
+    AND cityHash64(tenant_id, project_id, trace_id, processed_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, trace_id, processed_at) FROM `lookout`.traces
+        WHERE (SELECT count() FROM `lookout`.traces_v019) > 0 AND processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.traces_v019)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`traces_v019` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`traces_v019_local` ON CLUSTER `lookout_cluster` SYNC;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`traces_v019_local` ON CLUSTER `lookout_cluster`
+(
+    tenant_id String,
+    project_id String,
+    trace_id String,
+    otel_trace_id String,
+    timestamp DateTime64(3, 'UTC'),
+    service_name LowCardinality(String),
+    agent_name LowCardinality(String),
+    thread_id String,
+    release LowCardinality(String),
+    agent_input_display String TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    agent_input Nullable(String) TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    agent_output Nullable(String) TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    tool_calls String TTL toDateTime(timestamp) + toIntervalDay(content_days),
+    interaction String,
+    has_error UInt8,
+    total_duration_ms Float64,
+    span_count UInt32,
+    total_tokens UInt64,
+    error_count UInt32,
+    models_used Array(LowCardinality(String)),
+    stats_tool_calls String,
+    estimated_cost_usd Nullable(Float64),
+    preview UInt8 DEFAULT 0,
+    processed_at DateTime64(3, 'UTC') DEFAULT now64(3),
+    analytics_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'analytics_days', CAST(tenant_id, 'String'), ''), toUInt8(90)),
+    content_days UInt8 DEFAULT coalesce(joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), CAST(project_id, 'String')), joinGetOrNull('lookout.retention_settings', 'content_days', CAST(tenant_id, 'String'), ''), toUInt8(90))
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{uuid}/{shard}', '{replica}', processed_at)
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (tenant_id, project_id, trace_id)
+TTL toDateTime(timestamp) + toIntervalDay(analytics_days)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS `lookout`.`traces_v019` ON CLUSTER `lookout_cluster` AS `lookout`.`traces_v019_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `traces_v019_local`, cityHash64(trace_id));
+
+INSERT INTO `lookout`.`traces_v019` (tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, agent_input_display, agent_input, agent_output, tool_calls, interaction, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, stats_tool_calls, estimated_cost_usd, preview, processed_at, analytics_days, content_days)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, agent_input_display, agent_input, agent_output, tool_calls, interaction, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, stats_tool_calls, estimated_cost_usd, preview, processed_at, analytics_days, content_days
+FROM `lookout`.traces;
+
+EXCHANGE TABLES `lookout`.`traces_local` AND `lookout`.`traces_v019_local` ON CLUSTER `lookout_cluster`;
+
+CREATE OR REPLACE TABLE `lookout`.`traces` ON CLUSTER `lookout_cluster` AS `lookout`.`traces_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `traces_local`, cityHash64(trace_id));
+
+CREATE OR REPLACE TABLE `lookout`.`traces_v019` ON CLUSTER `lookout_cluster` AS `lookout`.`traces_v019_local`
+ENGINE = Distributed(`lookout_cluster`, `lookout`, `traces_v019_local`, cityHash64(trace_id));
+
+INSERT INTO `lookout`.`traces` (tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, agent_input_display, agent_input, agent_output, tool_calls, interaction, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, stats_tool_calls, estimated_cost_usd, preview, processed_at, analytics_days, content_days)
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, agent_input_display, agent_input, agent_output, tool_calls, interaction, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, stats_tool_calls, estimated_cost_usd, preview, processed_at, analytics_days, content_days
+FROM `lookout`.traces_v019
+WHERE processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.traces_v019)
+    AND cityHash64(tenant_id, project_id, trace_id, processed_at) GLOBAL NOT IN (
+        SELECT cityHash64(tenant_id, project_id, trace_id, processed_at) FROM `lookout`.traces
+        WHERE processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`.traces_v019)
+    );
+
+DROP TABLE IF EXISTS `lookout`.`traces_v019` ON CLUSTER `lookout_cluster` SYNC;
+
+DROP TABLE IF EXISTS `lookout`.`traces_v019_local` ON CLUSTER `lookout_cluster` SYNC;

@@ -103,8 +103,16 @@ describe('ClickHouse cluster DDL', () => {
     expect(statements).toContain(
       'CREATE TABLE IF NOT EXISTS `lookout`.`retention_settings` ON CLUSTER `lookout_cluster`\n(\n    tenant_id String,\n    project_id String,\n    analytics_days UInt8,\n    content_days UInt8\n)\nENGINE = Join(ANY, LEFT, tenant_id, project_id)\nSETTINGS join_any_take_last_row = 1',
     );
-    // Each table's two columns, and 017's copy of trace_content (created twice: see below) with them.
-    expect(statements.filter((s) => s.includes("joinGetOrNull('lookout.retention_settings'"))).toHaveLength(2 * Object.keys(SHARDING_KEYS).length + 2);
+    // Each table's two columns, and 017's copy of trace_content and 019's of traces (each created
+    // twice: see below) with them.
+    expect(statements.filter((s) => s.includes("joinGetOrNull('lookout.retention_settings'"))).toHaveLength(2 * Object.keys(SHARDING_KEYS).length + 4);
+    // 019's rebuild of traces: the copy sharded as its table, with 015's TTLs, in granules of 256.
+    const tracesCopies = statements.filter((s) => s.startsWith('CREATE TABLE IF NOT EXISTS `lookout`.`traces_v019_local`'));
+    expect(tracesCopies).toHaveLength(2);
+    for (const copy of tracesCopies) {
+      expect(copy).toMatch(/ENGINE = ReplicatedReplacingMergeTree\('\/clickhouse\/tables\/\{uuid\}\/\{shard\}', '\{replica\}', processed_at\)\n[\s\S]*\nTTL toDateTime\(timestamp\) \+ toIntervalDay\(analytics_days\)\nSETTINGS index_granularity = 256$/);
+      expect(copy).toContain('agent_input_display String TTL toDateTime(timestamp) + toIntervalDay(content_days)');
+    }
     // 017's rebuild of trace_content: the copy sharded as its table, its Keeper path by the table's
     // UUID (EXCHANGE TABLES swaps names, not paths), with 015's retention TTL; the catch-up of a
     // stopped run, the copy and the catch-up through the Distributed tables; after the swap each
@@ -145,7 +153,7 @@ describe('ClickHouse cluster DDL', () => {
     expect(statements.slice(1)).toEqual(replicatedText.slice(1));
     // Only the backfills write through the Distributed tables (run once); everything else runs on every node.
     expect(statements.filter(runsThroughDistributed)).toEqual(statements.filter((s) => s.startsWith('INSERT')));
-    expect(statements.filter(runsThroughDistributed)).toHaveLength(22);
+    expect(statements.filter(runsThroughDistributed)).toHaveLength(25);
   });
 
   it('leaves the single-node DDL as written', () => {

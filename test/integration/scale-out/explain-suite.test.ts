@@ -177,8 +177,9 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
     expect(local.length).toBeGreaterThan(0);
     for (const c of local) {
       expect(c.sql.replaceAll('`lookout`.`trace_content_local`', '')).not.toContain('_local`');
-      // Over the whole project with FINAL; among given traces through a plain read (search-sql.ts).
-      expect(c.sql).toMatch(/^SELECT [\s\S]* FROM `lookout`\.`traces` FINAL[\s\S]* trace_id IN \(SELECT trace_id FROM (`lookout`\.`trace_content_local` FINAL|\(\s*SELECT trace_id, argMax\([\s\S]*\) AS latest FROM `lookout`\.`trace_content_local`)/);
+      // Over the whole project with FINAL; among given traces through plain reads of the summaries
+      // (trace-store.ts) and the content (search-sql.ts).
+      expect(c.sql).toMatch(/^SELECT [\s\S]* FROM (`lookout`\.`traces` FINAL|\(SELECT [\s\S]* FROM `lookout`\.`traces`)[\s\S]* trace_id IN \(SELECT trace_id FROM (`lookout`\.`trace_content_local` FINAL|\(\s*SELECT trace_id, argMax\([\s\S]*\) AS latest FROM `lookout`\.`trace_content_local`)/);
     }
     // The cost module's query-time statements were among them (its live-trace CTE).
     expect(all).toContain('WITH live AS');

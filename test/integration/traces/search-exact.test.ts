@@ -5,8 +5,8 @@
  * I, Japanese with half-width kana, Chinese, Korean decomposed or not, Arabic, Cyrillic, emoji, LIKE
  * wildcards, markup) and random queries of words, phrases, exclusions and fields: no false positive,
  * no false negative. The data sits in many parts (one per insert, merges stopped), with older
- * settlings of some traces beside the newest, and a second tenant holds the same trace ids with
- * other text. Failures print the seed; SEARCH_SEED=<n> replays one.
+ * settlings of some traces (other text, maybe another time, summary and content) beside the newest,
+ * traces at a few distinct times, and a second tenant holds the same trace ids with other text. Failures print the seed; SEARCH_SEED=<n> replays one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationDirs } from '../../../src/app/service.js';
@@ -108,29 +108,45 @@ const A = { tenantId: 'tenant-a', projectId: 'project-1' };
 const B = { tenantId: 'tenant-b', projectId: 'project-1' };
 /** Tenant A's newest texts per trace: what a search must answer from. */
 const current = new Map<string, TraceTexts>();
+/** Tenant A's newest time per trace: the list's order. */
+const times = new Map<string, string>();
+
+function summary(scope: typeof A, id: string, timestamp: string, processedAt: string) {
+  return { tenant_id: scope.tenantId, project_id: scope.projectId, trace_id: id, otel_trace_id: id, timestamp, tool_calls: '[]', models_used: [], processed_at: processedAt };
+}
 
 beforeAll(async () => {
   store = await openClickHouse({ url: null, user: 'default', password: '', database: 'search_exact_test', cluster: null, dataDir: tempDataDir() });
   await migrateClickHouse(store, migrationDirs.clickhouse);
   await store.command(raw(`SYSTEM STOP MERGES ${store.table('trace_content')}`), 'system');
-  const timestamp = '2026-11-20 10:00:00.000';
-  const traceRows = [];
+  await store.command(raw(`SYSTEM STOP MERGES ${store.table('traces')}`), 'system');
+  // A few distinct times, so traces tie on time and the newest-first order and the search's slices
+  // of the newest traces (trace-search.ts) cut between and within them.
+  const time = () => `2026-11-20 10:0${Math.floor(random() * 8)}:00.000`;
   for (let part = 0; part < 12; part++) {
     const lines: unknown[] = [];
+    const traceRows = [];
     for (let i = part; i < TRACES; i += 12) {
       const id = `trace-${String(i).padStart(4, '0')}`;
       const texts = randomTrace();
-      // An older settling with other text, in an earlier part: FINAL keeps only the newest.
-      if (chance(0.2)) await store.insert(store.table('trace_content'), rows(A.tenantId, A.projectId, id, randomTrace(), '2026-11-20 10:00:01.000', timestamp), 'system');
+      const timestamp = time();
+      // An older settling with other text and maybe another time, in an earlier part: only the
+      // newest summary and content rows count.
+      if (chance(0.2)) {
+        const older = time();
+        await store.insert(store.table('trace_content'), rows(A.tenantId, A.projectId, id, randomTrace(), '2026-11-20 11:00:01.000', older), 'system');
+        await store.insert(store.table('traces'), [summary(A, id, older, '2026-11-20 11:00:01.000')], 'system');
+      }
       current.set(id, texts);
-      lines.push(...rows(A.tenantId, A.projectId, id, texts, '2026-11-20 10:00:02.000', timestamp));
+      times.set(id, timestamp);
+      lines.push(...rows(A.tenantId, A.projectId, id, texts, '2026-11-20 11:00:02.000', timestamp));
       // The same trace id in another tenant, with other text.
-      lines.push(...rows(B.tenantId, B.projectId, id, randomTrace(), '2026-11-20 10:00:02.000', timestamp));
-      traceRows.push({ tenant_id: A.tenantId, project_id: A.projectId, trace_id: id, otel_trace_id: id, timestamp, tool_calls: '[]', models_used: [] });
+      lines.push(...rows(B.tenantId, B.projectId, id, randomTrace(), '2026-11-20 11:00:02.000', timestamp));
+      traceRows.push(summary(A, id, timestamp, '2026-11-20 11:00:02.000'));
     }
     await store.insert(store.table('trace_content'), lines as object[], 'system');
+    await store.insert(store.table('traces'), traceRows, 'system');
   }
-  await store.insert(store.table('traces'), traceRows, 'system');
 }, 120_000);
 
 afterAll(async () => {
@@ -154,15 +170,23 @@ describe('trace search against a brute-force scan', () => {
       const got = (await listTraces(store, A.tenantId, A.projectId, { search: query, limit: 10_000 })).map((r) => r.trace_id).sort();
       const expected = bruteForce(current, query);
       expect({ seed: SEED, q, got }).toEqual({ seed: SEED, q, got: expected });
-      // The two-step page (probe the newest, then the rest) is the first rows of the same answer.
+      // The stepped page (candidates, slices of the newest, then the rest) is the first rows of the
+      // same answer, and the page after it the next ones.
       if (i % 3 === 0) {
         const limit = 1 + Math.floor(random() * 12);
         // Candidates capped anywhere from none (always the probes, then the rest) to all traces; one
         // probe, or two (the second past the first 100 traces).
         const probe = pick([1 + Math.floor(random() * 60), 101 + Math.floor(random() * 100)]);
-        const paged = await searchTraces(store, A.tenantId, A.projectId, { search: query, limit }, probe, pick([0, 1 + Math.floor(random() * 30), TRACES]));
-        const ordered = expected.slice().sort((a, b) => (a < b ? 1 : -1)).slice(0, limit);
-        expect({ seed: SEED, q, limit, paged: paged.map((r) => r.trace_id) }).toEqual({ seed: SEED, q, limit, paged: ordered });
+        const cap = pick([0, 1 + Math.floor(random() * 30), TRACES]);
+        const newestFirst = (a: string, b: string) => (times.get(a) === times.get(b) ? (a < b ? 1 : -1) : times.get(a)! < times.get(b)! ? 1 : -1);
+        const ordered = expected.slice().sort(newestFirst);
+        const first = await searchTraces(store, A.tenantId, A.projectId, { search: query, limit }, probe, cap);
+        expect({ seed: SEED, q, limit, paged: first.map((r) => r.trace_id) }).toEqual({ seed: SEED, q, limit, paged: ordered.slice(0, limit) });
+        if (first.length === limit) {
+          const last = first[limit - 1];
+          const next = await searchTraces(store, A.tenantId, A.projectId, { search: query, limit, before: { timestamp: last.ts, traceId: last.trace_id } }, probe, cap);
+          expect({ seed: SEED, q, limit, next: next.map((r) => r.trace_id) }).toEqual({ seed: SEED, q, limit, next: ordered.slice(limit, 2 * limit) });
+        }
       }
       ran++;
       if (expected.length > 0) nonEmpty++;
