@@ -324,7 +324,7 @@ export class IngestService {
       errorMessage: prepared.errorMessage,
     };
     if (prepared.acceptedSpans === 0) return result;
-    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces, bytes });
+    const written = await this.writer.write({ rows: prepared.rows, traces: prepared.traces, previews: prepared.previews, bytes });
     result.duplicateSpans = written.duplicates;
     if (written.rejected > 0) {
       result.acceptedSpans -= written.rejected;

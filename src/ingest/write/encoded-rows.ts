@@ -1,6 +1,7 @@
 import type { GenerationCompletedRow, SpanErroredRow, SpanEventRows, SpanRow, ToolCalledRow } from '../../spans/event-rows.js';
 import type { TraceProcessedRow, TraceRow } from '../../spans/trace-summary.js';
 import type { TraceContentRow } from '../../spans/trace-content.js';
+import type { TracePreviewRow } from '../../spans/trace-preview.js';
 import { parsedLines, type StoredSpanRow } from '../../spans/stored-spans.js';
 import { storedSpanId } from '../../platform/clickhouse/sql/event-ids.js';
 
@@ -35,6 +36,9 @@ export interface EncodedRows {
   /** ends[i]: the byte offset just past line i's newline (line i starts at ends[i - 1], or 0). */
   ends: Uint32Array;
 }
+
+/** Lines of a body that no span key names (a request's trace previews: line i is its trace i's). */
+export type EncodedLines = Pick<EncodedRows, 'body' | 'ends'>;
 
 export interface EncodedSpanEventRows {
   spans: EncodedRows;
@@ -140,6 +144,19 @@ export const traceValues = (r: TraceRow): unknown[] => [
   r.total_tokens, r.error_count, r.models_used, r.stats_tool_calls, r.estimated_cost_usd, r.processed_at,
 ];
 export const contentValues = (r: TraceContentRow): unknown[] => [r.tenant_id, r.project_id, r.trace_id, r.field, r.timestamp, r.text, r.text_norm, r.processed_at];
+
+/**
+ * A trace preview's columns (trace-preview.ts): the ingest writer inserts a request's preview lines
+ * into `traces` with this list, the other columns of a summary taking their defaults.
+ */
+export const PREVIEW_COLUMNS = columns<TracePreviewRow>()([
+  'tenant_id', 'project_id', 'trace_id', 'otel_trace_id', 'timestamp', 'service_name', 'agent_name', 'thread_id', 'release', 'tool_calls',
+  'stats_tool_calls', 'has_error', 'total_duration_ms', 'span_count', 'error_count', 'preview', 'processed_at',
+]);
+export const previewValues = (r: TracePreviewRow): unknown[] => [
+  r.tenant_id, r.project_id, r.trace_id, r.otel_trace_id, r.timestamp, r.service_name, r.agent_name, r.thread_id, r.release, r.tool_calls,
+  r.stats_tool_calls, r.has_error, r.total_duration_ms, r.span_count, r.error_count, r.preview, r.processed_at,
+];
 
 const GENERATION_SPAN = GENERATION_COLUMNS.indexOf('span_id');
 const GENERATION_ORIGIN = (['actor', 'surface', 'user_id', 'api_key_id'] as const).map((c) => GENERATION_COLUMNS.indexOf(c));
@@ -256,6 +273,12 @@ function writeLines<Row>(rows: readonly Row[], values: (row: Row) => unknown[], 
   return owned;
 }
 
+/** The lines of `rows` with the end of each (encodeBody's body, for a writer that takes some lines of it). */
+export function encodeLines<Row>(rows: readonly Row[], values: (row: Row) => unknown[]): EncodedLines {
+  const ends = new Uint32Array(rows.length);
+  return { body: rows.length === 0 ? new Uint8Array(0) : writeLines(rows, values, ends), ends };
+}
+
 export function encodeSpanEventRows(rows: SpanEventRows): EncodedSpanEventRows {
   return {
     spans: encode(rows.spans, spanValues),
@@ -270,7 +293,7 @@ const empty = (): EncodedRows => ({ keys: [], body: new Uint8Array(0), ends: new
 export const emptyEncodedRows = (): EncodedSpanEventRows => ({ spans: empty(), generations: empty(), tools: empty(), errors: empty() });
 
 /** Line i of an encoded body (a view, newline included). */
-export function lineOf(rows: EncodedRows, i: number): Uint8Array {
+export function lineOf(rows: EncodedLines, i: number): Uint8Array {
   return rows.body.subarray(i === 0 ? 0 : rows.ends[i - 1], rows.ends[i]);
 }
 

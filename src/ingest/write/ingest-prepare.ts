@@ -1,4 +1,4 @@
-import { emptyEncodedRows, encodeSpanEventRows, type EncodedSpanEventRows } from './encoded-rows.js';
+import { emptyEncodedRows, encodeLines, encodeSpanEventRows, previewValues, type EncodedLines, type EncodedSpanEventRows } from './encoded-rows.js';
 import { deriveSpanEventRows, type SpanEventRows } from '../../spans/event-rows.js';
 import type { Origin } from '../../spans/origin.js';
 import type { TraceNote } from './ingest-writer.js';
@@ -11,7 +11,7 @@ import { buildSpanTree } from '../../spans/span-tree.js';
 import { validateExport } from '../../spans/span-validation.js';
 import { traceAgentName } from '../../spans/trace-summary.js';
 import { packToolRows } from './packed-tool-rows.js';
-import { tracePreviewRow } from '../../spans/trace-preview.js';
+import { tracePreviewRow, type TracePreviewRow } from '../../spans/trace-preview.js';
 import { nsToMs } from '../../platform/clickhouse/clickhouse-time.js';
 import { computeTask } from '../../platform/compute/compute-task.js';
 
@@ -53,6 +53,8 @@ export type PrepareIngestResult =
       projects: string[];
       rows: EncodedSpanEventRows;
       traces: TraceNote[];
+      /** The traces' preview rows (trace-preview.ts), line i of `traces[i]`. */
+      previews: EncodedLines;
     };
 
 function projectsOf(decoded: DecodedExport, fixed: string | null): string[] | null {
@@ -90,7 +92,7 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
     // Still name the projects, so a wrong one is reported even when every span is invalid.
     const projects = projectsOf(decoded, input.fixedProject);
     if (!projects) return { kind: 'no_project' };
-    return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: emptyEncodedRows(), traces: [] };
+    return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: emptyEncodedRows(), traces: [], previews: encodeLines([], previewValues) };
   }
   const projects = projectsOf(validation.valid, input.fixedProject);
   if (!projects) return { kind: 'no_project' };
@@ -98,13 +100,16 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   validation.valid.resourceSpans.forEach((rs, i) => {
     for (const s of normalizeExport({ resourceSpans: [rs] }, { tenantId: input.tenantId, projectId: projects[i] })) spans.push(s);
   });
-  const { rows, traces } = deriveRequestRows(spans, input.origin);
+  const { rows, traces, previews } = deriveRequestRows(spans, input.origin);
   // Serialized here, not on the event loop (encoded-rows.ts).
-  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces };
+  return { kind: 'prepared', ...base, projects: [...new Set(projects)], rows: encodeSpanEventRows(rows), traces, previews: encodeLines(previews, previewValues) };
 }
 
-/** Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace). */
-export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { rows: SpanEventRows; traces: TraceNote[] } {
+/**
+ * Rows for the spans of one request, trace by trace (the tree and fallback agent are per trace), and
+ * each trace's preview row (previews[i] is traces[i]'s).
+ */
+export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { rows: SpanEventRows; traces: TraceNote[]; previews: TracePreviewRow[] } {
   const byTrace = new Map<string, NormalizedSpan[]>();
   for (const s of spans) {
     const list = byTrace.get(s.traceId);
@@ -113,6 +118,7 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
   }
   const rows: SpanEventRows = { spans: [], generations: [], tools: [], errors: [] };
   const traces: TraceNote[] = [];
+  const previews: TracePreviewRow[] = [];
   for (const traceSpans of byTrace.values()) {
     const tree = buildSpanTree(traceSpans);
     const agent = traceAgentName(tree);
@@ -140,8 +146,8 @@ export function deriveRequestRows(spans: NormalizedSpan[], origin: Origin): { ro
       generationRange: [rows.generations.length - derived.generations.length, rows.generations.length],
       spanStartMs: [earliest, latest],
       toolRows: packToolRows(derived.tools),
-      preview: tracePreviewRow(traceSpans, agent),
     });
+    previews.push(tracePreviewRow(traceSpans, agent));
   }
-  return { rows, traces };
+  return { rows, traces, previews };
 }

@@ -3,7 +3,7 @@ import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { readWithMutationsOnFly } from '../../platform/clickhouse/mutations-on-fly.js';
 import { param, raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
-import { INSERT_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
+import { INSERT_COLUMNS, lineOf, PREVIEW_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedLines, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
 import { admitRequest, newFlushSpans, requestParts, type FlushSpans } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';
 import { traceKeyString } from '../../spans/stored-spans.js';
@@ -13,7 +13,6 @@ import type { Origin } from '../../spans/origin.js';
 import { StoreUnavailableError } from '../../platform/http/errors.js';
 import { storeUnavailable } from '../../platform/store-errors.js';
 import { removeUnstoredRows, type FlushedSpan } from './unstored-rows.js';
-import type { TracePreviewRow } from '../../spans/trace-preview.js';
 
 /**
  * The ingest write path:
@@ -73,8 +72,6 @@ export interface TraceNote {
   spanLines?: Uint8Array[];
   /** The tool.called rows the request wrote for them (to rewrite only what the whole trace changes). */
   toolRows: PackedToolRow[];
-  /** The trace list's row until the trace settles, written when this request brings the trace's first spans (trace-preview.ts). */
-  preview?: TracePreviewRow;
   /** Where this trace's generation.completed rows sit in the request's encoded rows: [start, end). */
   generationRange?: [number, number];
   /**
@@ -102,6 +99,11 @@ export interface PreparedWrite {
   /** Rows already serialized (encoded-rows.ts). */
   rows: EncodedSpanEventRows;
   traces: TraceNote[];
+  /**
+   * The trace list's row of each trace until it settles (trace-preview.ts; line i is traces[i]'s),
+   * written by the flush that stores a trace's first spans. Absent: no previews.
+   */
+  previews?: EncodedLines;
   /** Approximate bytes of the rows (JSON size of the decoded request), for the batch bound. */
   bytes: number;
 }
@@ -341,13 +343,15 @@ export class IngestWriter {
   }
 
   /**
-   * The trace list's rows of traces first seen in this flush (trace-preview.ts). After the spans and
-   * the settle queue, so a listed trace always has stored spans; a failure here fails nothing: the
-   * trace is then listed when it settles.
+   * The trace list's rows of traces first seen in this flush (trace-preview.ts): JSONCompactEachRow
+   * lines of PREVIEW_COLUMNS encoded on the compute pool with the request's other rows, so the event
+   * loop neither builds nor joins a string for them. After the spans and the settle queue, so a
+   * listed trace always has stored spans; a failure here fails nothing: the trace is then listed
+   * when it settles.
    */
-  private async insertPreviews(lines: string[]): Promise<void> {
+  private async insertPreviews(lines: Uint8Array[]): Promise<void> {
     try {
-      await this.options.ch.insertLines(this.options.ch.table('traces'), lines, 'ingest');
+      await this.options.ch.insertBody(this.options.ch.table('traces'), lines, 'ingest', PREVIEW_COLUMNS);
     } catch (error) {
       this.options.logger.warn({ err: error, traces: lines.length }, 'trace previews not written; those traces are listed once they settle');
     }
@@ -374,7 +378,7 @@ export class IngestWriter {
       const generations: Uint8Array[] = [];
       const tools: Uint8Array[] = [];
       const errors: Uint8Array[] = [];
-      const previews = new Map<string, string>();
+      const previews = new Map<string, Uint8Array>();
       for (const p of batch) {
         const { result, skipped } = admitRequest(flush, p.write);
         results.push(result);
@@ -385,7 +389,8 @@ export class IngestWriter {
         errors.push(...parts.errors);
         // Every trace of the request, duplicates included: a retry after a crash between the insert
         // and the queue upsert must still queue its trace.
-        for (const t of p.write.traces) {
+        const requestPreviews = p.write.previews;
+        for (const [i, t] of p.write.traces.entries()) {
           const traceKey = traceKeyString(t);
           // A trace the registry held before may have spans this process does not (another process's
           // insert still on its way, a crash's leftovers): at least 1, so the settle cache never takes
@@ -395,8 +400,7 @@ export class IngestWriter {
           t.registeredSeq = registrations?.get(traceKey);
           if (rooted.has(traceKey)) t.hasRoot = true;
           // Listed from now on: the flush that stores a trace's first spans writes its preview.
-          if (t.preview && t.storedBeforeCount === 0 && !previews.has(traceKey)) previews.set(traceKey, JSON.stringify(t.preview));
-          t.preview = undefined;
+          if (requestPreviews && i < requestPreviews.ends.length && t.storedBeforeCount === 0 && !previews.has(traceKey)) previews.set(traceKey, lineOf(requestPreviews, i));
           touchedTraces.push(t);
         }
       }

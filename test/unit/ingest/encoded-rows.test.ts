@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  contentValues, emptyEncodedRows, encodeBody, encodeSpanEventRows, errorValues, generationRowsToWrite, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf,
-  processedValues, SETTLE_COLUMNS, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, TOOL_COLUMNS, toolValues, traceValues,
+  contentValues, emptyEncodedRows, encodeBody, encodeLines, encodeSpanEventRows, errorValues, generationRowsToWrite, generationValues, INSERT_COLUMNS, jsonLine, keptParts, lineOf,
+  PREVIEW_COLUMNS, previewValues, processedValues, SETTLE_COLUMNS, SPAN_COLUMNS, spanValues, storedRowsFromSpanLines, TOOL_COLUMNS, toolValues, traceValues,
 } from '../../../src/ingest/write/encoded-rows.js';
 import { storedSpanId } from '../../../src/platform/clickhouse/sql/event-ids.js';
 import type { GenerationCompletedRow, SpanEventRows, SpanRow } from '../../../src/spans/event-rows.js';
@@ -94,7 +94,18 @@ describe('insert columns', () => {
   });
 
   it('names every column once', () => {
-    for (const columns of [...Object.values(INSERT_COLUMNS), ...Object.values(SETTLE_COLUMNS)]) expect(new Set(columns).size).toBe(columns.length);
+    for (const columns of [...Object.values(INSERT_COLUMNS), ...Object.values(SETTLE_COLUMNS), PREVIEW_COLUMNS]) expect(new Set(columns).size).toBe(columns.length);
+  });
+
+  it('lists a preview\'s values in the order of its columns, one line per trace with its end', () => {
+    expect(previewValues(named(PREVIEW_COLUMNS))).toEqual([...PREVIEW_COLUMNS]);
+    const previews = encodeLines([named(PREVIEW_COLUMNS), { ...(named(PREVIEW_COLUMNS) as object), agent_name: 'ág\nent' } as never], previewValues);
+    expect(previews.ends).toHaveLength(2);
+    expect(previews.ends[1]).toBe(previews.body.byteLength);
+    const second = JSON.parse(Buffer.from(lineOf(previews, 1)).toString('utf8')) as unknown[];
+    expect(second[PREVIEW_COLUMNS.indexOf('agent_name')]).toBe('ág\nent');
+    expect(Buffer.from(lineOf(previews, 0)).toString('utf8')).toBe(`${JSON.stringify(PREVIEW_COLUMNS)}\n`);
+    expect(encodeLines([], previewValues).body.byteLength).toBe(0);
   });
 
   it('lists the settler\'s rows in the order of their columns, as one body of lines', () => {
