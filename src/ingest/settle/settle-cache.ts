@@ -22,42 +22,55 @@ import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
  *   stores spans of it, so spans of another process's flush that stalled past this entry's creation,
  *   or that settled in a queue row of their own before this flush recorded, are never missed.
  *
- * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines, copied out of the insert bodies),
- * with the generation.completed lines it wrote for them (settling rewrites only the rows the whole
- * trace changes): the settler hands a trace's lines to the compute pool as one byte buffer (settle-summaries.ts). A
- * trace past `maxSpansPerTrace` is read back instead, so one copy to a worker stays short. The cache
- * is bounded by spans and by bytes (`maxBytes`, SETTLE_CACHE_MAX_BYTES): under overload 128,000
- * cached spans held ~500 MiB of the service's heap, outside the ingest budget
- * (bench/isolation overload).
+ * Spans are held as the `spans` rows this process wrote (JSONCompactEachRow lines), with the
+ * generation.completed lines it wrote for them (settling rewrites only the rows the whole trace
+ * changes), in chunks: the lines one flush note adds are copied out of the insert body into one
+ * buffer of their own (one copy, not a view per line: a view per span and a map entry per span cost
+ * the event loop more than the copy did). The settler hands a trace's chunks to the compute pool as
+ * one byte buffer (settle-summaries.ts). A trace past `maxSpansPerTrace` is read back instead, so
+ * one copy to a worker stays short. The cache is bounded by spans and by bytes (`maxBytes`,
+ * SETTLE_CACHE_MAX_BYTES): under overload 128,000 cached spans held ~500 MiB of the service's heap,
+ * outside the ingest budget (bench/isolation overload).
  *
  * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
  * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
  */
 
-/** Heap bytes of one held span beside its line: the Map entry, the span id key, string headers. */
+/** Heap bytes of one held span beside its line: its id in the set, string headers. */
 const SPAN_ENTRY_OVERHEAD = 120;
 
 /**
- * What one held span line costs against `maxBytes`: its UTF-8 bytes plus the overhead. The lines
- * are held as copies (ownCopies), never as views into the request's insert body: one held view would
- * keep the whole body alive, so a long trace with a span in each of many requests pinned every
- * request's body while being charged a line of each.
+ * What one held line costs against `maxBytes`: its UTF-8 bytes plus the overhead. The lines are held
+ * as copies, never as views into the request's insert body: one held view would keep the whole body
+ * alive, so a long trace with a span in each of many requests pinned every request's body while
+ * being charged a line of each.
  */
 const lineBytes = (id: string, line: Uint8Array) => SPAN_ENTRY_OVERHEAD + id.length + line.byteLength;
 
-/** The lines copied into one buffer of their own (one allocation per note), as views into it. */
-function ownCopies(lines: readonly Uint8Array[]): Uint8Array[] {
+/**
+ * The lines `picked` (indexes into `lines`, in order) copied into one buffer of their own. Lines that
+ * lie back to back in one body (a note's spans, as the writer encoded them) are copied at once.
+ */
+function copyLines(lines: readonly Uint8Array[], picked: readonly number[]): Uint8Array {
+  if (picked.length === 0) return new Uint8Array(0);
+  const first = lines[picked[0]];
   let total = 0;
-  for (const line of lines) total += line.byteLength;
-  const buffer = new Uint8Array(total);
-  const copies: Uint8Array[] = [];
-  let at = 0;
-  for (const line of lines) {
-    buffer.set(line, at);
-    copies.push(buffer.subarray(at, at + line.byteLength));
-    at += line.byteLength;
+  let adjacent = true;
+  let end = first.byteOffset;
+  for (const i of picked) {
+    const line = lines[i];
+    total += line.byteLength;
+    if (line.buffer !== first.buffer || line.byteOffset !== end) adjacent = false;
+    end = line.byteOffset + line.byteLength;
   }
-  return copies;
+  if (adjacent) return new Uint8Array(first.buffer.slice(first.byteOffset, first.byteOffset + total));
+  const buffer = new Uint8Array(total);
+  let at = 0;
+  for (const i of picked) {
+    buffer.set(lines[i], at);
+    at += lines[i].byteLength;
+  }
+  return buffer;
 }
 
 interface CacheEntry {
@@ -68,20 +81,28 @@ interface CacheEntry {
   lastSeq: string;
   /** The trace's registry count after this process's last registration; null before the first or without a registry. */
   registrations: number | null;
-  /** The trace's `spans` rows (insert lines, encoded-rows.ts) by span id; null once the entry can no longer prove it holds the whole trace. */
-  spans: Map<string, Uint8Array> | null;
+  /** Ids of the spans held; null once the entry can no longer prove it holds the whole trace. */
+  spanIds: Set<string> | null;
+  /** The held spans' `spans` rows (insert lines, encoded-rows.ts), in chunks of whole lines. */
+  spanChunks: Uint8Array[];
   /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
   toolRows: Map<string, PackedToolRow>;
-  /** generation.completed rows as written at ingest (insert lines), by the span id holding the call. */
-  generations: Map<string, Uint8Array>;
+  /** Span ids holding a call whose generation.completed line (as written at ingest) is held. */
+  generationIds: Set<string>;
+  /** Those lines, in chunks of whole lines. */
+  generationChunks: Uint8Array[];
+  /** Bytes charged for this entry's lines (lineBytes of each). */
+  bytes: number;
   touchedAt: number;
 }
 
 export interface CachedTrace {
-  /** The trace's `spans` rows as insert lines (JSONCompactEachRow, each ending in a newline). */
+  /** The trace's `spans` rows as insert lines (JSONCompactEachRow, each ending in a newline), in chunks of whole lines. */
   rows: Uint8Array[];
+  /** How many spans `rows` holds. */
+  spans: number;
   toolRows: Map<string, PackedToolRow>;
-  /** The generation.completed rows written at ingest as insert lines (JSONCompactEachRow, each ending in a newline). */
+  /** The generation.completed rows written at ingest as insert lines (JSONCompactEachRow, each ending in a newline), in chunks of whole lines. */
   generationRows: Uint8Array[];
 }
 
@@ -124,52 +145,61 @@ export class SettleCache {
       let entry = this.entries.get(key);
       if (!entry || entry.rowId !== row.rowId) {
         if (entry) this.drop(key, entry);
-        entry = { rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spans: new Map(), toolRows: new Map(), generations: new Map(), touchedAt: now };
+        entry = {
+          rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spanIds: new Set(), spanChunks: [], toolRows: new Map(),
+          generationIds: new Set(), generationChunks: [], bytes: 0, touchedAt: now,
+        };
         this.entries.set(key, entry);
       }
       // Several notes of one flush (two requests, same trace) share one upsert.
       if (entry.lastSeq !== row.seq) entry.upserts++;
       entry.lastSeq = row.seq;
       entry.touchedAt = now;
-      if (!entry.spans) continue;
+      if (!entry.spanIds) continue;
       const ids = note.spanIds ?? [];
       const lines = note.spanLines ?? [];
-      if ((note.storedBeforeCount ?? 0) > entry.spans.size) this.forget(entry);
-      if (entry.spans && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry);
+      if ((note.storedBeforeCount ?? 0) > entry.spanIds.size) this.forget(entry);
+      if (entry.spanIds && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry);
       entry.registrations = note.registeredSeq ?? null;
-      if (entry.spans && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
-      if (entry.spans && entry.spans.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
+      if (entry.spanIds && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
+      if (entry.spanIds && entry.spanIds.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
       const generationIds = note.generationIds ?? [];
       const generationLines = note.generationLines ?? [];
-      if (entry.spans) {
+      if (entry.spanIds) {
         let adding = 0;
         for (let i = 0; i < ids.length; i++) adding += lineBytes(ids[i], lines[i]);
         for (let i = 0; i < generationIds.length; i++) adding += lineBytes(generationIds[i], generationLines[i]);
         if (this.byteCount + adding > this.maxBytes) this.forget(entry);
       }
-      if (!entry.spans) continue;
+      const spanIds = entry.spanIds;
+      if (!spanIds) continue;
       // A span held already is the copy this process stored; one sent again is a duplicate the
       // writer did not store, so it is not what a read-back gives when its content changed
       // (before: the summary counted the re-sent copy's tokens, the event rows the stored ones).
       const adds: number[] = [];
-      for (let i = 0; i < ids.length; i++) if (!entry.spans.has(ids[i])) adds.push(i);
-      const copies = ownCopies(adds.map((i) => lines[i]));
-      adds.forEach((i, n) => {
-        this.spanCount++;
-        this.byteCount += lineBytes(ids[i], copies[n]);
-        entry.spans!.set(ids[i], copies[n]);
-      });
+      let added = 0;
+      for (let i = 0; i < ids.length; i++) {
+        if (spanIds.has(ids[i])) continue;
+        spanIds.add(ids[i]);
+        adds.push(i);
+        added += lineBytes(ids[i], lines[i]);
+      }
+      if (adds.length > 0) entry.spanChunks.push(copyLines(lines, adds));
+      this.spanCount += adds.length;
       // Likewise the tool.called row: a re-sent span's row (its tree context may differ) was not written.
       for (const r of note.toolRows) if (!entry.toolRows.has(packedToolSpanId(r))) entry.toolRows.set(packedToolSpanId(r), r);
       // The generation.completed rows are only those written (generationIds: of spans stored by
       // this flush), the first of each: a later row for the same call replaced nothing at ingest.
       const newGenerations: number[] = [];
-      for (let i = 0; i < generationIds.length; i++) if (!entry.generations.has(generationIds[i])) newGenerations.push(i);
-      const generationCopies = ownCopies(newGenerations.map((i) => generationLines[i]));
-      newGenerations.forEach((i, n) => {
-        this.byteCount += lineBytes(generationIds[i], generationCopies[n]);
-        entry.generations.set(generationIds[i], generationCopies[n]);
-      });
+      for (let i = 0; i < generationIds.length; i++) {
+        if (entry.generationIds.has(generationIds[i])) continue;
+        entry.generationIds.add(generationIds[i]);
+        newGenerations.push(i);
+        added += lineBytes(generationIds[i], generationLines[i]);
+      }
+      if (newGenerations.length > 0) entry.generationChunks.push(copyLines(generationLines, newGenerations));
+      entry.bytes += added;
+      this.byteCount += added;
     }
   }
 
@@ -189,8 +219,8 @@ export class SettleCache {
   /** The whole trace when this process provably holds it, else null (read it from ClickHouse). */
   take(claim: Claim): CachedTrace | null {
     const entry = this.entries.get(traceKeyString(claim));
-    if (!entry || !entry.spans || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
-    return { rows: [...entry.spans.values()], toolRows: entry.toolRows, generationRows: [...entry.generations.values()] };
+    if (!entry || !entry.spanIds || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
+    return { rows: [...entry.spanChunks], spans: entry.spanIds.size, toolRows: entry.toolRows, generationRows: [...entry.generationChunks] };
   }
 
   /** A claim finished: the queue row is gone, and so is what was held for it. */
@@ -215,14 +245,14 @@ export class SettleCache {
   }
 
   private forget(entry: CacheEntry): void {
-    if (entry.spans) {
-      this.spanCount -= entry.spans.size;
-      for (const [id, line] of entry.spans) this.byteCount -= lineBytes(id, line);
-      for (const [id, line] of entry.generations) this.byteCount -= lineBytes(id, line);
-    }
-    entry.spans = null;
+    if (entry.spanIds) this.spanCount -= entry.spanIds.size;
+    this.byteCount -= entry.bytes;
+    entry.bytes = 0;
+    entry.spanIds = null;
+    entry.spanChunks = [];
     entry.toolRows.clear();
-    entry.generations.clear();
+    entry.generationIds.clear();
+    entry.generationChunks = [];
   }
 
   private drop(key: string, entry: CacheEntry): void {

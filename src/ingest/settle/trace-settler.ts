@@ -284,7 +284,7 @@ export class TraceSettler {
     };
     for (const h of held) {
       group.push(h);
-      groupSpans += h.trace.rows.length;
+      groupSpans += h.trace.spans;
       if (groupSpans >= 2000) send();
     }
     send();

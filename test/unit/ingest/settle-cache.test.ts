@@ -18,7 +18,15 @@ const note = (ids: string[], storedBefore: string[] = []): TraceNote => ({
 });
 const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: String(seq) });
 const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
-const held = (cache: SettleCache, c: Claim) => cache.take(c)?.rows.map((line) => (JSON.parse(Buffer.from(line).toString()) as { span_id: string }).span_id).sort() ?? null;
+/** The lines of chunks of whole lines (what the cache holds a trace's rows in). */
+const linesOf = (chunks: Uint8Array[]) => chunks.flatMap((chunk) => Buffer.from(chunk).toString().split('\n').filter(Boolean));
+const held = (cache: SettleCache, c: Claim) => {
+  const trace = cache.take(c);
+  if (!trace) return null;
+  const ids = linesOf(trace.rows).map((line) => (JSON.parse(line) as { span_id: string }).span_id);
+  expect(trace.spans).toBe(ids.length);
+  return ids.sort();
+};
 
 /** With the stored-trace registry: the flush's registration count, and the registry's count when the flush recorded. */
 const registered = (n: TraceNote, seq: number): TraceNote => ({ ...n, registeredSeq: seq });
@@ -74,7 +82,7 @@ describe('settle cache', () => {
     const saying = (n: TraceNote, content: string): TraceNote => ({ ...n, spanLines: n.spanIds!.map((id) => Buffer.from(`${JSON.stringify({ span_id: id, content })}\n`)) });
     cache.add([saying(note(['a']), 'first')], [row('1', 1)]);
     cache.add([saying(note(['a', 'b'], ['a']), 'second')], [row('1', 2)]);
-    const contents = cache.take(claim('1', 2))?.rows.map((line) => JSON.parse(Buffer.from(line).toString()) as { span_id: string; content: string });
+    const contents = linesOf(cache.take(claim('1', 2))!.rows).map((line) => JSON.parse(line) as { span_id: string; content: string });
     expect(contents?.sort((x, y) => x.span_id.localeCompare(y.span_id))).toEqual([{ span_id: 'a', content: 'first' }, { span_id: 'b', content: 'second' }]);
   });
 
@@ -94,7 +102,7 @@ describe('settle cache', () => {
     bytesOfSpans.add([note(['a', 'b'])], [row('1', 1)]);
     expect(cache.bytes).toBeGreaterThan(bytesOfSpans.bytes);
     cache.add([gen(note(['c'], ['a', 'b']), ['a', 'c'], 2)], [row('1', 2)]);
-    const lines = cache.take(claim('1', 2))?.generationRows.map((l) => Buffer.from(l).toString().trim());
+    const lines = linesOf(cache.take(claim('1', 2))!.generationRows);
     expect(lines?.sort()).toEqual(['["a",1]', '["c",2]']);
     // Given up with the trace: nothing of it is charged any more.
     cache.add([{ ...note(['d'], ['a', 'b', 'c', 'x']) }], [row('1', 3)]);
@@ -113,11 +121,22 @@ describe('settle cache', () => {
     });
     cache.add([{ ...note(['a', 'b']), spanLines: lines }], [row('1', 1)]);
     const rows = cache.take(claim('1', 1))!.rows;
-    expect(rows.map((line) => Buffer.from(line).toString())).toEqual(lines.map((line) => Buffer.from(line).toString()));
-    for (const line of rows) {
-      expect(line.buffer).not.toBe(body.buffer);
-      expect(line.buffer.byteLength).toBe(lines[0].byteLength + lines[1].byteLength);
+    expect(linesOf(rows)).toEqual(lines.map((line) => Buffer.from(line).toString().trim()));
+    for (const chunk of rows) {
+      expect(chunk.buffer).not.toBe(body.buffer);
+      expect(chunk.buffer.byteLength).toBe(lines[0].byteLength + lines[1].byteLength);
     }
+    // Lines back to back in the body (as the writer encodes a note's spans) are copied at once, still into a buffer of their own.
+    const adjacent = new SettleCache(1000);
+    const texts = ['c', 'd'].map((id) => Buffer.from(`${JSON.stringify({ span_id: id })}\n`));
+    body.set(texts[0], 500);
+    body.set(texts[1], 500 + texts[0].byteLength);
+    const views = [body.subarray(500, 500 + texts[0].byteLength), body.subarray(500 + texts[0].byteLength, 500 + texts[0].byteLength + texts[1].byteLength)];
+    adjacent.add([{ ...note(['c', 'd']), spanLines: views }], [row('1', 1)]);
+    const chunks = adjacent.take(claim('1', 1))!.rows;
+    expect(linesOf(chunks)).toEqual(['{"span_id":"c"}', '{"span_id":"d"}']);
+    expect(chunks[0].buffer).not.toBe(body.buffer);
+    expect(chunks[0].buffer.byteLength).toBe(texts[0].byteLength + texts[1].byteLength);
   });
 
   it('does not when another process recorded spans of the trace', () => {
@@ -181,6 +200,6 @@ describe('settle cache byte bound (SETTLE_CACHE_MAX_BYTES)', () => {
     // Forgetting the trace gave its bytes back: another trace fits again.
     expect(cache.bytes).toBe(0);
     cache.add([{ ...big(['z']), traceId: 'other' }], [{ ...row('2', 1), traceId: 'other' }]);
-    expect(cache.take({ ...claim('2', 1), traceId: 'other' })?.rows).toHaveLength(1);
+    expect(cache.take({ ...claim('2', 1), traceId: 'other' })?.spans).toBe(1);
   });
 });
