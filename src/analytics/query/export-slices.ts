@@ -11,7 +11,7 @@
  * the per-span event tables are partitioned by day, so each statement reads one partition's parts.
  */
 import { aggregate, and, orderItem, ref, select, selectItem, table } from './ast.js';
-import { bucketExpr, eventWindowWhere } from './build.js';
+import { bucketExpr, DEFAULT_MAX_MEMORY_BYTES, eventWindowWhere } from './build.js';
 import type { EventExport } from './event-export.js';
 import { Printer } from './print.js';
 import type { QueryWindow } from './window.js';
@@ -20,6 +20,9 @@ import type { Fragment } from '../../platform/clickhouse/sql/fragment.js';
 
 /** Stored rows a slice holds at most (unless one minute holds more). */
 export const SLICE_ROWS = 1_000_000;
+
+/** The settings of the per-minute count: bounded like a DSL query. */
+export const MINUTE_COUNT_SETTINGS = { max_memory_usage: DEFAULT_MAX_MEMORY_BYTES };
 
 const DAY_MS = 86_400_000;
 

@@ -73,6 +73,7 @@ const PORTS: Record<string, Record<string, string>> = {
   analytics: {
     'analytics/catalog.ts': 'the event catalog (names and fields of analytics events)',
     'analytics/query/event-export.ts': 'an event\'s rows of a window, and the window rule, for the export',
+    'analytics/query/export-slices.ts': 'an export window cut into slices of bounded rows',
     'analytics/query/mcp-body.ts': 'the DSL request as MCP sends it',
     'analytics/query/query-shapes.ts': 'the DSL request and answer schemas (REST and MCP share them)',
     'analytics/query/run.ts': 'running a DSL query',
