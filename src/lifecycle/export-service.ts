@@ -31,14 +31,14 @@ export class ExportService {
     const scope = { tenantId, projectId };
     const later = format.later;
     const windows = later === null ? [request.window] : await this.slices(scope, request);
-    // Every slice's statement carries the same settings (the window changes only its values).
-    const statementOf = (window: QueryWindow) => eventExportStatement(this.deps.ch, scope, { event: request.event, window }, OUTPUT_SETTINGS);
-    const parts = windows.map((window, i) => ({ statement: statementOf(window).statement, format: i === 0 || later === null ? format.engine : later }));
+    const statements = windows.map((window) => eventExportStatement(this.deps.ch, scope, { event: request.event, window }, OUTPUT_SETTINGS));
+    const parts = statements.map((s, i) => ({ statement: s.statement, format: i === 0 || later === null ? format.engine : later }));
     const body = await this.deps.ch.streamParts(parts, {
       lane: 'analytics',
       scope,
       timeoutSeconds: this.deps.config.exportTimeoutSeconds,
-      settings: statementOf(request.window).settings,
+      // Every slice's statement carries the same settings (the window changes only its values).
+      settings: statements[0].settings,
     });
     return { body, meta: { contentType: format.contentType, filename: exportFilename(request.event.name, request.window, format.extension) } };
   }

@@ -229,16 +229,15 @@ export async function countTraces(ch: ClickHouseStore, tenantId: string, project
   return Number(row?.total ?? 0);
 }
 
-const LIST_COLUMNS =
-  'trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, service_name, agent_name, thread_id, release, ' +
-  'agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, ' +
-  'estimated_cost_usd, stats_tool_calls, preview';
+/** A summary's values the list shows and its conditions test, besides its keys and time. */
+const SUMMARY_VALUES =
+  'service_name, agent_name, thread_id, release, agent_input_display, has_error, total_duration_ms, span_count, ' +
+  'total_tokens, error_count, models_used, estimated_cost_usd, stats_tool_calls, preview';
+
+const LIST_COLUMNS = `trace_id, otel_trace_id, project_id, toString(timestamp) AS ts, ${SUMMARY_VALUES}`;
 
 /** What newestSummaries reads of a row: the list's columns and those its conditions test. */
-const SUMMARY_ROW_COLUMNS =
-  'tenant_id, project_id, trace_id, otel_trace_id, timestamp, service_name, agent_name, thread_id, release, ' +
-  'agent_input_display, has_error, total_duration_ms, span_count, total_tokens, error_count, models_used, ' +
-  'estimated_cost_usd, stats_tool_calls, preview';
+const SUMMARY_ROW_COLUMNS = `tenant_id, project_id, trace_id, otel_trace_id, timestamp, ${SUMMARY_VALUES}`;
 
 /**
  * Processed traces of a project, newest first (timestamp, then trace id), after the cursor.
