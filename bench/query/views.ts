@@ -7,6 +7,7 @@
  *   npx tsx bench/query/views.ts [--runs 20] [--traces 1000000] [--generations 10000000] [--tools 3000000]
  *                                [--scale 1] [--query-timeout 15] [--unwritten-every 0] [--optimize]
  *                                [--data-dir DIR] [--only TEXT] [--trace-inserts 8] [--reprocessed-percent 2] [--pre-mark]
+ *                                [--engine-stats]
  *
  * --scale multiplies the three sizes (--scale 10: 100 M generations, 10 M traces, 30 M tool calls,
  * what a user should expect at 10× the target size) and, unless --query-timeout is given, lets
@@ -34,6 +35,13 @@
  * is (tenant, project, timestamp, …), so FINAL over such parts reads the non-overlapping ranges
  * without merging (run.ts's --seeding month is the worst case this does not produce).
  *
+ * --engine-stats (needs CLICKHOUSE_URL: a server, e.g. `npm run clickhouse-server`; the embedded
+ * engine keeps no query log) prints under each view the engine's own figures for each of its
+ * statements from system.query_log, medians over the timed runs: CPU, rows, marks and parts
+ * selected, bytes read, memory (statement-log.ts). On a shared machine those compare two builds
+ * where milliseconds do not. Seeding a server goes through a client of its own without the
+ * service's request time limits (an insert of 10 M generations takes minutes).
+ *
  * Target: p95 under 300 ms per view on this machine. Figures: bench/README.md.
  */
 import fs from 'node:fs';
@@ -43,8 +51,10 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { clickHouseServerEnv } from '../service-process.js';
 import { startService } from '../../src/app/service.js';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { spanIdSql, traceIdSql } from './seed-ids.js';
+import { hasQueryLog, serverNow, statementFigures, statementLines } from './statement-log.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -63,6 +73,9 @@ const TRACE_INSERTS = Math.max(1, flag('trace-inserts', 8));
 const REPROCESSED_PERMILLE = Math.round(flag('reprocessed-percent', 2) * 10);
 const PRE_MARK = args.includes('--pre-mark');
 const OPTIMIZE = args.includes('--optimize');
+const ENGINE_STATS = args.includes('--engine-stats');
+/** A seeding insert on a server may take this long (the service's own clients give up far sooner). */
+const SEED_TIMEOUT_MS = 60 * 60 * 1000;
 const text = (name: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : null;
@@ -90,12 +103,12 @@ const MODELS = `['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022', 'claude-
  * rounds write them — with first_processing 1, plus the re-processings of the previous part's runs
  * (REPROCESSED_PERMILLE of them, chosen by hash) with 0; part = parts writes only the last re-processings.
  */
-async function seedTraces(ch: ClickHouseStore, params: Record<string, string>): Promise<void> {
+async function seedTraces(ch: ClickHouseStore, client: ClickHouseClient, params: Record<string, string>): Promise<void> {
   // Every --unwritten-every'th trace is written without prices (priced at query time from its generations).
   // Each run's model calls (and those naming a provider) and tool calls, as settling counts them:
   // generation `number` belongs to run intDiv(number, per) and has no provider when number % 11 = 0;
   // tool call m to run intDiv(m * traces, tools). ceil(x / k) is intDiv(x + k - 1, k).
-  await ch.client.command({
+  await client.command({
     query: `INSERT INTO ${ch.table('event_trace_processed')}
       (tenant_id, project_id, timestamp, actor, surface, trace_id, agent_name, root_status_code, has_root, root_duration_ms,
        error_count, failing_tool_calls, input_tokens, output_tokens, total_tokens, estimated_cost_usd, estimated_cost_basis,
@@ -120,17 +133,17 @@ async function seedTraces(ch: ClickHouseStore, params: Record<string, string>): 
   });
 }
 
-async function seed(ch: ClickHouseStore, params: Record<string, string>): Promise<void> {
+async function seed(ch: ClickHouseStore, client: ClickHouseClient, params: Record<string, string>): Promise<void> {
   let t0 = performance.now();
   const marks = { reprocessed: String(REPROCESSED_PERMILLE), premark: PRE_MARK ? '1' : '0' };
   const rounds = TRACE_INSERTS + (REPROCESSED_PERMILLE > 0 ? 1 : 0);
-  for (let part = 0; part < rounds; part++) await seedTraces(ch, { ...params, ...marks, parts: String(TRACE_INSERTS), part: String(part) });
+  for (let part = 0; part < rounds; part++) await seedTraces(ch, client, { ...params, ...marks, parts: String(TRACE_INSERTS), part: String(part) });
   console.log(
     `seeded ${TRACES} traces in ${rounds} inserts (re-processed: ${REPROCESSED_PERMILLE / 10} %${PRE_MARK ? ', every row 0 as before migration 006' : ''}; ` +
       `unwritten: ${UNWRITTEN_EVERY > 0 ? `1 in ${UNWRITTEN_EVERY}` : 'none'}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
   t0 = performance.now();
-  await ch.client.command({
+  await client.command({
     query: `INSERT INTO ${ch.table('event_generation_completed')}
       (tenant_id, project_id, timestamp, actor, surface, model, provider, trace_id, span_id, duration_ms, input_tokens, output_tokens, tps, error)
       SELECT {t:String}, {p:String}, ${TRACE_TIME} + toIntervalMillisecond(number % {per:UInt64} * 700), 'sdk', 'otlp',
@@ -143,7 +156,7 @@ async function seed(ch: ClickHouseStore, params: Record<string, string>): Promis
   });
   console.log(`seeded ${GENERATIONS} generations in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   t0 = performance.now();
-  await ch.client.command({
+  await client.command({
     query: `INSERT INTO ${ch.table('event_tool_called')}
       (tenant_id, project_id, timestamp, actor, surface, tool, agent_name, trace_id, span_id, duration_ms, output_tokens, error)
       SELECT {t:String}, {p:String}, ${TRACE_TIME} + toIntervalMillisecond(number % 3 * 900), 'sdk', 'otlp',
@@ -168,6 +181,7 @@ async function main() {
     const existing = listed.projects.find((p) => p.name === 'bench');
     const project = existing ?? (await (await fetch(`${api}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json());
     const ch = service.deps.ch;
+    if (ENGINE_STATS && !(await hasQueryLog(ch.client))) throw new Error('--engine-stats reads system.query_log: run against a ClickHouse server (CLICKHOUSE_URL)');
     const [seeded] = await (await ch.client.query({
       query: `SELECT count() AS n, toUnixTimestamp64Milli(max(timestamp)) AS last FROM ${ch.table('event_trace_processed')} WHERE project_id = {p:String}`,
       query_params: { p: project.id },
@@ -180,7 +194,15 @@ async function main() {
     const tenantId = service.bootstrap?.tenantId ?? (await service.deps.sql<{ t: string }[]>`select tenant_id::text as t from projects where id = ${project.id}`)[0].t;
     const params = { t: tenantId, p: project.id, from: chTime(start), span: String(30 * DAY), traces: String(TRACES), unwritten: String(UNWRITTEN_EVERY), per: String(Math.max(1, Math.round(GENERATIONS / TRACES))) };
     if (reuse) console.log(`reusing ${seeded.n} seeded traces in ${dataDir}`);
-    else await seed(ch, params);
+    else {
+      const { url, user, password } = config.clickhouse;
+      const client = url ? createClient({ url, username: user, password, request_timeout: SEED_TIMEOUT_MS }) : ch.client;
+      try {
+        await seed(ch, client, params);
+      } finally {
+        if (client !== ch.client) await client.close();
+      }
+    }
     if (OPTIMIZE) {
       for (const table of ['event_trace_processed', 'event_generation_completed', 'event_tool_called']) {
         await ch.client.command({ query: `OPTIMIZE TABLE ${ch.table(table)} FINAL` });
@@ -213,6 +235,7 @@ async function main() {
       const first = await fetch(url, { headers });
       if (first.status !== 200) throw new Error(`${name}: ${first.status} ${await first.text()}`);
       await first.json();
+      const since = ENGINE_STATS ? await serverNow(ch.client) : '';
       const times: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         const t = performance.now();
@@ -223,6 +246,7 @@ async function main() {
       times.sort((a, b) => a - b);
       const fmt = (v: number) => v.toFixed(0).padStart(8);
       console.log(`${name.padEnd(32)} ${fmt(percentile(times, 0.5))} ${fmt(percentile(times, 0.95))} ${fmt(times[times.length - 1])}`);
+      if (ENGINE_STATS) for (const line of statementLines(await statementFigures(ch.client, config.clickhouse.user, since))) console.log(line);
     }
     console.log(`load average after timing: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
