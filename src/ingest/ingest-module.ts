@@ -5,7 +5,6 @@ import { PROJECT_DELETED_TOPIC } from '../tenancy/project-store.js';
 import { IngestService } from './ingest-service.js';
 import type { SettleLag } from './settle/settle-lag.js';
 import { createOtlpRouter } from './otlp/otlp-router.js';
-import { startOtlpGrpcServer } from './otlp/otlp-grpc-server.js';
 import { registryWindowMs, scheduleStoredTraceJobs } from './settle/stored-traces-jobs.js';
 import { scheduleLoggedProjectsBackfill } from './settle/logged-projects.js';
 
@@ -53,7 +52,12 @@ export const ingestModule: LookoutModule = {
     });
   },
   root: (deps) => createOtlpRouter(deps, ingestService(deps)),
-  listen: (deps) => startOtlpGrpcServer(deps, ingestService(deps)),
+  // The gRPC library loads only when OTLP/gRPC listens (OTLP_GRPC_PORT): a start without it skips its load.
+  listen: async (deps) => {
+    if (!deps.config.otlpGrpc) return null;
+    const { startOtlpGrpcServer } = await import('./otlp/otlp-grpc-server.js');
+    return startOtlpGrpcServer(deps, ingestService(deps));
+  },
   // /v1/traces, /v1/logs and OTLP/gRPC in `ingest` processes; start/stop in all (the settler runs only with `worker`).
   roles: { root: 'ingest', listen: 'ingest', background: 'any' },
   async start(deps) {

@@ -1,56 +1,13 @@
 import express, { Router, type Request, type Response } from 'express';
-import type { ValidateFunction } from 'ajv';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppDeps } from '../app/app-deps.js';
 import { authenticate, requireScope } from '../tenancy/auth.js';
-import { HttpError } from '../platform/http/errors.js';
-import { storeUnavailable } from '../platform/store-errors.js';
-import { actorOf, projectForPrincipal } from '../app/route.js';
-import { compileBodySchema, describeValidationError } from '../platform/http/validation.js';
-import type { Principal } from '../tenancy/tenancy-store.js';
+import { compileBodySchema } from '../platform/http/validation.js';
 import { ProjectService } from '../workspace/projects/project-service.js';
-import type { McpTool } from './mcp-tool.js';
 import { mcpTools } from './tools.js';
-import { VERSION } from '../platform/version.js';
 
-function toolError(detail: string, code: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: detail }], structuredContent: { detail, code } };
-}
-
-/** An MCP server bound to one authenticated caller: built per request, since the endpoint is stateless. */
-function buildServer(deps: AppDeps, principal: Principal, tools: { tool: McpTool; validate: ValidateFunction }[], projects: ProjectService): Server {
-  const server = new Server({ name: 'lookout', version: VERSION }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map(({ tool }) => ({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: tool.inputSchema as { type: 'object' },
-      annotations: { title: tool.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    })),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const entry = tools.find(({ tool }) => tool.name === request.params.name);
-    if (!entry) return toolError(`Unknown tool: ${request.params.name}`, 'not_found');
-    const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
-    if (!entry.validate(args)) return toolError(describeValidationError('body', entry.validate.errors).replace(/^body: /, 'arguments: '), 'validation_error');
-    try {
-      const project = await projectForPrincipal(deps, principal, String(args.project_id));
-      await projects.recordMcpUse(principal.tenantId, project);
-      const payload = await entry.tool.run(args, { deps, principal, project, actor: actorOf(principal, 'mcp') });
-      return { content: [{ type: 'text', text: JSON.stringify(payload) }], structuredContent: payload };
-    } catch (error) {
-      if (error instanceof HttpError) return toolError(error.detail, error.code);
-      const unavailable = storeUnavailable(error);
-      if (unavailable) return toolError(unavailable.detail, unavailable.code);
-      deps.logger.error({ err: error, tool: entry.tool.name }, 'mcp tool failed');
-      return toolError('Internal server error', 'internal_error');
-    }
-  });
-  return server;
-}
+/** mcp-server.ts (the MCP SDK), imported once, on the first request that needs it. */
+let sdk: Promise<typeof import('./mcp-server.js')> | null = null;
+const mcpServer = () => (sdk ??= import('./mcp-server.js'));
 
 /**
  * The advertised input schema describes every nested key for the model's benefit, but only its top
@@ -76,8 +33,9 @@ export function mcpRouter(deps: AppDeps): Router {
   router.post('/mcp', express.json({ limit: deps.config.jsonBodyLimit }), async (req: Request, res: Response) => {
     const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
     requireScope(principal, 'read');
+    const { buildServer, statelessTransport } = await mcpServer();
     const server = buildServer(deps, principal, tools, projects);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = statelessTransport();
     res.on('close', () => {
       void transport.close();
       void server.close();
