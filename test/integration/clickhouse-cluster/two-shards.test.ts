@@ -27,6 +27,7 @@ import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { agentRun } from '../../helpers/agent-run.js';
 import { agentRunRequest } from '../../helpers/otlp-json.js';
 import { startClickHouseServers, type ClickHouseServer } from '../../helpers/clickhouse-server/clickhouse-server.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { baseInstant } from '../analytics-views/dataset.js';
@@ -92,6 +93,8 @@ beforeAll(async () => {
   servers = await startClickHouseServers(2, { clusterName: CLUSTER });
   direct = servers.map((s) => createClient({ url: s.url, username: s.user, password: s.password }));
   pgDir = tempDataDir('lookout-cluster-pg-');
+  // The shared PostgreSQL starts migrated (test/helpers/migrated-stores.ts): the worker finds its migrations applied.
+  await copyMigratedStores(pgDir, { postgres: true, clickhouse: false });
   pg = await openPostgres({ databaseUrl: null, dataDir: pgDir });
   // The worker starts first and migrates both stores; the api+ingest instances find them current.
   worker = await startTestService(clusterEnv(0, 'worker'), tempDataDir('lookout-cluster-worker-'));
@@ -124,6 +127,8 @@ async function copyToOneNode(): Promise<void> {
   if (embedded) return;
   await waitFor(async () => ((await queueDepth(pg.sql)) === 0 ? true : undefined), 60_000, 'the settle queue to drain');
   embeddedDir = tempDataDir('lookout-cluster-embedded-');
+  // From the run's migrated template (test/helpers/migrated-stores.ts): the migration below finds nothing left to apply.
+  await copyMigratedStores(embeddedDir, { postgres: false, clickhouse: true });
   embedded = await openClickHouse({ url: null, user: '', password: '', database: 'lookout', cluster: null, dataDir: embeddedDir });
   await migrateClickHouse(embedded, migrationDirs.clickhouse);
   for (const table of TABLES) await copyTable(front[0].service.deps.ch, table);

@@ -13,6 +13,7 @@ import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clic
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { agentRun } from '../../helpers/agent-run.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
 
@@ -25,6 +26,8 @@ let readBacks = 0;
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-resent-');
+  // The store opened here starts migrated, as the service's own would (test/helpers/migrated-stores.ts).
+  await copyMigratedStores(dataDir, { postgres: false, clickhouse: true });
   opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
   const ch: ClickHouseStore = {
     ...opened,

@@ -20,6 +20,7 @@ import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clic
 import { agentRun } from '../../helpers/agent-run.js';
 import { failingInserts } from '../../helpers/failing-inserts.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
@@ -63,6 +64,8 @@ function ch(): ClickHouseStore {
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-settle-model-');
+  // The store opened here starts migrated, as the service's own would (test/helpers/migrated-stores.ts).
+  await copyMigratedStores(dataDir, { postgres: false, clickhouse: true });
   opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
   await start();
   for (const table of PER_SPAN_TABLES) await opened.client.command({ query: `SYSTEM STOP MERGES ${opened.table(table)}` });

@@ -18,6 +18,7 @@ import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { statementKind } from '../../../src/platform/clickhouse/sql/statement-stats.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { failingInserts } from '../../helpers/failing-inserts.js';
 import { jsonBody, postOtlp, waitFor } from './otlp-client.js';
@@ -41,6 +42,8 @@ const unregisterBeforeRecord = new Set<string>();
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-registry-');
+  // The store opened here starts migrated, as the service's own would (test/helpers/migrated-stores.ts).
+  await copyMigratedStores(dataDir, { postgres: false, clickhouse: true });
   opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
   const failHere = (table: string) => {
     if (failNextInsert === null || table !== opened.table(failNextInsert)) return false;

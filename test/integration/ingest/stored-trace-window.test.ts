@@ -22,6 +22,7 @@ import { migratePostgres, readMigrations } from '../../../src/platform/migration
 import { connectPostgres } from '../../../src/platform/postgres/postgres.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { postOtlp, waitFor } from './otlp-client.js';
 
@@ -36,6 +37,8 @@ let duplicateChecks = 0;
 
 beforeAll(async () => {
   dataDir = tempDataDir('lookout-registry-window-');
+  // The store opened here starts migrated, as the service's own would (test/helpers/migrated-stores.ts).
+  await copyMigratedStores(dataDir, { postgres: false, clickhouse: true });
   opened = await openClickHouse({ url: null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
   const ch: ClickHouseStore = {
     ...opened,

@@ -1,5 +1,6 @@
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
@@ -18,6 +19,8 @@ export interface SharedStores {
 
 export async function openSharedStores(): Promise<SharedStores> {
   const dataDir = tempDataDir('lookout-scale-');
+  // Both stores start migrated, as a service's own would (test/helpers/migrated-stores.ts); a ClickHouse server has its own.
+  await copyMigratedStores(dataDir, { postgres: true, clickhouse: !process.env.CLICKHOUSE_URL });
   const pg = await openPostgres({ databaseUrl: null, dataDir });
   const ch = await openClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir });
   const started: TestService[] = [];

@@ -14,6 +14,7 @@ import { openPostgres, type PostgresStore } from '../../../src/platform/postgres
 import { lookoutTraceId } from '../../../src/spans/trace-id.js';
 import { agentRun } from '../../helpers/agent-run.js';
 import { parseExposition, sampleSum } from '../../helpers/prometheus-text.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
@@ -33,6 +34,8 @@ let ingest: TestService;
 let worker: TestService;
 
 beforeAll(async () => {
+  // Both stores start migrated, as a service's own would (test/helpers/migrated-stores.ts); a ClickHouse server has its own.
+  await copyMigratedStores(dataDir, { postgres: true, clickhouse: !process.env.CLICKHOUSE_URL });
   pg = await openPostgres({ databaseUrl: null, dataDir });
   ch = await openClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, user: 'default', password: '', database: 'lookout', cluster: null, dataDir, statsFile });
   const start = (roles: string) => startTestService({ DATABASE_URL: pg.url, LOOKOUT_ROLES: roles }, tempDataDir('lookout-instance-'), { clickhouse: ch });

@@ -7,6 +7,7 @@ import { migratePostgres } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore, type Sql } from '../../../src/platform/postgres/postgres.js';
 import { traceKeyString } from '../../../src/spans/stored-spans.js';
 import { removeDir } from '../../helpers/service.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { sleep } from './instances.js';
 
@@ -20,6 +21,8 @@ const dataDir = tempDataDir('lookout-queue-');
 let pg: PostgresStore;
 let other: Sql;
 beforeAll(async () => {
+  // From the run's migrated template (test/helpers/migrated-stores.ts): the migration below finds nothing left to apply.
+  await copyMigratedStores(dataDir, { postgres: true, clickhouse: false });
   pg = await openPostgres({ databaseUrl: null, dataDir });
   await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
   // A second pool: another process's settler.

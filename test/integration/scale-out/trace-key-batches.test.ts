@@ -7,6 +7,7 @@ import { projectRoot } from '../../../src/app/project-root.js';
 import { migratePostgres } from '../../../src/platform/migrations.js';
 import { openPostgres, type PostgresStore } from '../../../src/platform/postgres/postgres.js';
 import { removeDir } from '../../helpers/service.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
 /**
@@ -20,6 +21,8 @@ import { tempDataDir } from '../../helpers/temp-dir.js';
 const dataDir = tempDataDir('lookout-key-batches-');
 let pg: PostgresStore;
 beforeAll(async () => {
+  // From the run's migrated template (test/helpers/migrated-stores.ts): the migration below finds nothing left to apply.
+  await copyMigratedStores(dataDir, { postgres: true, clickhouse: false });
   pg = await openPostgres({ databaseUrl: null, dataDir });
   await migratePostgres(pg.sql, path.join(projectRoot, 'sql'));
   await pg.sql`insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, '{}')`;
