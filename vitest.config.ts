@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // chdb loads one embedded ClickHouse engine per process, and two engines in one
 // process crash: every test file therefore runs in its own forked process.
@@ -69,6 +71,42 @@ const SERVER_SUITES = [
   'test/integration/isolation/interactive-lane.test.ts',
 ];
 
+// The files that take longest (tens of seconds each, mostly waiting on stores, servers and settle
+// windows), started first in every project that runs them, longest first.
+const LONG_FILES = [
+  'test/integration/clickhouse-cluster/two-shards.test.ts',
+  'test/integration/ingest/settle-model.test.ts',
+  'test/integration/faults/full-disk.test.ts',
+  'test/integration/isolation/deep-traces.test.ts',
+  'test/integration/isolation/workload-lanes.test.ts',
+  'test/integration/faults/clickhouse-server-faults.test.ts',
+  'test/e2e/dashboard/dashboard.test.ts',
+];
+
+/**
+ * Runs the files of all projects as one queue, longest first, so the two forks finish together
+ * instead of one idling while the other runs a long file that happened to come last. Vitest's own
+ * order runs project after project (the last project's long files close the run) and within one
+ * by the durations of earlier runs, which a fresh CI clone does not have (then by file size). Here:
+ * LONG_FILES first, then the rest by the durations of an earlier run when every file has one, else by file size.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const relative = (spec: TestSpecification) => spec.moduleId.slice(root.length + 1);
+    const rank = (spec: TestSpecification) => {
+      const i = LONG_FILES.indexOf(relative(spec));
+      return i === -1 ? LONG_FILES.length : i;
+    };
+    const duration = (spec: TestSpecification) => this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative(spec)}`)?.duration;
+    // One measure for every file (mixing the two would not be one order): durations when each file has one.
+    const durations = new Map(files.map((spec) => [spec, duration(spec)]));
+    const known = [...durations.values()].every((d) => d !== undefined);
+    const weight = new Map(files.map((spec) => [spec, known ? durations.get(spec)! : fs.statSync(spec.moduleId).size]));
+    return [...files].sort((a, b) => rank(a) - rank(b) || weight.get(b)! - weight.get(a)!);
+  }
+}
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -76,6 +114,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     // One temporary root per run, removed at its end (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     projects: [
