@@ -115,6 +115,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
+    // typebox is ~700 small ES modules; loaded as they are, every test process that imports the
+    // service spends ~0.2 s of CPU on them. Pre-bundled once per run into one file, ~10 ms.
+    deps: { optimizer: { ssr: { enabled: true, include: ['typebox'] } } },
     // One temporary root per run, removed at its end (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     projects: [
