@@ -9,12 +9,16 @@
  *   phrase   a three-word phrase in 1 trace of 1000  target < 1 s
  *   cjk      a two-character Chinese word in 1 trace of 1000
  *
+ * Before timing it waits until the engine has merged what the seeding inserted (no merge of either
+ * table running for a few seconds, at most --settle-seconds), as a store that has held its traces a
+ * while is, and prints the parts it timed against; --no-settle times right after seeding instead.
+ *
  * It also prints what search costs besides: trace_content's bytes on disk (compressed, and the text
  * index's share) beside `traces`, the CPU of building content rows per 1000 spans at settling beside
  * the summary built there from the same spans (both on the compute pool, off the ingest path), and
  * the insert time of the same content rows into trace_content with and without its text index.
  *
- *   npx tsx bench/search/search-bench.ts [--traces 1000000] [--runs 20] [--inserts 16]
+ *   npx tsx bench/search/search-bench.ts [--traces 1000000] [--runs 20] [--inserts 16] [--settle-seconds 900] [--no-settle]
  *
  * Take figures on a quiet machine only (bench/README.md).
  */
@@ -39,6 +43,8 @@ const flag = (name: string, fallback: number) => {
 const TRACES = flag('traces', 1_000_000);
 const RUNS = flag('runs', 20);
 const INSERTS = Math.max(1, flag('inserts', 16));
+const SETTLE_SECONDS = flag('settle-seconds', 900);
+const SETTLE = !args.includes('--no-settle');
 const KEY = 'lk_bench_search_key_0123456789abcdef';
 const DAY = 86_400_000;
 
@@ -106,6 +112,14 @@ async function main() {
     }
     console.log(`seeded ${TRACES} traces (${TRACES * fields.length} content rows) in ${INSERTS} insert(s) per table, ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
+    if (SETTLE) await settleMerges(ch.client, ch.database);
+    const parts = await (await ch.client.query({
+      query: `SELECT table, count() AS parts FROM system.parts WHERE database = {db:String} AND active AND table IN ('traces', 'trace_content') GROUP BY table ORDER BY table`,
+      query_params: { db: ch.database },
+      format: 'JSONEachRow',
+    })).json<{ table: string; parts: string }>();
+    console.log(`timed against ${parts.map((p) => `${p.table} ${p.parts} parts`).join(', ')} (${SETTLE ? 'merges settled' : 'right after seeding'})`);
+
     const disk = await (await ch.client.query({
       query: `SELECT table, sum(data_compressed_bytes) AS compressed, sum(data_uncompressed_bytes) AS uncompressed, sum(secondary_indices_compressed_bytes) AS index_bytes
               FROM system.parts WHERE database = {db:String} AND active AND table IN ('traces', 'trace_content') GROUP BY table ORDER BY table`,
@@ -149,6 +163,27 @@ async function main() {
     await service.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Waits until no merge of the seeded tables has run for three polls in a row (a merge often follows
+ * another), at most SETTLE_SECONDS: the searches then read the parts a store that has held its traces
+ * a while has, not the seeding's many small ones, and the engine's merging takes no CPU from them.
+ */
+async function settleMerges(client: import('@clickhouse/client').ClickHouseClient, database: string): Promise<void> {
+  const started = performance.now();
+  let quiet = 0;
+  while (quiet < 3 && performance.now() - started < SETTLE_SECONDS * 1000) {
+    const [row] = await (await client.query({
+      query: `SELECT count() AS merges FROM system.merges WHERE database = {db:String} AND table IN ('traces', 'trace_content')`,
+      query_params: { db: database },
+      format: 'JSONEachRow',
+    })).json<{ merges: string }>();
+    quiet = Number(row.merges) === 0 ? quiet + 1 : 0;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  console.log(quiet >= 3 ? `merges settled after ${seconds.toFixed(0)} s` : `merges still running after ${SETTLE_SECONDS} s: timing anyway`);
 }
 
 /**
