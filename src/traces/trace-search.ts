@@ -9,8 +9,9 @@ import { listTraces, newestTraceSlice, type TraceListFilters, type TraceListRow 
  *
  * 1. Candidates: per word or phrase to find, the traces with some stored row holding it, through the
  *    text index, stopped past CANDIDATE_TRACES. A word in few traces (a rare word, a phrase, a
- *    name) names every trace that can match: the page is those traces checked exactly, found by
- *    the primary key, and nothing else is read.
+ *    name) names every trace that can match: their summaries passing the other filters, newest
+ *    first, then the newest of them checked exactly (newestMatches), found by the primary key,
+ *    until the page is full (all at once when they are no more than a page); nothing else is read.
  * 2. Probes: otherwise every word is common. A slice of the newest traces under the other filters
  *    (newestTraceSlice: from the time of the n-th newest summary row on, read without FINAL), a
  *    few pages' worth and then PROBE_TRACES more, and the matches among them, their summaries and
@@ -36,8 +37,13 @@ export async function searchTraces(
   candidateTraces = CANDIDATE_TRACES,
 ): Promise<TraceListRow[]> {
   const candidates = await termCandidates(ch, tenantId, projectId, f, candidateTraces);
-  if (candidates !== null) return candidates.length === 0 ? [] : listTraces(ch, tenantId, projectId, { ...f, within: candidates });
   const { search: _search, ...plain } = f;
+  if (candidates !== null) {
+    if (candidates.length === 0) return [];
+    // As many as a page: each is checked anyway, in one read.
+    if (candidates.length <= f.limit) return listTraces(ch, tenantId, projectId, { ...f, within: candidates });
+    return newestMatches(ch, tenantId, projectId, f, await listTraces(ch, tenantId, projectId, { ...plain, within: candidates, limit: candidates.length }));
+  }
   const hits: TraceListRow[] = [];
   let before = f.before;
   for (const size of probeSizes(f.limit, probeTraces)) {
@@ -50,6 +56,29 @@ export async function searchTraces(
     before = { timestamp: slice.since, traceId: '' };
   }
   return [...hits, ...(await listTraces(ch, tenantId, projectId, { ...f, before, limit: f.limit - hits.length }))];
+}
+
+/**
+ * The first `f.limit` matches among `listed` (summaries passing the other filters, newest first):
+ * checked in that order, a page's worth first and then twice as many each time, so a page of a
+ * phrase in a thousand traces reads the text of about a page of them rather than of all. Every
+ * listed trace newer than the last one checked was checked, so the page is the one a check of all
+ * of them would give.
+ */
+async function newestMatches(
+  ch: ClickHouseStore,
+  tenantId: string,
+  projectId: string,
+  f: TraceListFilters & { search: NonNullable<TraceListFilters['search']> },
+  listed: TraceListRow[],
+): Promise<TraceListRow[]> {
+  const hits: TraceListRow[] = [];
+  let batch = f.limit;
+  for (let at = 0; at < listed.length && hits.length < f.limit; at += batch, batch *= 2) {
+    const within = listed.slice(at, at + batch).map((t) => t.trace_id);
+    hits.push(...(await listTraces(ch, tenantId, projectId, { ...f, within, limit: f.limit - hits.length })));
+  }
+  return hits;
 }
 
 /**

@@ -66,7 +66,7 @@ beforeAll(async () => {
     format: 'JSONEachRow',
   })).json<{ bytes: string }>();
   contentBytes = Number(size.bytes);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await store?.close();
@@ -90,6 +90,14 @@ describe('what a search reads', () => {
       // to 56 MB (a twelfth of the text is 34 MB).
       expect({ q, rows, bytes, under: rows < 40_000 && bytes < contentBytes / 12 }).toEqual({ q, rows, bytes, under: true });
     }
+  });
+
+  it('checks only the newest candidates a page needs when the index names more', async () => {
+    const { ids, bytes } = await search('"late delivery fee"', 5);
+    expect(ids).toEqual(newestFirst(every(2000, 3)).slice(0, 5));
+    // The 30 candidates' summaries, newest first, then the text of the newest 5 only: 15.7 MB here
+    // (the index look-up's own granules included), where checking the text of all 30 read 21.6 MB.
+    expect({ bytes, under: bytes < contentBytes / 22 }).toEqual({ bytes, under: true });
   });
 
   it('reads the newest traces only for a common word that fills the page', async () => {
