@@ -15,8 +15,11 @@
  * the same directory. Take figures on a quiet machine only (bench/README.md).
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startService } from '../../src/app/service.js';
@@ -95,17 +98,38 @@ interface ExportRun {
   engine: RssSampler | null;
 }
 
+/**
+ * One export's answer as a stream of its decoded bytes: node:http, asking for gzip as a browser
+ * does (the service compresses the text formats), decoded by node:zlib. Not fetch: its HTTP/1.1
+ * parser pauses on every body chunk the web stream cannot take yet and puts the rest of the socket's
+ * buffer back, which the next read copies again whole; on a long compressed answer that copying
+ * kept this process's event loop at 100 % while the service waited (CSV after NDJSON, 1M rows:
+ * 167 s instead of ~15 s), so the figures measured the client, not the export.
+ */
+function download(url: string): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers: { authorization: `Bearer ${BENCH_KEY}`, 'accept-encoding': 'gzip' } }, (res) => {
+      if (res.statusCode !== 200) {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c)).on('end', () => reject(new Error(`${url}: ${res.statusCode} ${Buffer.concat(parts).toString()}`)));
+        return;
+      }
+      resolve(res.headers['content-encoding'] === 'gzip' ? res.pipe(zlib.createGunzip()) : res);
+    });
+    req.on('error', reject);
+  });
+}
+
 /** Streams one export, counting bytes and line ends, sampling the service's RSS (and the engine's, with --engine-pid) meanwhile. */
 async function exportOnce(url: string, pid: number, query: string): Promise<ExportRun> {
   const service = new RssSampler(pid);
   const engine = ENGINE_PID > 0 ? new RssSampler(ENGINE_PID) : null;
   const started = performance.now();
   try {
-    const res = await fetch(`${url}/api${query}`, { headers: { authorization: `Bearer ${BENCH_KEY}` } });
-    if (!res.ok || !res.body) throw new Error(`${query}: ${res.status} ${await res.text()}`);
+    const body = await download(`${url}/api${query}`);
     let bytes = 0;
     let lines = 0;
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       bytes += chunk.byteLength;
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
     }
