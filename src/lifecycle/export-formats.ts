@@ -4,19 +4,22 @@
  */
 import type { QueryWindow } from '../analytics/query/event-export.js';
 import type { StatementSettings } from '../platform/clickhouse/sql/compile.js';
-import type { StreamFormat } from '../platform/clickhouse/sql/statement-stream.js';
+import type { PartsJoin, StreamFormat } from '../platform/clickhouse/sql/statement-stream.js';
 import type { ExportFormat } from './export-schemas.js';
+import { joinParquet, PARQUET_SLICE_SETTINGS } from './parquet-join.js';
 
 export interface FormatDef {
-  /** The engine's format of the first (or only) statement. */
+  /** The engine's format of the first statement. */
   engine: StreamFormat;
   /**
-   * The format of each later slice's statement when the window is read in slices (export-slices.ts),
-   * whose answers then follow one another as one document: CSV without its header line again. Null:
-   * one statement for the whole window, since the format's answers cannot be joined (a Parquet file
-   * has one footer that indexes all its row groups).
+   * The format of each later slice's statement (the window is read in slices, export-slices.ts),
+   * whose answers then follow one another as one document: CSV without its header line again.
    */
-  later: StreamFormat | null;
+  later: StreamFormat;
+  /** How the slices' answers become one document where following one another is not enough. */
+  join?: PartsJoin;
+  /** The format's own settings besides OUTPUT_SETTINGS. */
+  settings?: StatementSettings;
   contentType: string;
   extension: string;
 }
@@ -24,7 +27,8 @@ export interface FormatDef {
 export const FORMATS: Record<ExportFormat, FormatDef> = {
   ndjson: { engine: 'JSONEachRow', later: 'JSONEachRow', contentType: 'application/x-ndjson; charset=utf-8', extension: 'ndjson' },
   csv: { engine: 'CSVWithNames', later: 'CSV', contentType: 'text/csv; charset=utf-8', extension: 'csv' },
-  parquet: { engine: 'Parquet', later: null, contentType: 'application/vnd.apache.parquet', extension: 'parquet' },
+  // Each slice is a Parquet file of its own; a file has one footer indexing all of its row groups, so they are joined into one (parquet-join.ts).
+  parquet: { engine: 'Parquet', later: 'Parquet', join: joinParquet, settings: PARQUET_SLICE_SETTINGS, contentType: 'application/vnd.apache.parquet', extension: 'parquet' },
 };
 
 /**

@@ -22,23 +22,24 @@ export class ExportService {
 
   /**
    * One analytics event's rows of a window, in the format asked for: read in time slices of a bounded
-   * number of rows (export-slices.ts) where the format's answers join into one document, in one
-   * statement where they do not (Parquet).
+   * number of rows (export-slices.ts), whose answers join into one document (a Parquet file's slices
+   * through parquet-join.ts).
    */
   async eventRows(tenantId: string, projectId: string, query: EventExportQuery): Promise<StartedExport> {
     const request = eventExport(query.from, query.start, query.end_exclusive);
     const format = FORMATS[query.format ?? 'ndjson'];
     const scope = { tenantId, projectId };
-    const later = format.later;
-    const windows = later === null ? [request.window] : await this.slices(scope, request);
-    const statements = windows.map((window) => eventExportStatement(this.deps.ch, scope, { event: request.event, window }, OUTPUT_SETTINGS));
-    const parts = statements.map((s, i) => ({ statement: s.statement, format: i === 0 || later === null ? format.engine : later }));
+    const windows = await this.slices(scope, request);
+    const output = { ...OUTPUT_SETTINGS, ...format.settings };
+    const statements = windows.map((window) => eventExportStatement(this.deps.ch, scope, { event: request.event, window }, output));
+    const parts = statements.map((s, i) => ({ statement: s.statement, format: i === 0 ? format.engine : format.later }));
     const body = await this.deps.ch.streamParts(parts, {
       lane: 'analytics',
       scope,
       timeoutSeconds: this.deps.config.exportTimeoutSeconds,
       // Every slice's statement carries the same settings (the window changes only its values).
       settings: statements[0].settings,
+      join: format.join,
     });
     return { body, meta: { contentType: format.contentType, filename: exportFilename(request.event.name, request.window, format.extension) } };
   }

@@ -28,7 +28,7 @@ import type { AnalyticsGate } from './analytics-gate.js';
 import { compile, type ParamBinding, type StatementSettings } from './compile.js';
 import { isEngineError } from './engine-errors.js';
 import type { Fragment } from './fragment.js';
-import { serverChunks, streamError, type RawStream, type StreamFormat, type StreamPart } from './statement-stream.js';
+import { concatParts, serverChunks, streamError, type PartsJoin, type RawStream, type StreamFormat, type StreamPart } from './statement-stream.js';
 import { statementKind, type StatementStats } from './statement-stats.js';
 import { countGuards, type TenantScope } from './tenant-guard.js';
 
@@ -55,6 +55,8 @@ export interface StreamOptions {
   /** The statement's own time limit once it runs (exports: EXPORT_TIMEOUT_SECONDS); the wait for a slot is bounded by QUERY_TIMEOUT_SECONDS. */
   timeoutSeconds: number;
   settings?: StatementSettings;
+  /** How the statements' answers join into one stream (statement-stream.ts); absent: one after another. */
+  join?: PartsJoin;
 }
 
 export interface LaneControls {
@@ -110,6 +112,11 @@ export interface RunnerOptions {
   stats?: StatementStats | null;
   /** A server's readiness-probe client (short request timeout); absent: the system lane's. */
   probe?: ClickHouseClient;
+}
+
+/** A generator's items as an async iterable, each taken only when asked for. */
+async function* toAsync<T>(items: Iterable<T>): AsyncGenerator<T> {
+  yield* items;
 }
 
 /** ClickHouse's default max_query_size (bytes of SQL the parser accepts). */
@@ -260,7 +267,7 @@ export class StatementRunner {
    * in slices, so that no single statement holds more than a slice in the engine. The parts share
    * one slot and connection and one time limit (`timeoutSeconds` from the first statement; each next
    * one gets what is left), and the next statement starts only once the reader took the previous
-   * one's last chunk. The first chunk is fetched before this resolves, so a statement that fails at
+   * one's last chunk (with a `join`, once the join asks for it). The first chunk is fetched before this resolves, so a statement that fails at
    * once (time limit, a store down) rejects here, before the caller wrote anything; a later failure
    * destroys the stream. The slot and connection are held until the stream ends or is destroyed:
    * the caller must consume or destroy it.
@@ -300,9 +307,13 @@ export class StatementRunner {
       const compiled = compile(part.statement, this.options.binding, settings);
       return serverChunks(client, compiled, part.format, querySize(compiled.sql));
     };
+    function* eachPart(): Generator<AsyncIterable<Uint8Array>> {
+      for (const part of parts) yield partChunks(part);
+    }
+    const join = options.join ?? concatParts;
     async function* allParts(): AsyncGenerator<Uint8Array> {
-      // yield* hands an early return on to the running part, which cancels its statement.
-      for (const part of parts) yield* partChunks(part);
+      // yield* hands an early return on to the join and so to the running part, which cancels its statement.
+      yield* join(toAsync(eachPart()));
     }
     const chunks = allParts();
     let first: IteratorResult<Uint8Array>;

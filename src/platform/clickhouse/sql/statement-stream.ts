@@ -30,6 +30,18 @@ export interface StreamPart {
 }
 
 /**
+ * How the answers of a streamed read's statements become one stream, given each statement's chunks
+ * in turn (a part is started only once the join asks for it): a Parquet export joins its slices'
+ * files into one, the trace export turns each slice's rows into OTLP lines. Absent: one after another.
+ */
+export type PartsJoin = (parts: AsyncIterable<AsyncIterable<Uint8Array>>) => AsyncIterable<Uint8Array>;
+
+/** The default join: every part's chunks as they come, one part after another. */
+export async function* concatParts(parts: AsyncIterable<AsyncIterable<Uint8Array>>): AsyncGenerator<Uint8Array> {
+  for await (const part of parts) yield* part;
+}
+
+/**
  * The embedded engine's streaming query on one connection: the statement's chunks in `format`,
  * each fetched when the previous one was taken; returning the iterator early cancels the query.
  * Errors arrive as @clickhouse/client's ClickHouseError (code and type), as the driver's do.
