@@ -31,16 +31,17 @@ export const TAIL_BYTES = 4 * 1024 * 1024;
 export const PARQUET_SLICE_SETTINGS = { output_format_parquet_write_page_index: 0 };
 
 type WireType = ThriftTypes.Type;
-type Value = boolean | number | Int64 | Buffer | Struct | List;
-interface Field {
+/** A decoded Thrift value: what each wire type reads as (i64 as node-int64's Int64, binary as a Buffer). */
+export type Value = boolean | number | Int64 | Buffer | Struct | List;
+export interface Field {
   id: number;
   type: WireType;
   value: Value;
 }
-interface Struct {
+export interface Struct {
   fields: Field[];
 }
-interface List {
+export interface List {
   etype: WireType;
   items: Value[];
   set: boolean;
@@ -193,7 +194,7 @@ export class FooterJoin {
  * Complete Parquet files, one after another, as one Parquet file: each file's row-group bytes pass
  * through as they arrive (the next file is read only once they were taken), its footer is kept.
  */
-export async function* joinParquet(files: AsyncIterable<AsyncIterable<Uint8Array>>): AsyncGenerator<Uint8Array> {
+export async function* joinParquet(files: AsyncIterable<AsyncIterable<Uint8Array>>, tailBytes = TAIL_BYTES): AsyncGenerator<Uint8Array> {
   const footers = new FooterJoin();
   // The magic goes out with the first slice's first bytes, so nothing is sent before a statement answered.
   let started = false;
@@ -215,7 +216,7 @@ export async function* joinParquet(files: AsyncIterable<AsyncIterable<Uint8Array
       if (bytes.length === 0) continue;
       held.push(bytes);
       heldBytes += bytes.length;
-      while (heldBytes - held[0].length >= TAIL_BYTES) {
+      while (heldBytes - held[0].length >= tailBytes) {
         const out = held.shift()!;
         heldBytes -= out.length;
         written += out.length;
@@ -230,7 +231,7 @@ export async function* joinParquet(files: AsyncIterable<AsyncIterable<Uint8Array
     if (tail.length < 8 || !tail.subarray(tail.length - 4).equals(MAGIC)) throw new Error('a Parquet slice does not end with PAR1');
     const footerLength = tail.readUInt32LE(tail.length - 8);
     const footerAt = tail.length - 8 - footerLength;
-    if (footerAt < 0) throw new Error(`a Parquet slice's footer (${footerLength} bytes) is longer than the ${TAIL_BYTES} bytes held back`);
+    if (footerAt < 0) throw new Error(`a Parquet slice's footer (${footerLength} bytes) is longer than the ${tailBytes} bytes held back`);
     if (footerAt > 0) {
       written += footerAt;
       if (!started) {

@@ -324,9 +324,10 @@ const asDriverError = (error: unknown) => Object.assign(parseError(error instanc
  * of its own (checked with chdb 3.4): a `…WithNames` format repeats its header line at the start of
  * each chunk, which is dropped after the first, and Parquet would be a file per chunk, which no
  * reader takes as one — so Parquet is written whole by the engine to a file under `exportDir`
- * (INTO OUTFILE; the engine writes row group after row group, memory stays flat) and then read
- * from disk as the client takes it, the file removed after. Its first byte comes only once the
- * whole file is written.
+ * (INTO OUTFILE; the engine writes row group after row group) and then read from disk as the
+ * client takes it, the file removed after. Its first byte comes only once the whole file is
+ * written: an export asks for one slice of its window at a time (export-slices.ts), so that is a
+ * slice's file, joined with the others by the caller (src/lifecycle/parquet-join.ts).
  */
 async function* chdbChunks(chdb: ChdbExtension, query: string, format: StreamFormat, exportDir: string): AsyncGenerator<Uint8Array> {
   if (format === 'Parquet') {
