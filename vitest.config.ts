@@ -64,6 +64,9 @@ const SERVER_SUITES = [
   'test/integration/lifecycle/export.test.ts',
   // The export's read pauses while its client reads nothing (system.processes of a server).
   'test/integration/lifecycle/export-back-pressure.test.ts',
+  // Parquet slices joined from a server's streamed answers; traces read in slices.
+  'test/integration/lifecycle/export-parquet-slices.test.ts',
+  'test/integration/lifecycle/export-trace-slices.test.ts',
   // Retention: settings read by insert defaults (a Join table), ALTER … UPDATE with bound values and the TTL it runs.
   'test/integration/lifecycle/retention.test.ts',
   // Isolation lanes: per-lane clients, concurrency and settings.
