@@ -2,11 +2,11 @@ import { ownedBytes } from '../platform/compute/owned-bytes.js';
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { readWithMutationsOnFly } from '../platform/clickhouse/mutations-on-fly.js';
-import { raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
+import { param, raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import type { ReadOptions } from '../platform/clickhouse/sql/statement-runner.js';
 import { traceKeysGuard } from '../platform/clickhouse/sql/tenant-guard.js';
 import { mapAttributes, type MappedAttributes, type SpanClass } from './attribute-mapping.js';
-import { nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
+import { msToDateTime64, nsToDateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import type { SpanRow } from './event-rows.js';
 import { normalizedSpan, type NormalizedSpan, type SpanBase, type SpanKindName, type StatusCodeName } from './normalized-span.js';
 import type { Attributes, DecodedEvent } from './otlp-types.js';
@@ -150,14 +150,60 @@ export async function selectJsonEachRowBytes(ch: ClickHouseStore, statement: Fra
 }
 
 /**
+ * How far the clocks of the processes that ingest and of the ClickHouse engine (whose clock sets
+ * `ingested_at`) may disagree for a bounded read-back to stay exact: the bound is moved back by it.
+ * The embedded engine shares the process's clock; servers and app hosts keep theirs within it by NTP.
+ */
+export const READ_BACK_CLOCK_MARGIN_MS = 60_000;
+
+/** A trace to read back; `storedSinceMs`: every stored span of it was written after this (epoch ms), null or absent: unknown. */
+export type ReadBackKey = TraceKey & { storedSinceMs?: number | null };
+
+/**
  * The stored spans of the given traces as JSONEachRow bytes (parsed by the compute pool), on the
  * ingest lane (settling is never behind the analytics gate). May hold other traces of the same
  * tenants/projects' id lists (traceKeysGuard over-selects); readers keep only the keys they want.
  * Spans a failed flush is deleting are left out even before the engine applies the delete (while
  * the engine can, mutations-on-fly.ts).
+ *
+ * The primary index finds a trace's granule in every part whose key range covers it, whether the part
+ * holds the trace or not, so a read by key alone costs a granule per large part: it grows with the
+ * table. Traces whose spans were all written after a known time are read in one statement bounded by
+ * `ingested_at` (the earliest of them, less READ_BACK_CLOCK_MARGIN_MS): the minmax index on it
+ * (clickhouse/021) drops the granules written before, so that read follows what was ingested lately.
+ * The others are read by key alone, in a second statement.
  */
-export async function readTraceSpansBytes(ch: ClickHouseStore, keys: TraceKey[], logger?: Logger): Promise<Uint8Array> {
+export async function readTraceSpansBytes(ch: ClickHouseStore, keys: readonly ReadBackKey[], logger?: Logger): Promise<Uint8Array> {
   if (keys.length === 0) return new Uint8Array(0);
-  const statement = sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(keys)}`;
-  return readWithMutationsOnFly(logger, 'settle read-back', (settings) => selectJsonEachRowBytes(ch, statement, { lane: 'ingest', settings }));
+  const bounded: ReadBackKey[] = [];
+  const unbounded: ReadBackKey[] = [];
+  let since = Infinity;
+  for (const k of keys) {
+    if (k.storedSinceMs == null) {
+      unbounded.push(k);
+    } else {
+      bounded.push(k);
+      since = Math.min(since, k.storedSinceMs);
+    }
+  }
+  const read = (group: ReadBackKey[], after: Fragment) => {
+    const statement = sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${raw(ch.table('spans'))} WHERE ${traceKeysGuard(group)}${after}`;
+    return readWithMutationsOnFly(logger, 'settle read-back', (settings) => selectJsonEachRowBytes(ch, statement, { lane: 'ingest', settings }));
+  };
+  const parts = await Promise.all([
+    bounded.length > 0 ? read(bounded, readBackBound(since)) : null,
+    unbounded.length > 0 ? read(unbounded, sql``) : null,
+  ]);
+  const [first, second] = parts;
+  if (!first || !second) return (first ?? second)!;
+  const both = new Uint8Array(first.byteLength + second.byteLength);
+  both.set(first, 0);
+  both.set(second, first.byteLength);
+  return both;
+}
+
+/** ` AND ingested_at >= …`: spans written at or after `sinceMs`, less the clock margin. */
+export function readBackBound(sinceMs: number): Fragment {
+  const from = Math.max(0, Math.floor(sinceMs - READ_BACK_CLOCK_MARGIN_MS));
+  return sql` AND ingested_at >= toDateTime64(${param('String', msToDateTime64(from))}, 3, 'UTC')`;
 }

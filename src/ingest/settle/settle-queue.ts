@@ -22,6 +22,12 @@ import { isUuidKey, traceKeyParams } from '../../spans/trace-key-params.js';
 export interface QueueRecord extends TraceKey {
   hasRoot: boolean;
   origin: Origin;
+  /**
+   * Epoch ms (this process's clock) at or before which no span of the trace was written, when the
+   * stored-trace registry created the trace in this flush; absent or null: unknown (older spans may
+   * exist). Kept by the queue row for its lifetime (sql/027); the settler's read-back is bounded by it.
+   */
+  storedSinceMs?: number | null;
 }
 
 export interface RecordedRow extends TraceKey {
@@ -38,6 +44,8 @@ export interface RecordedRow extends TraceKey {
 export interface Claim extends RecordedRow {
   hasRoot: boolean;
   origin: Origin;
+  /** The queue row's stored_since_ms (QueueRecord.storedSinceMs): every stored span of the trace was written after it; null: unknown. */
+  storedSinceMs: number | null;
 }
 
 export interface SettleTiming {
@@ -49,7 +57,8 @@ export interface SettleTiming {
  * Records the traces of one flush. A trace becomes due `settleMs` after its latest spans once its
  * root is known, and `maxWaitMs` after its first spans in any case. One row per trace (a multi-row
  * upsert may not touch a row twice; traceKeyParams folds spellings and sorts, so flushes of several
- * processes lock shared rows in one order): roots OR-ed, the last origin kept. A flush's few senders
+ * processes lock shared rows in one order): roots OR-ed, the last origin kept, the earliest
+ * storedSinceMs (unknown in any: unknown). A flush's few senders
  * are sent once each, like its tenants and projects (trace-key-params.ts). Answers every record, as
  * spelled.
  */
@@ -60,6 +69,7 @@ export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timin
     (row, r) => {
       row.hasRoot ||= r.hasRoot;
       row.origin = r.origin;
+      row.storedSinceMs = row.storedSinceMs == null || r.storedSinceMs == null ? null : Math.min(row.storedSinceMs, r.storedSinceMs);
     },
   );
   if (keys.rows.length === 0) return [];
@@ -80,16 +90,17 @@ export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timin
     with v as (
       select (${keys.tenants}::uuid[])[v.g] as t, (${keys.projects}::uuid[])[v.g] as p, v.tr, v.r,
              (${senders.map((o) => o.actor)}::text[])[v.o] as a, (${senders.map((o) => o.surface)}::text[])[v.o] as s,
-             (${senders.map((o) => o.user_id)}::text[])[v.o] as u, (${senders.map((o) => o.api_key_id)}::text[])[v.o] as k, v.i
-      from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${keys.rows.map((r) => (r.hasRoot ? 't' : 'f'))}::text[]::bool[], ${origins}::int[])
-        with ordinality as v(g, tr, r, o, i)
+             (${senders.map((o) => o.user_id)}::text[])[v.o] as u, (${senders.map((o) => o.api_key_id)}::text[])[v.o] as k, v.ss, v.i
+      from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${keys.rows.map((r) => (r.hasRoot ? 't' : 'f'))}::text[]::bool[], ${origins}::int[],
+                  ${keys.rows.map((r) => (r.storedSinceMs == null ? null : String(Math.floor(r.storedSinceMs))))}::bigint[])
+        with ordinality as v(g, tr, r, o, ss, i)
     ),
     up as (
-      insert into settle_queue as q (tenant_id, project_id, trace_id, has_root, settle_after, actor, surface, user_id, api_key_id)
+      insert into settle_queue as q (tenant_id, project_id, trace_id, has_root, settle_after, actor, surface, user_id, api_key_id, stored_since_ms)
       select v.t, v.p, v.tr, v.r,
              case when v.r then now() + least(${timing.settleMs}::bigint, ${timing.maxWaitMs}::bigint) * interval '1 millisecond'
                   else now() + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
-             v.a, v.s, v.u, v.k
+             v.a, v.s, v.u, v.k, v.ss
       from v order by v.i
       on conflict (tenant_id, project_id, trace_id) do update set
         seq = q.seq + 1,
@@ -99,6 +110,7 @@ export async function recordTraces(sql: SqlHandle, records: QueueRecord[], timin
                             then least(now() + ${timing.settleMs}::bigint * interval '1 millisecond', q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond')
                             else q.first_seen + ${timing.maxWaitMs}::bigint * interval '1 millisecond' end,
         actor = excluded.actor, surface = excluded.surface, user_id = excluded.user_id, api_key_id = excluded.api_key_id
+        -- stored_since_ms stays as the row's first flush set it: later spans were written after that.
       returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq
     )
     -- Each trace by its position, with its registry count as this statement sees it.
@@ -125,6 +137,7 @@ interface ClaimRow {
   surface: string;
   user_id: string;
   api_key_id: string;
+  stored_since_ms: string | null;
   version_ms: bigint | string;
 }
 
@@ -173,7 +186,7 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
     claimed as (
       update settle_queue q set claim_token = ${token}, lease_until = now() + ${leaseMs}::bigint * interval '1 millisecond', claimed_seq = q.seq
       from due where q.tenant_id = due.tenant_id and q.project_id = due.project_id and q.trace_id = due.trace_id
-      returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq, q.has_root, q.actor, q.surface, q.user_id, q.api_key_id
+      returning q.tenant_id, q.project_id, q.trace_id, q.row_id, q.seq, q.has_root, q.actor, q.surface, q.user_id, q.api_key_id, q.stored_since_ms
     ),
     clock as (
       update settle_clock set last_ms = greatest(last_ms + 1, (extract(epoch from clock_timestamp()) * 1000)::bigint)
@@ -181,7 +194,7 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
       returning last_ms
     )
     select claimed.tenant_id, claimed.project_id, claimed.trace_id, claimed.row_id::text as row_id, claimed.seq::text as seq,
-           claimed.has_root, claimed.actor, claimed.surface, claimed.user_id, claimed.api_key_id,
+           claimed.has_root, claimed.actor, claimed.surface, claimed.user_id, claimed.api_key_id, claimed.stored_since_ms::text as stored_since_ms,
            (select last_ms from clock)::text as version_ms
     from claimed`;
   if (rows.length === 0) return { claims: [], versionMs: 0 };
@@ -195,6 +208,7 @@ export async function claimDue(sql: Sql, options: ClaimOptions): Promise<ClaimRo
       seq: r.seq,
       hasRoot: r.has_root,
       origin: { actor: r.actor, surface: r.surface, user_id: r.user_id, api_key_id: r.api_key_id },
+      storedSinceMs: r.stored_since_ms === null ? null : Number(r.stored_since_ms),
     })),
   };
 }

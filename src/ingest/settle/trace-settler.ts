@@ -98,7 +98,7 @@ export class TraceSettler {
     const { sql, settleMs, maxWaitMs } = this.options;
     const recorded = await recordTraces(
       sql,
-      notes.map((n) => ({ tenantId: n.tenantId, projectId: n.projectId, traceId: n.traceId, hasRoot: n.hasRoot, origin: n.origin })),
+      notes.map((n) => ({ tenantId: n.tenantId, projectId: n.projectId, traceId: n.traceId, hasRoot: n.hasRoot, origin: n.origin, storedSinceMs: n.storedSinceMs })),
       { settleMs, maxWaitMs },
     );
     // Without a settler in this process (no worker role) there is nothing to keep spans for.

@@ -93,6 +93,12 @@ export interface TraceNote {
    * this flush's upsert. The settle cache holds a trace whole only while every registration was its own.
    */
   registeredSeq?: number;
+  /**
+   * Set by the writer when the (complete) stored-trace registry created the trace in this flush: the
+   * epoch ms, on this process's clock, taken before the registration, so every span of the trace is
+   * written after it (settle-queue.ts QueueRecord.storedSinceMs). Absent: unknown.
+   */
+  storedSinceMs?: number;
 }
 
 export interface PreparedWrite {
@@ -368,6 +374,8 @@ export class IngestWriter {
         this.options.logger.warn({ spans: this.unstored.length, applied }, 'rows of a failed flush removed');
         this.unstored = [];
       }
+      // Before the registration: a trace it creates has no span written before this time.
+      const registeredFrom = Date.now();
       const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const flush = newFlushSpans(stored, storedCounts, this.options.maxSpansPerTrace ?? Infinity);
@@ -398,6 +406,8 @@ export class IngestWriter {
           const before = storedCounts.get(traceKey) ?? 0;
           t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
           t.registeredSeq = registrations?.get(traceKey);
+          // `known` lists every trace of the flush the complete registry did not create.
+          if (known && !known.has(traceKey)) t.storedSinceMs = registeredFrom;
           if (rooted.has(traceKey)) t.hasRoot = true;
           // Listed from now on: the flush that stores a trace's first spans writes its preview.
           if (requestPreviews && i < requestPreviews.ends.length && t.storedBeforeCount === 0 && !previews.has(traceKey)) previews.set(traceKey, lineOf(requestPreviews, i));

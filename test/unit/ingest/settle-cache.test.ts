@@ -17,7 +17,7 @@ const note = (ids: string[], storedBefore: string[] = []): TraceNote => ({
   spanIds: ids, spanLines: ids.map((id) => Buffer.from(`${JSON.stringify({ span_id: id })}\n`)), storedBeforeCount: storedBefore.length,
 });
 const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: String(seq) });
-const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin });
+const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin, storedSinceMs: null });
 /** The lines of chunks of whole lines (what the cache holds a trace's rows in). */
 const linesOf = (chunks: Uint8Array[]) => chunks.flatMap((chunk) => Buffer.from(chunk).toString().split('\n').filter(Boolean));
 const held = (cache: SettleCache, c: Claim) => {
