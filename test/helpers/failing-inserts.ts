@@ -10,9 +10,9 @@ export function failingInserts(store: ClickHouseStore, failHere: (table: string)
     if (failHere(table)) throw new Error(`injected failure inserting into ${table}`);
   };
   return {
-    insertBody: async (table, parts, lane, columns) => {
+    insertBody: async (table, parts, lane, columns, settings) => {
       check(table);
-      await store.insertBody(table, parts, lane, columns);
+      await store.insertBody(table, parts, lane, columns, settings);
     },
     insertLines: async (table, lines, lane) => {
       check(table);

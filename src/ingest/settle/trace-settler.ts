@@ -21,6 +21,17 @@ import { settleSummariesTask } from './settle-summaries.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { LoggedProjects } from './logged-projects.js';
 
+/**
+ * The settle round's trace_content insert on the embedded engine leaves the text index out: it is
+ * built when the engine merges the part (as for every merged part anyway), so the round does not
+ * pay for it — building it was most of that insert's engine CPU (bench/settle-cost). Search stays
+ * exact: the index only narrows which rows are read and every match is checked with LIKE
+ * (search-sql.ts), so a part without it is read whole — a fresh part is one round's rows, and merges
+ * soon. A ClickHouse server keeps building it on insert: one that predates the setting would refuse
+ * the statement.
+ */
+export const EMBEDDED_CONTENT_INSERT = { exclude_materialize_skip_indexes_on_insert: 'text_norm_bigrams' } as const;
+
 /** Traces one settle round claims at most (the default of `chunkSize`): the largest round a deployment runs. */
 export const SETTLE_ROUND_TRACES = 5000;
 
@@ -338,7 +349,8 @@ export class TraceSettler {
       attributesFor,
     );
     // Each table's bodies from every task, in one statement; empty ones are not sent.
-    const insert = (table: SettleTable) => ch.insertBody(ch.table(table), settled.map((s) => s.bodies[table]), 'ingest', SETTLE_COLUMNS[table]);
+    const insert = (table: SettleTable) =>
+      ch.insertBody(ch.table(table), settled.map((s) => s.bodies[table]), 'ingest', SETTLE_COLUMNS[table], table === 'trace_content' && ch.embedded ? EMBEDDED_CONTENT_INSERT : undefined);
     await insert('event_tool_called');
     await insert('event_generation_completed');
     await insert('event_trace_processed');

@@ -14,7 +14,7 @@ import { AnalyticsGate, DEFAULT_GATE_LIMITS, DEFAULT_INTERACTIVE_LIMITS, type Ga
 import type { ParamBinding } from './sql/compile.js';
 import { StatementStats } from './sql/statement-stats.js';
 import type { Fragment } from './sql/fragment.js';
-import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type StreamOptions, type WriteLane } from './sql/statement-runner.js';
+import { bodyFormat, StatementRunner, type StatementObserver, type GatedLane, type InsertSettings, type LaneClients, type LaneControls, type RawInsert, type ReadOptions, type StreamOptions, type WriteLane } from './sql/statement-runner.js';
 import type { RawStream, StreamFormat, StreamPart } from './sql/statement-stream.js';
 import { typedLiteral } from './sql/typed-literal.js';
 import { insertOnEveryReplica } from './replica-insert.js';
@@ -54,7 +54,7 @@ export interface ClickHouseStore {
    * Inserts a body given as byte parts of whole lines into a table named by `table()`: JSONCompactEachRow
    * arrays of `columns`' values when given, else JSONEachRow objects.
    */
-  insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[]): Promise<void>;
+  insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[], settings?: InsertSettings): Promise<void>;
   /** Whether the store answers within `timeoutMs` (default 2 s): the readiness probe. */
   ping(timeoutMs?: number): Promise<boolean>;
   /** Tells `observer` of every statement from now on (the service's metrics); null stops. */
@@ -199,8 +199,8 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       const chdb = createChdbConnection({ path: dir });
       const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
       const client = isolateSessionSettings(createClient({ connection }), INSERT_SETTINGS);
-      rawInserts.set(client, async (table, body, columns) => {
-        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns, settings: INSERT_SETTINGS });
+      rawInserts.set(client, async (table, body, columns, settings) => {
+        await chdb.chdb.rawInsert({ table: unquotedTable(table), values: body, format: bodyFormat(columns), columns, settings: { ...INSERT_SETTINGS, ...settings } });
       });
       rawStreams.set(client, (query, format) => chdbChunks(chdb.chdb, query, format, exportDir));
       return client;
@@ -251,7 +251,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     streamParts: (parts, streamOptions) => runner.streamParts(parts, streamOptions),
     insert: (table, rows, lane) => runner.insert(table, rows, lane),
     insertLines: (table, lines, lane) => runner.insertLines(table, lines, lane),
-    insertBody: (table, parts, lane, columns) => runner.insertBody(table, parts, lane, columns),
+    insertBody: (table, parts, lane, columns, settings) => runner.insertBody(table, parts, lane, columns, settings),
     ping: (timeoutMs) => runner.ping(timeoutMs),
     observe: (observer) => {
       runner.observer = observer;

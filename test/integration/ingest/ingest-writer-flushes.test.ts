@@ -22,9 +22,9 @@ beforeAll(async () => {
   await migrateClickHouse(opened, path.resolve('clickhouse'));
   ch = {
     ...opened,
-    insertBody: async (table, parts, lane, columns) => {
+    insertBody: async (table, parts, lane, columns, settings) => {
       if (table === opened.table('spans')) spanInserts++;
-      await opened.insertBody(table, parts, lane, columns);
+      await opened.insertBody(table, parts, lane, columns, settings);
     },
   };
 });

@@ -81,7 +81,10 @@ export type LaneClients = {
  * insert would first turn them into one string (twice: body, then statement + body). `columns`
  * given: JSONCompactEachRow lines of those columns' values; absent: JSONEachRow objects.
  */
-export type RawInsert = (table: string, body: Uint8Array, columns?: readonly string[]) => Promise<void>;
+export type RawInsert = (table: string, body: Uint8Array, columns?: readonly string[], settings?: InsertSettings) => Promise<void>;
+
+/** Settings of one insert statement (its SETTINGS clause), over those every statement carries. */
+export type InsertSettings = Readonly<Record<string, string | number>>;
 
 /** A body's format: arrays of the named columns' values, or objects naming their fields (insertBody). */
 export const bodyFormat = (columns?: readonly string[]) => (columns ? 'JSONCompactEachRow' : 'JSONEachRow');
@@ -384,28 +387,30 @@ export class StatementRunner {
    * ingest-writer.ts), as one statement: with `columns`, JSONCompactEachRow lines of those columns'
    * values in that order (the others take their defaults); without, JSONEachRow objects. On the
    * embedded engine the bytes go to the engine as they are (RawInsert); on a server they stream as
-   * the request body.
+   * the request body. `settings` apply to this statement alone.
    */
-  async insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[]): Promise<void> {
+  async insertBody(table: string, parts: readonly Uint8Array[], lane: WriteLane, columns?: readonly string[], settings?: InsertSettings): Promise<void> {
     let bytes = 0;
     for (const part of parts) bytes += part.byteLength;
     if (bytes === 0) return;
     await this.observed(lane, () =>
-      this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns), () => bytes)),
+      this.onLane(lane, (client) => this.measured(lane, `INSERT INTO ${table}`, () => this.sendBody(client, table, parts, bytes, lane, columns, settings), () => bytes)),
     );
   }
 
-  private async sendBody(client: ClickHouseClient, table: string, parts: readonly Uint8Array[], bytes: number, lane: WriteLane, columns?: readonly string[]): Promise<void> {
+  private async sendBody(
+    client: ClickHouseClient, table: string, parts: readonly Uint8Array[], bytes: number, lane: WriteLane, columns?: readonly string[], settings?: InsertSettings,
+  ): Promise<void> {
     const raw = this.options.rawInserts?.get(client);
     if (raw) {
-      // chdb builds its own statement from the column names (and checks them).
-      await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes), columns);
+      // chdb builds its own statement from the column names (and checks them) and the settings.
+      await raw(table, parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes), columns, settings);
       return;
     }
     const result = await client.exec({
       query: `INSERT INTO ${table}${columnList(columns)} FORMAT ${bodyFormat(columns)}`,
       values: Readable.from(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), { objectMode: false }),
-      ...this.requestSettings(lane),
+      ...withSettings(this.requestSettings(lane), { clickhouse_settings: { ...settings } }),
     });
     // Nothing to read, but the answer must be consumed to release the connection.
     result.stream.resume();
