@@ -100,13 +100,14 @@ const EXCHANGE = /^EXCHANGE TABLES \{db\}\.([a-z_][a-z0-9_]*) AND \{db\}\.([a-z_
 const ENGINE = /ENGINE = \{replicated\}(\w+MergeTree)(?:\(([^)]*)\))?/;
 
 /**
- * A change of what the storage does with its data (TTL), not of the column list: it applies to the
- * `_local` table alone, since a Distributed table holds no data and takes no TTL. Such changes are
- * written as ALTER statements of their own (only MODIFY TTL and MODIFY COLUMN … TTL clauses).
+ * A change of what the storage does with its data (TTL, a data-skipping index), not of the column
+ * list: it applies to the `_local` table alone, since a Distributed table holds no data and takes
+ * neither. Such changes are written as ALTER statements of their own (only MODIFY TTL, MODIFY
+ * COLUMN … TTL, ADD INDEX and MATERIALIZE INDEX clauses).
  */
 function storageOnly(change: string): boolean {
   const clauses = change.split(/,\s*\n\s*/);
-  return clauses.every((c) => /^MODIFY TTL\b/.test(c.trim()) || /^MODIFY COLUMN\b[^,]*\bTTL\b/.test(c.trim()));
+  return clauses.every((c) => /^(MODIFY TTL|ADD INDEX|MATERIALIZE INDEX)\b/.test(c.trim()) || /^MODIFY COLUMN\b[^,]*\bTTL\b/.test(c.trim()));
 }
 
 /**

@@ -1359,3 +1359,9 @@ WHERE processed_at >= (SELECT max(processed_at) - INTERVAL 1 HOUR FROM `lookout`
 DROP TABLE IF EXISTS `lookout`.`traces_v019` SYNC;
 
 DROP TABLE IF EXISTS `lookout`.`traces_v019_local` SYNC;
+
+ALTER TABLE `lookout`.`spans_local`
+    ADD INDEX IF NOT EXISTS ingested_at_minmax ingested_at TYPE minmax GRANULARITY 1;
+
+ALTER TABLE `lookout`.`spans_local`
+    MATERIALIZE INDEX ingested_at_minmax;
