@@ -66,7 +66,8 @@ describe('service lifecycle', () => {
     }
   });
 
-  it('creates tenants, users and keys from the admin CLI', async () => {
+  // Four CLI processes and a service each open the stores: a minute or more on a loaded runner.
+  it('creates tenants, users and keys from the admin CLI', { timeout: 180_000 }, async () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
     const cli = (...args: string[]) =>
