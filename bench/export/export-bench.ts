@@ -7,8 +7,10 @@
  * process, so nothing of this client counts), printed as a series (the highest sample of each
  * second) and its peak, the peak of the whole run (VmHWM) beside it. With `--engine-pid` (a
  * ClickHouse server's process, CLICKHOUSE_URL set) that process's memory is sampled and printed too.
+ * The format `traces` (not in the default list) seeds --rows spans as well, in traces of ten, and
+ * times GET …/export/traces of the window (OTLP/JSON, a line per trace).
  *
- *   npx tsx bench/export/export-bench.ts [--rows 10000000] [--formats ndjson,csv,parquet] [--engine-pid PID]
+ *   npx tsx bench/export/export-bench.ts [--rows 10000000] [--formats ndjson,csv,parquet,traces] [--engine-pid PID]
  *
  * The embedded engine's data directory belongs to one process at a time: the rows are seeded by
  * the service started in this process, which then stops, and the service process measured opens
@@ -23,6 +25,7 @@ import zlib from 'node:zlib';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startService } from '../../src/app/service.js';
+import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { BENCH_KEY, clickHouseServerEnv, memoryMiB, numberArg, startServiceProcess } from '../service-process.js';
 
 const ROWS = numberArg('rows', 10_000_000);
@@ -31,6 +34,8 @@ const FORMATS = (formatsArg > 0 ? process.argv[formatsArg + 1] : 'ndjson,csv,par
 const DAY = 86_400_000;
 const INSERT_ROWS = 1_000_000;
 const ENGINE_PID = numberArg('engine-pid', 0);
+/** Spans per trace of the `traces` format's seed. */
+const SPANS_PER_TRACE = 10;
 
 /** Seeds the rows through a service in this process; returns the project and the window holding them. */
 async function seed(dataDir: string): Promise<{ projectId: string; start: string; end: string }> {
@@ -58,11 +63,37 @@ async function seed(dataDir: string): Promise<{ projectId: string; start: string
       });
     }
     console.log(`seeded ${ROWS} generation.completed rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    if (FORMATS.includes('traces')) await seedSpans(ch, service.bootstrap!.tenantId, project.id, base);
     const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
     return { projectId: project.id, start: iso(base), end: iso(end) };
   } finally {
     await service.stop();
   }
+}
+
+/**
+ * For `--formats …traces`: --rows spans in traces of SPANS_PER_TRACE over the same 30 days, written
+ * straight into `spans` as settling leaves them (a trace's spans 1 ms apart, attributes of a model call).
+ */
+async function seedSpans(ch: ClickHouseStore, tenantId: string, projectId: string, base: number): Promise<void> {
+  const started = performance.now();
+  const trace = `intDiv(n, ${SPANS_PER_TRACE})`;
+  const at = `fromUnixTimestamp64Milli(toInt64({base:Int64} + (${trace} * 2591) % ${30 * DAY} + n % ${SPANS_PER_TRACE}), 'UTC')`;
+  for (let lo = 0; lo < ROWS; lo += INSERT_ROWS) {
+    const count = Math.min(INSERT_ROWS, ROWS - lo);
+    await ch.client.command({
+      query: `INSERT INTO ${ch.table('spans')} (tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns,
+                end_time_ns, duration_ms, status_code, service_name, span_class, model, agent_name, attributes, events, resource, timestamp, ingested_at)
+              SELECT {tenant:String}, {project:String}, toString(reinterpretAsUUID(MD5(toString(${trace})))), lower(hex(MD5(toString(${trace})))),
+                lower(hex(cityHash64(n))), if(n % ${SPANS_PER_TRACE} = 0, '', lower(hex(cityHash64(n - n % ${SPANS_PER_TRACE})))),
+                concat('llm call ', toString(n % 7)), 'CLIENT', toUInt64(toUnixTimestamp64Nano(${at})), toUInt64(toUnixTimestamp64Nano(${at})) + 5000000,
+                5, 'OK', 'bench-agent', 'llm', 'gpt-4o', 'agent',
+                concat('{"gen_ai.request.model":"gpt-4o","gen_ai.usage.input_tokens":', toString(n % 1000), '}'), '[]', '{"service.name":"bench-agent"}', ${at}, ${at}
+              FROM (SELECT number AS n FROM numbers(${lo}, ${count}))`,
+      query_params: { tenant: tenantId, project: projectId, base },
+    });
+  }
+  console.log(`seeded ${ROWS} spans (${ROWS / SPANS_PER_TRACE} traces) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /** A process's resident memory sampled every 100 ms: its peak, and the highest sample of each second. */
@@ -149,10 +180,12 @@ async function main() {
     try {
       console.log(`service RSS before the exports: ${memoryMiB(svc.pid, 'VmRSS')} MiB (peak so far ${memoryMiB(svc.pid, 'VmHWM')} MiB)`);
       for (const format of FORMATS) {
-        const query = `/projects/${projectId}/export?from=generation.completed&start=${start}&end_exclusive=${end}&format=${format}`;
+        const window = `start=${start}&end_exclusive=${end}`;
+        const query = format === 'traces' ? `/projects/${projectId}/export/traces?${window}` : `/projects/${projectId}/export?from=generation.completed&${window}&format=${format}`;
         const r = await exportOnce(svc.url, svc.pid, query);
-        // NDJSON: a line per row; CSV: the header line besides; Parquet: rows as seeded (the file is checked by the tests).
-        const rows = format === 'ndjson' ? r.lines : format === 'csv' ? r.lines - 1 : ROWS;
+        // NDJSON: a line per row; CSV: the header line besides; traces: a line per trace of SPANS_PER_TRACE
+        // spans; Parquet: rows as seeded (the file is checked by the tests).
+        const rows = format === 'ndjson' ? r.lines : format === 'csv' ? r.lines - 1 : format === 'traces' ? r.lines * SPANS_PER_TRACE : ROWS;
         if (format !== 'parquet' && rows !== ROWS) throw new Error(`${format}: ${rows} rows exported, ${ROWS} seeded`);
         console.log(
           `${format.padEnd(7)} ${rows} rows, ${(r.bytes / 2 ** 20).toFixed(1)} MiB in ${r.seconds.toFixed(1)} s: ` +
