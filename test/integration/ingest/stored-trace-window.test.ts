@@ -218,6 +218,17 @@ describe('the stored-trace registry under a window', () => {
     // Without a window (the lifetime rule) every created row is trusted, as before.
     const lifetime = await registerTraces(sql(), [{ ...key('4'), spanStartMs: [now - 30 * 24 * HOUR, now] }], null);
     expect(lifetime.created.size).toBe(1);
+    // When a trace's first spans were written is kept only without a window: under one, a created
+    // row's trace may have older spans (an earlier row deleted by the window).
+    const windowed = await registerTraces(sql(), [{ ...key('5'), spanStartMs: [now, now] }], WINDOW_MS, now);
+    expect(windowed.created.size).toBe(1);
+    expect(windowed.storedSince.size).toBe(0);
+    const dated = await registerTraces(sql(), [{ ...key('6'), spanStartMs: [now, now] }], null, now);
+    expect(dated.storedSince.get(traceKeyString(key('6')))).toBe(now);
+    // A later flush keeps it and is told it: its duplicate check reads the spans ingested since.
+    const again = await registerTraces(sql(), [{ ...key('6'), spanStartMs: [now, now] }], null, now + 5000);
+    expect(again.created.size).toBe(0);
+    expect(again.storedSince.get(traceKeyString(key('6')))).toBe(now);
   });
 });
 
