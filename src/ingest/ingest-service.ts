@@ -135,6 +135,7 @@ export class IngestService {
       register: async (traces, sinceMs) => registerTraces(deps.sql, traces, await registryWindow.current(deps.sql), sinceMs),
       timeoutMs: config.faults?.ingestTimeoutMs,
       diskLow: deps.diskLow,
+      onPhase: deps.metrics ? (phase, seconds) => deps.metrics!.flushPhaseDuration.observe({ phase }, seconds) : undefined,
     });
   }
 

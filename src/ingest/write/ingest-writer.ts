@@ -153,7 +153,15 @@ export interface IngestWriterOptions {
   timeoutMs?: number;
   /** True while free space under DATA_DIR is below its floor: requests are refused before the disk fills. */
   diskLow?: () => boolean;
+  /** Told how long each step of a flush took, as it ends (the metrics). */
+  onPhase?: (phase: FlushPhase, seconds: number) => void;
 }
+
+/**
+ * The steps of a flush: register (the stored-trace registry, PostgreSQL), check (the duplicate check,
+ * ClickHouse), insert (the event and `spans` inserts), record (the settle queue, PostgreSQL).
+ */
+export type FlushPhase = 'register' | 'check' | 'insert' | 'record';
 
 export { OverloadedError };
 
@@ -312,7 +320,10 @@ export class IngestWriter {
     const { ch } = this.options;
     let keys: (TraceKeyLike & RegisteredTrace)[] = [];
     for (const p of batch) keys.push(...p.write.traces);
+    const registerFrom = performance.now();
     const registration = this.options.register ? await this.options.register(keys, registeredFrom) : null;
+    const checkFrom = performance.now();
+    this.options.onPhase?.('register', (checkFrom - registerFrom) / 1000);
     const registrations = registration?.complete ? registration.registrations : null;
     const storedSince = registration?.complete ? registration.storedSince : null;
     let known: Set<string> | null = null;
@@ -329,7 +340,10 @@ export class IngestWriter {
     const present = new Set<string>();
     const counts = new Map<string, number>();
     const rooted = new Set<string>();
-    if (keys.length === 0) return { present, counts, rooted, known, registrations, storedSince };
+    if (keys.length === 0) {
+      this.options.onPhase?.('check', 0);
+      return { present, counts, rooted, known, registrations, storedSince };
+    }
     const spanIds = new Set<string>();
     for (const p of batch) {
       for (const key of p.write.rows.spans.keys) if (!known || known.has(traceKeyOfSpanKey(key))) spanIds.add(spanIdOfSpanKey(key));
@@ -374,6 +388,7 @@ export class IngestWriter {
     // spans (the bounded read skips older parts): each trace is taken from its own group's answer.
     const boundedKeys = new Set(bounded.map(traceKeyString));
     const rows = [...answers[0].filter((r) => boundedKeys.has(traceKeyOf(r))), ...answers[1].filter((r) => !boundedKeys.has(traceKeyOf(r)))];
+    this.options.onPhase?.('check', (performance.now() - checkFrom) / 1000);
     for (const r of rows) {
       const traceKey = traceKeyOf(r);
       counts.set(traceKey, Number(r.stored));
@@ -417,6 +432,7 @@ export class IngestWriter {
       }
       // Before the registration: a trace it creates has no span written before this time.
       const registeredFrom = Date.now();
+      const phases = this.options.onPhase;
       const { present: stored, counts: storedCounts, rooted, known, registrations, storedSince } = await this.storedState(batch, registeredFrom);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const flush = newFlushSpans(stored, storedCounts, this.options.maxSpansPerTrace ?? Infinity);
@@ -458,6 +474,7 @@ export class IngestWriter {
         }
       }
       // Events first (concurrently), spans last: a span found in `spans` always has its events.
+      const insertFrom = performance.now();
       await Promise.all([
         this.insert('event_generation_completed', generations),
         this.insert('event_tool_called', tools),
@@ -465,7 +482,10 @@ export class IngestWriter {
       ]);
       if (this.beforeSpansInsert) await this.beforeSpansInsert();
       await this.insert('spans', spans);
+      const recordFrom = performance.now();
+      phases?.('insert', (recordFrom - insertFrom) / 1000);
       await this.options.record?.(touchedTraces);
+      phases?.('record', (performance.now() - recordFrom) / 1000);
       if (previews.size > 0) await this.insertPreviews([...previews.values()]);
       this.failures = 0;
       this.lastFailure = null;
