@@ -91,7 +91,7 @@ if (prefill > 0) {
 const before = await engineEvents();
 const cpuBefore = process.cpuUsage();
 const perRequest = Math.ceil(traces / REQUESTS);
-async function post(body: Uint8Array, contentType: string): Promise<void> {
+async function post(body: Uint8Array<ArrayBuffer>, contentType: string): Promise<void> {
   const res = await fetch(`${svc.url}/v1/traces`, {
     method: 'POST',
     headers: { 'content-type': contentType, authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': project.id },
