@@ -16,7 +16,9 @@
  *    second (each its own agent name, all on one thread) are followed: polled in the trace list
  *    (thread filter) and in trace.processed (analytics query), to time acknowledged → listed and
  *    acknowledged → processed. Every second the metrics endpoint gives the settle queue's depth and
- *    oldest due age, and /proc the service's RSS.
+ *    oldest due age, and /proc the service's RSS; and, for the seconds around any oldest due age past
+ *    --detail-over-ms (default: --lag-ok-ms), what settling, the flushes and the engine were doing
+ *    (freshness-seconds.ts): those seconds are printed in full after the rate's table.
  * 3. A rate's lag is bounded when the oldest due trace never waited longer than --lag-ok-ms and
  *    no request was refused for settle lag. Prints per rate, then last:
  *      accepted burst rate: N spans/s
@@ -27,8 +29,9 @@
 import http from 'node:http';
 import { shapedBatch, syntheticBatch, type Batch, type TraceShape } from '../../test/helpers/synthetic-batch.js';
 import { sendBatches } from '../otlp-senders.js';
-import { BENCH_KEY, memoryMiB, numberArg, startServiceProcess, type ServiceProcess } from '../service-process.js';
+import { BENCH_KEY, numberArg, startServiceProcess, type ServiceProcess } from '../service-process.js';
 import { freePortNumber, percentile, scrapeGauges } from './freshness-probes.js';
+import { printAroundSpikes, SecondSampler, type SecondSample } from './freshness-seconds.js';
 
 const TICK_MS = 200;
 const PROBES_PER_SECOND = 2;
@@ -44,6 +47,7 @@ const burstBatches = numberArg('burst-batches', 100);
 const settleMs = numberArg('settle-ms', 3000);
 const maxLagMs = numberArg('max-lag-ms', 30_000);
 const lagOkMs = numberArg('lag-ok-ms', settleMs + 5000);
+const detailOverMs = numberArg('detail-over-ms', lagOkMs);
 
 /** A deterministic 10–50 span count and failure for trace `n`. */
 function shapeOf(n: number): TraceShape {
@@ -70,7 +74,7 @@ interface RateResult {
   processed: number[];
   issueOpened: number[];
   webhook: number[];
-  series: { t: number; depth: number; oldestS: number; rssMiB: number }[];
+  series: SecondSample[];
   bounded: boolean;
 }
 
@@ -157,12 +161,19 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
     void work.finally(() => inFlight.delete(work));
   }, TICK_MS);
 
+  const sampler = new SecondSampler(metricsUrl, svc.pid, started);
+  // One scrape at a time: a slow one is not overtaken (its histogram differences would be wrong).
+  let sampling = false;
   const watch = async () => {
+    if (sampling) return;
+    sampling = true;
     try {
-      const gauges = await scrapeGauges(metricsUrl, ['lookout_settle_queue_depth', 'lookout_settle_oldest_due_age_seconds']);
-      result.series.push({ t: (Date.now() - started) / 1000, depth: gauges.lookout_settle_queue_depth ?? 0, oldestS: gauges.lookout_settle_oldest_due_age_seconds ?? 0, rssMiB: memoryMiB(svc.pid, 'VmRSS') });
+      const second = await sampler.sample();
+      if (second) result.series.push(second);
     } catch {
       // the next second reads again
+    } finally {
+      sampling = false;
     }
   };
   const watcher = setInterval(() => void watch(), 1000);
@@ -234,6 +245,7 @@ function report(r: RateResult): void {
   const rows = r.series.filter((_s, i) => i % step === 0 || i === r.series.length - 1);
   console.log(`  t(s)  queue depth  oldest due(s)  RSS(MiB)`);
   for (const s of rows) console.log(`  ${String(Math.round(s.t)).padStart(4)}  ${String(s.depth).padStart(11)}  ${s.oldestS.toFixed(1).padStart(13)}  ${String(s.rssMiB).padStart(8)}`);
+  printAroundSpikes(r.series, detailOverMs);
   console.log(`  lag ${r.bounded ? 'bounded' : 'NOT bounded'} (oldest due age limit ${lagOkMs} ms)`);
 }
 

@@ -3,7 +3,7 @@
  * the counts the engine keeps itself (system.events: rows and marks its reads selected, rows merged,
  * its threads' CPU), so a busy machine changes the wall times but not these.
  *
- *   npm run bench:settle-cost -- --prefill 3000000 --traces 600 [--read-back]
+ *   npm run bench:settle-cost -- --prefill 3000000 --traces 600 [--read-back] [--split]
  *
  * 1. A service in this process on fresh embedded stores (TRACE_SETTLE_MS=500). With --read-back the
  *    settle cache holds nothing, so every trace is read back from ClickHouse (what a backlog past
@@ -12,6 +12,8 @@
  *    into `spans` (INSERT … SELECT from numbers(), shaped like ingested rows: ~300 B of attributes),
  *    with their `traces` and `trace_content` rows; the prefill's merges are waited for.
  * 3. --traces T traces of 30 spans in 20 requests, 500 ms apart; then until the settle queue is empty.
+ *    With --split each trace's spans go in two requests (its last 15 with the next request's traces,
+ *    as OTLP/JSON), so the second flush of every trace finds it known and runs the duplicate check.
  *    Prints per trace settled: the process's CPU (service, compute pool and engine threads alike) and
  *    the engine's counters over that span of time.
  */
@@ -26,6 +28,7 @@ import { numberArg } from '../service-process.js';
 const prefill = numberArg('prefill', 0);
 const traces = numberArg('traces', 600);
 const readBack = process.argv.includes('--read-back');
+const split = process.argv.includes('--split');
 const REQUESTS = 20;
 const SPANS_PER_TRACE = 30;
 
@@ -88,22 +91,48 @@ if (prefill > 0) {
 const before = await engineEvents();
 const cpuBefore = process.cpuUsage();
 const perRequest = Math.ceil(traces / REQUESTS);
-for (let i = 0; i < REQUESTS; i++) {
-  const batch = shapedBatch(Array.from({ length: perRequest }, () => ({ spans: SPANS_PER_TRACE })));
+async function post(body: Uint8Array<ArrayBuffer>, contentType: string): Promise<void> {
   const res = await fetch(`${svc.url}/v1/traces`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': project.id },
-    body: new Uint8Array(batch.protobuf),
+    headers: { 'content-type': contentType, authorization: `Bearer ${svc.adminKey}`, 'x-lookout-project': project.id },
+    body,
   });
   if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+}
+type JsonSpan = { traceId: string };
+const jsonBody = (spans: JsonSpan[], template: { resourceSpans: { scopeSpans: { spans: JsonSpan[] }[] }[] }) => {
+  template.resourceSpans[0].scopeSpans[0].spans = spans;
+  return new TextEncoder().encode(JSON.stringify(template));
+};
+// --split: the second halves of the previous request's traces, sent with the next request.
+let carried: JsonSpan[] = [];
+let template: Parameters<typeof jsonBody>[1] | null = null;
+for (let i = 0; i < REQUESTS; i++) {
+  const batch = shapedBatch(Array.from({ length: perRequest }, () => ({ spans: SPANS_PER_TRACE })));
+  if (split) {
+    template = JSON.parse(batch.json.toString()) as Parameters<typeof jsonBody>[1];
+    const seen = new Map<string, number>();
+    const first: JsonSpan[] = [];
+    const second: JsonSpan[] = [];
+    for (const span of template.resourceSpans[0].scopeSpans[0].spans) {
+      const n = seen.get(span.traceId) ?? 0;
+      seen.set(span.traceId, n + 1);
+      (n < SPANS_PER_TRACE / 2 ? first : second).push(span);
+    }
+    await post(jsonBody([...carried, ...first], template), 'application/json');
+    carried = second;
+  } else {
+    await post(new Uint8Array(batch.protobuf), 'application/x-protobuf');
+  }
   await new Promise((resolve) => setTimeout(resolve, 500));
 }
+if (template && carried.length > 0) await post(jsonBody(carried, template), 'application/json');
 while ((await queueDepth(sql)) > 0) await new Promise((resolve) => setTimeout(resolve, 200));
 const cpu = process.cpuUsage(cpuBefore);
 const after = await engineEvents();
 const settled = perRequest * REQUESTS;
 const per = (name: string) => ((after[name] ?? 0) - (before[name] ?? 0)) / settled;
-console.log(`prefill ${prefill} spans, ${readBack ? 'every trace read back' : 'settle cache on'}, ${settled} traces settled; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(`prefill ${prefill} spans, ${readBack ? 'every trace read back' : 'settle cache on'}${split ? ', each trace in two requests' : ''}, ${settled} traces settled; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 console.log(`per trace settled: process CPU ${((cpu.user + cpu.system) / 1000 / settled).toFixed(2)} ms`);
 for (const name of EVENTS) console.log(`  ${name.padEnd(30)} ${per(name).toFixed(1)}`);
 await svc.stop();

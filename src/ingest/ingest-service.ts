@@ -132,9 +132,10 @@ export class IngestService {
       batchRows: config.ingestBatchRows,
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
-      register: async (traces) => registerTraces(deps.sql, traces, await registryWindow.current(deps.sql)),
+      register: async (traces, sinceMs) => registerTraces(deps.sql, traces, await registryWindow.current(deps.sql), sinceMs),
       timeoutMs: config.faults?.ingestTimeoutMs,
       diskLow: deps.diskLow,
+      onPhase: deps.metrics ? (phase, seconds) => deps.metrics!.flushPhaseDuration.observe({ phase }, seconds) : undefined,
     });
   }
 

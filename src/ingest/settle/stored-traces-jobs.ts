@@ -37,7 +37,9 @@ const toKey = (r: KeyRow): TraceKey => ({ tenantId: r.tenant_id, projectId: r.pr
 /**
  * Inserts backfilled traces with their latest span start. A row a writer created meanwhile knows only
  * the spans it registered: its latest_span_at is raised to the stored spans' (kept NULL when unknown),
- * or the window's retention could delete it while a span later than the writer's is stored.
+ * or the window's retention could delete it while a span later than the writer's is stored, and its
+ * stored_since_ms (when its first spans were written; a writer sets it only once the registry is
+ * complete, but a copy run again over data put in place afterwards may find older spans) is unknown.
  */
 async function insertKeys(sql: SqlHandle, spelled: BackfillRow[]): Promise<void> {
   // ClickHouse compares the key as text and PostgreSQL as uuid: two spellings of one key (letter case)
@@ -56,7 +58,8 @@ async function insertKeys(sql: SqlHandle, spelled: BackfillRow[]): Promise<void>
     select t, p, tr, (l || 'Z')::timestamptz
     from unnest(${rows.map((r) => r.tenant_id)}::uuid[], ${rows.map((r) => r.project_id)}::uuid[], ${rows.map((r) => r.trace_id)}::uuid[], ${rows.map((r) => r.latest)}::text[]) as k(t, p, tr, l)
     on conflict (tenant_id, project_id, trace_id) do update set
-      latest_span_at = case when s.latest_span_at is null then null else greatest(s.latest_span_at, excluded.latest_span_at) end`;
+      latest_span_at = case when s.latest_span_at is null then null else greatest(s.latest_span_at, excluded.latest_span_at) end,
+      stored_since_ms = null`;
 }
 
 /** shared_state row holding the backfill's position between runs: the last key copied and the traces so far. */

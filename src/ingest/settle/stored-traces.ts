@@ -66,6 +66,11 @@ export interface Registration {
   registrations: Map<string, number>;
   /** The registry covers every stored trace; when false, `created` must not be trusted (treat all as known). */
   complete: boolean;
+  /**
+   * Per trace (traceKeyString) whose row knows it (sql/028): epoch ms, on the clock of the writer that
+   * created the row, before which no span of the trace was written. Absent: unknown (older spans may be stored).
+   */
+  storedSince: Map<string, number>;
 }
 
 /**
@@ -83,10 +88,19 @@ export interface Registration {
  * least to its start, and that row could not have gone. The clock is read per returned row with
  * clock_timestamp(), after the row's insert, hence after any delete it saw committed. A created trace
  * with an earlier span is checked in ClickHouse like a known one.
+ *
+ * `sinceMs` (epoch ms on the caller's clock, read before this statement) is kept on the rows it
+ * creates as `stored_since_ms` (sql/028) when the registry is complete and no window applies: the
+ * row did not exist, so nothing of its trace was stored, and every later flush of the trace
+ * registers on this row before writing. Under a window a created row's trace may have older spans
+ * (its earlier row deleted by the window), and before the registry is complete it may have spans
+ * written before the registry: both stay NULL (unknown). A row keeps the value for its lifetime; the
+ * answer gives every row's value, so a known trace's duplicate check can skip older parts.
  */
-export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null): Promise<Registration> {
+export async function registerTraces(sql: SqlHandle, traces: readonly RegisteredTrace[], windowMs: number | null = null, sinceMs?: number): Promise<Registration> {
   const keys = registeredRows(traces);
-  if (keys.rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true };
+  if (keys.rows.length === 0) return { created: new Set(), registrations: new Map(), complete: true, storedSince: new Map() };
+  const since = windowMs === null && sinceMs !== undefined ? Math.floor(sinceMs) : null;
   // Span starts travel as milliseconds after the flush's earliest known one (a few digits instead of
   // thirteen), unknown ones as NULL. An unknown earliest counts as -1 (a 1970 start: outside any
   // window); an unknown latest is stored as NULL.
@@ -97,43 +111,49 @@ export async function registerTraces(sql: SqlHandle, traces: readonly Registered
   const latest = keys.rows.map((r) => (r.latest === null ? null : r.latest - base));
   // Answers each key by its position (`i`), not by echoing its three ids. `trusted`: created here
   // (registrations = 1) and, under a window, every span of the flush inside it on the clock read now.
-  const result = await sql<{ i: number; registrations: string; trusted: boolean; complete: boolean }[]>`
-    with k as (
+  const result = await sql<{ i: number; registrations: string; trusted: boolean; complete: boolean; stored_since_ms: string | null }[]>`
+    with c as (select exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete),
+    k as (
       select (${keys.tenants}::uuid[])[k.g] as t, (${keys.projects}::uuid[])[k.g] as p, k.tr,
              coalesce(${base}::float8 + k.e, -1) as e, ${base}::float8 + k.l as l, k.i
       from unnest(${keys.pairs}::int[], ${keys.traces}::uuid[], ${earliest}::float8[], ${latest}::float8[]) with ordinality as k(g, tr, e, l, i)
     ),
     up as (
-      insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at)
-      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0)
-      from k order by k.i
+      insert into stored_traces as s (tenant_id, project_id, trace_id, latest_span_at, stored_since_ms)
+      select k.t, k.p, k.tr, to_timestamp(k.l / 1000.0), case when c.complete then ${since}::bigint end
+      from k cross join c order by k.i
       on conflict (tenant_id, project_id, trace_id) do update set
         registrations = s.registrations + 1,
         latest_span_at = case when s.latest_span_at is null or excluded.latest_span_at is null then null
                               else greatest(s.latest_span_at, excluded.latest_span_at) end,
         last_seen_at = case when s.last_seen_at < now() - ${refreshAfterMs(windowMs)}::bigint * interval '1 millisecond' then now() else s.last_seen_at end
-      returning s.tenant_id, s.project_id, s.trace_id, s.registrations
+      -- An update leaves stored_since_ms as it was: the value comes back for a known trace too.
+      returning s.tenant_id, s.project_id, s.trace_id, s.registrations, s.stored_since_ms
     )
     select k.i::int4 as i, up.registrations::text as registrations,
            up.registrations = 1 and (${windowMs}::float8 is null
              or k.e >= (extract(epoch from clock_timestamp()) * 1000)::float8 - ${windowMs}::float8) as trusted,
-           exists (select 1 from shared_state where name = ${REGISTRY_COMPLETE_STATE}) as complete
-    from up join k on up.tenant_id = k.t and up.project_id = k.p and up.trace_id = k.tr`;
+           c.complete, up.stored_since_ms::text as stored_since_ms
+    from up join k on up.tenant_id = k.t and up.project_id = k.p and up.trace_id = k.tr cross join c`;
   const trusted: boolean[] = [];
   const counts: number[] = [];
+  const sinces: (number | null)[] = [];
   for (const r of result) {
     trusted[r.i - 1] = r.trusted;
     counts[r.i - 1] = Number(r.registrations);
+    sinces[r.i - 1] = r.stored_since_ms === null ? null : Number(r.stored_since_ms);
   }
   // Answered for every spelling the caller used.
   const created = new Set<string>();
   const registrations = new Map<string, number>();
+  const storedSince = new Map<string, number>();
   for (const [i, t] of traces.entries()) {
     const row = keys.rowOf[i];
     if (counts[row] === undefined) continue;
     const spelling = traceKeyString(t);
     if (trusted[row]) created.add(spelling);
     registrations.set(spelling, counts[row]);
+    if (sinces[row] != null) storedSince.set(spelling, sinces[row]);
   }
-  return { created, registrations, complete: result[0]?.complete ?? false };
+  return { created, registrations, complete: result[0]?.complete ?? false, storedSince };
 }

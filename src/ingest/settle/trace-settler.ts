@@ -18,7 +18,7 @@ import { readTraceLogsBytes } from '../../spans/stored-log-records.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
-import type { Metrics } from '../../platform/metrics/metrics.js';
+import type { Metrics, SettlePhase } from '../../platform/metrics/metrics.js';
 import type { LoggedProjects } from './logged-projects.js';
 
 /**
@@ -169,20 +169,32 @@ export class TraceSettler {
     }
   }
 
+  /** Runs `step` and counts its time as `phase` (lookout_settle_phase_duration_seconds), failed or not. */
+  private async timed<T>(phase: SettlePhase, step: () => Promise<T>): Promise<T> {
+    const metrics = this.options.metrics;
+    if (!metrics) return step();
+    const started = performance.now();
+    try {
+      return await step();
+    } finally {
+      metrics.settlePhaseDuration.observe({ phase }, (performance.now() - started) / 1000);
+    }
+  }
+
   /** Claims rounds until nothing more is claimable. */
   private async claimAndProcess(select: Pick<ClaimOptions, 'keys'>): Promise<void> {
     const limit = this.options.chunkSize ?? SETTLE_ROUND_TRACES;
     if (select.keys) {
       for (let i = 0; i < select.keys.length; i += limit) {
         const token = randomUUID();
-        const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, keys: select.keys.slice(i, i + limit) });
+        const round = await this.timed('claim', () => claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs, keys: select.keys!.slice(i, i + limit) }));
         if (round.claims.length > 0) await this.processRound(token, round);
       }
       return;
     }
     for (;;) {
       const token = randomUUID();
-      const round = await claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs });
+      const round = await this.timed('claim', () => claimDue(this.options.sql, { token, limit, leaseMs: this.leaseMs }));
       if (round.claims.length === 0) return;
       await this.processRound(token, round);
       if (round.claims.length < limit) return;
@@ -225,13 +237,15 @@ export class TraceSettler {
     // Hooks run once per settle version: not for traces another settler took over meanwhile.
     const held = payloads.length > 0 ? await heldClaims(sql, token, round.claims).catch(() => null) : new Set<string>();
     const mine = held ? payloads.filter((p) => held.has(traceKeyString(p.hook))) : payloads;
+    const hooksStarted = performance.now();
     const hooksDone = await this.hookRunner.enqueue(
       mine.map((p) => p.hook),
       mine.map((p) => p.bytes),
     );
     const finishing = hooksDone.ran
+      .then(() => metrics?.settlePhaseDuration.observe({ phase: 'hooks' }, (performance.now() - hooksStarted) / 1000))
       .then(stopRenewing)
-      .then(() => finishClaims(sql, token, round.claims))
+      .then(() => this.timed('finish', () => finishClaims(sql, token, round.claims)))
       .then((finished) => this.cache.finished(finished))
       .catch((error) => logger.error({ err: error }, 'finishing settle claims failed; they expire and settle again'))
       .finally(() => {
@@ -334,30 +348,36 @@ export class TraceSettler {
     // pool), and the round's log records (span_logs) for every trace of a project that ever received
     // any (asked now, after the claim: logged-projects.ts): they join their spans whichever came
     // first, so a trace held here whole still gets the records stored by any process.
-    const logged = this.options.loggedProjects ? await this.options.loggedProjects.withLogs(round.claims) : round.claims;
-    const [stored, logs, attributesFor] = await Promise.all([
-      toRead.length > 0 ? readTraceSpansBytes(ch, toRead, this.options.logger) : Promise.resolve(new Uint8Array(0)),
-      readTraceLogsBytes(ch, logged),
-      this.attributeProjects(round.claims),
-    ]);
-    const settled = await this.summarize(
-      held,
-      toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
-      stored,
-      processedAt,
-      logs,
-      attributesFor,
+    const [stored, logs, attributesFor] = await this.timed('read', async () => {
+      const logged = this.options.loggedProjects ? await this.options.loggedProjects.withLogs(round.claims) : round.claims;
+      return Promise.all([
+        toRead.length > 0 ? readTraceSpansBytes(ch, toRead, this.options.logger) : Promise.resolve(new Uint8Array(0)),
+        readTraceLogsBytes(ch, logged),
+        this.attributeProjects(round.claims),
+      ]);
+    });
+    const settled = await this.timed('summarize', () =>
+      this.summarize(
+        held,
+        toRead.map((c) => ({ key: traceKeyString(c), origin: c.origin })),
+        stored,
+        processedAt,
+        logs,
+        attributesFor,
+      ),
     );
     // Each table's bodies from every task, in one statement; empty ones are not sent.
     const insert = (table: SettleTable) =>
       ch.insertBody(ch.table(table), settled.map((s) => s.bodies[table]), 'ingest', SETTLE_COLUMNS[table], table === 'trace_content' && ch.embedded ? EMBEDDED_CONTENT_INSERT : undefined);
-    await insert('event_tool_called');
-    await insert('event_generation_completed');
-    await insert('event_trace_processed');
-    await insert('traces');
-    // After the summary: a trace is listed (and so searched) from its traces row, and its content
-    // rows written in the same round complete it; a failure here retries the whole round.
-    await insert('trace_content');
+    await this.timed('write', async () => {
+      await insert('event_tool_called');
+      await insert('event_generation_completed');
+      await insert('event_trace_processed');
+      await insert('traces');
+      // After the summary: a trace is listed (and so searched) from its traces row, and its content
+      // rows written in the same round complete it; a failure here retries the whole round.
+      await insert('trace_content');
+    });
     this.options.metrics?.tracesSettled.inc({ source: 'memory' }, held.length);
     this.options.metrics?.tracesSettled.inc({ source: 'read_back' }, toRead.length);
     return settled.flatMap((s) => s.traces.map((t) => ({ hook: unpackHook(t.hook), bytes: t.hookBytes })));

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { readWithMutationsOnFly } from '../../platform/clickhouse/mutations-on-fly.js';
-import { param, raw, sql } from '../../platform/clickhouse/sql/fragment.js';
+import { param, raw, sql, type Fragment } from '../../platform/clickhouse/sql/fragment.js';
 import { traceKeysGuard, type TraceKeyLike } from '../../platform/clickhouse/sql/tenant-guard.js';
 import { INSERT_COLUMNS, lineOf, PREVIEW_COLUMNS, spanIdOfSpanKey, spanKeyIn, traceKeyOf, traceKeyOfSpanKey, type EncodedLines, type EncodedSpanEventRows, type InsertTable } from './encoded-rows.js';
 import { admitRequest, newFlushSpans, requestParts, type FlushSpans } from './flush-spans.js';
 import type { PackedToolRow } from './packed-tool-rows.js';
-import { traceKeyString } from '../../spans/stored-spans.js';
+import { readBackBound, traceKeyString } from '../../spans/stored-spans.js';
 import type { RegisteredTrace, Registration } from '../settle/stored-traces.js';
 import { IngestBudget, OverloadedError, type Reservation } from './ingest-budget.js';
 import type { Origin } from '../../spans/origin.js';
@@ -36,6 +36,11 @@ import { removeUnstoredRows, type FlushedSpan } from './unstored-rows.js';
  *   answered by the stored-trace registry in PostgreSQL (stored-traces.ts): the flush registers its
  *   traces before any insert, and only traces the registry already held are checked in ClickHouse
  *   (a crash after the registration leaves a row without spans: the retry checks, finds none).
+ *   A trace whose registry row knows when its first spans were written (the flush that created it,
+ *   stored-traces.ts) is checked only among spans ingested since then, less a minute for clocks, so
+ *   the check skips the parts written before (the minmax index on `ingested_at`) and its cost does
+ *   not grow with the table; a trace whose history is unknown is read by key alone. Both reads see
+ *   every stored span of their traces, so the check stays exact.
  *   The event tables are written before `spans`, so a span found in `spans` always has its events;
  *   a crash in between leaves the batch unacknowledged and the retry completes it (the event
  *   tables collapse repeats on merge).
@@ -94,8 +99,9 @@ export interface TraceNote {
    */
   registeredSeq?: number;
   /**
-   * Set by the writer when the (complete) stored-trace registry created the trace in this flush: the
-   * epoch ms, on this process's clock, taken before the registration, so every span of the trace is
+   * Set by the writer when the (complete) stored-trace registry created the trace in this flush (the
+   * epoch ms, on this process's clock, taken before the registration) or its row knew when the
+   * trace's first spans were written (stored-traces.ts storedSince): every span of the trace is
    * written after it (settle-queue.ts QueueRecord.storedSinceMs). Absent: unknown.
    */
   storedSinceMs?: number;
@@ -135,10 +141,11 @@ export interface IngestWriterOptions {
   /** Records the traces of a flush once their spans are durable (the settle queue); a failure fails the flush. */
   record?: (traces: TraceNote[]) => Promise<void>;
   /**
-   * Registers a flush's traces before its inserts (stored-traces.ts registerTraces); a failure fails
-   * the flush. Absent: every trace is checked in ClickHouse.
+   * Registers a flush's traces before its inserts (stored-traces.ts registerTraces), `sinceMs` (this
+   * process's clock, read before the call) kept on the rows it creates; a failure fails the flush.
+   * Absent: every trace is checked in ClickHouse by key.
    */
-  register?: (traces: RegisteredTrace[]) => Promise<Registration>;
+  register?: (traces: RegisteredTrace[], sinceMs: number) => Promise<Registration>;
   /**
    * INGEST_TIMEOUT_MS: a request not stored within this is answered 503 store_unavailable (the
    * stores are not answering) instead of waiting on; absent: no bound.
@@ -146,7 +153,15 @@ export interface IngestWriterOptions {
   timeoutMs?: number;
   /** True while free space under DATA_DIR is below its floor: requests are refused before the disk fills. */
   diskLow?: () => boolean;
+  /** Told how long each step of a flush took, as it ends (the metrics). */
+  onPhase?: (phase: FlushPhase, seconds: number) => void;
 }
+
+/**
+ * The steps of a flush: register (the stored-trace registry, PostgreSQL), check (the duplicate check,
+ * ClickHouse), insert (the event and `spans` inserts), record (the settle queue, PostgreSQL).
+ */
+export type FlushPhase = 'register' | 'check' | 'insert' | 'record';
 
 export { OverloadedError };
 
@@ -288,16 +303,29 @@ export class IngestWriter {
    * own span ids are among them, and whether a root is stored. One query, and its answer is bounded
    * by the batch, not by the traces' size (all ids of every touched trace was quadratic for a trace
    * sent in many parts). Traces the registry just created have nothing stored and are not read;
-   * `known` holds the others when a (complete) registry answered, else null.
+   * `known` holds the others when a (complete) registry answered, else null. `registeredFrom`: this
+   * process's clock before the registration (kept by the rows it creates).
    */
   private async storedState(
     batch: Pending[],
-  ): Promise<{ present: Set<string>; counts: Map<string, number>; rooted: Set<string>; known: Set<string> | null; registrations: Map<string, number> | null }> {
+    registeredFrom: number,
+  ): Promise<{
+    present: Set<string>;
+    counts: Map<string, number>;
+    rooted: Set<string>;
+    known: Set<string> | null;
+    registrations: Map<string, number> | null;
+    storedSince: Map<string, number> | null;
+  }> {
     const { ch } = this.options;
     let keys: (TraceKeyLike & RegisteredTrace)[] = [];
     for (const p of batch) keys.push(...p.write.traces);
-    const registration = this.options.register ? await this.options.register(keys) : null;
+    const registerFrom = performance.now();
+    const registration = this.options.register ? await this.options.register(keys, registeredFrom) : null;
+    const checkFrom = performance.now();
+    this.options.onPhase?.('register', (checkFrom - registerFrom) / 1000);
     const registrations = registration?.complete ? registration.registrations : null;
+    const storedSince = registration?.complete ? registration.storedSince : null;
     let known: Set<string> | null = null;
     if (registration?.complete) {
       const created = registration.created;
@@ -312,10 +340,28 @@ export class IngestWriter {
     const present = new Set<string>();
     const counts = new Map<string, number>();
     const rooted = new Set<string>();
-    if (keys.length === 0) return { present, counts, rooted, known, registrations };
+    if (keys.length === 0) {
+      this.options.onPhase?.('check', 0);
+      return { present, counts, rooted, known, registrations, storedSince };
+    }
     const spanIds = new Set<string>();
     for (const p of batch) {
       for (const key of p.write.rows.spans.keys) if (!known || known.has(traceKeyOfSpanKey(key))) spanIds.add(spanIdOfSpanKey(key));
+    }
+    // Traces whose first spans were written after a known time are read among the spans ingested
+    // since the earliest of them (one statement, the minmax index on ingested_at skipping older
+    // parts); the others by key alone. Two statements: one bound over both would skip nothing.
+    const bounded: typeof keys = [];
+    const unbounded: typeof keys = [];
+    let since = Infinity;
+    for (const k of keys) {
+      const from = storedSince?.get(traceKeyString(k));
+      if (from === undefined) {
+        unbounded.push(k);
+      } else {
+        bounded.push(k);
+        since = Math.min(since, from);
+      }
     }
     type Row = { tenant_id: string; project_id: string; trace_id: string; stored: number | string; has_root: number | boolean; present: string[] };
     // Ingest lane: never behind the analytics gate. The trace-key guard over-selects when keys mix
@@ -323,16 +369,26 @@ export class IngestWriter {
     // Rows a failed flush is deleting (unstored-rows.ts) may still be on disk, their delete not yet
     // applied by the engine: read as if it were, so a re-send of those spans (to this process or
     // any other) is written again rather than taken for a duplicate and then deleted with them.
-    const rows = await readWithMutationsOnFly(this.options.logger, 'duplicate check', (settings) =>
-      ch.read<Row>(
-        sql`SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
-                   groupUniqArrayIf(span_id, span_id IN ${param('Array(String)', [...spanIds])}) AS present
-            FROM ${raw(ch.table('spans'))}
-            WHERE ${traceKeysGuard(keys)}
-            GROUP BY tenant_id, project_id, trace_id`,
-        { lane: 'ingest', settings },
-      ),
-    );
+    const read = (group: typeof keys, after: Fragment) =>
+      readWithMutationsOnFly(this.options.logger, 'duplicate check', (settings) =>
+        ch.read<Row>(
+          sql`SELECT tenant_id, project_id, trace_id, uniqExact(span_id) AS stored, max(parent_span_id = '') AS has_root,
+                     groupUniqArrayIf(span_id, span_id IN ${param('Array(String)', [...spanIds])}) AS present
+              FROM ${raw(ch.table('spans'))}
+              WHERE ${traceKeysGuard(group)}${after}
+              GROUP BY tenant_id, project_id, trace_id`,
+          { lane: 'ingest', settings },
+        ),
+      );
+    const answers = await Promise.all([
+      bounded.length > 0 ? read(bounded, readBackBound(since)) : [],
+      unbounded.length > 0 ? read(unbounded, sql``) : [],
+    ]);
+    // A trace of one group may come back from the other's over-selecting guard, with only part of its
+    // spans (the bounded read skips older parts): each trace is taken from its own group's answer.
+    const boundedKeys = new Set(bounded.map(traceKeyString));
+    const rows = [...answers[0].filter((r) => boundedKeys.has(traceKeyOf(r))), ...answers[1].filter((r) => !boundedKeys.has(traceKeyOf(r)))];
+    this.options.onPhase?.('check', (performance.now() - checkFrom) / 1000);
     for (const r of rows) {
       const traceKey = traceKeyOf(r);
       counts.set(traceKey, Number(r.stored));
@@ -340,7 +396,7 @@ export class IngestWriter {
       if (Number(r.has_root) === 1) rooted.add(traceKey);
       for (const spanId of r.present) present.add(spanKeyIn(traceKey, spanId));
     }
-    return { present, counts, rooted, known, registrations };
+    return { present, counts, rooted, known, registrations, storedSince };
   }
 
   /** Inserts a body encoded on the compute pool (whole request bodies or slices of them; encoded-rows.ts) on the ingest lane. */
@@ -376,7 +432,8 @@ export class IngestWriter {
       }
       // Before the registration: a trace it creates has no span written before this time.
       const registeredFrom = Date.now();
-      const { present: stored, counts: storedCounts, rooted, known, registrations } = await this.storedState(batch);
+      const phases = this.options.onPhase;
+      const { present: stored, counts: storedCounts, rooted, known, registrations, storedSince } = await this.storedState(batch, registeredFrom);
       if (this.afterDuplicateCheck) await this.afterDuplicateCheck();
       const flush = newFlushSpans(stored, storedCounts, this.options.maxSpansPerTrace ?? Infinity);
       flushed = flush;
@@ -406,8 +463,10 @@ export class IngestWriter {
           const before = storedCounts.get(traceKey) ?? 0;
           t.storedBeforeCount = known?.has(traceKey) ? Math.max(before, 1) : before;
           t.registeredSeq = registrations?.get(traceKey);
-          // `known` lists every trace of the flush the complete registry did not create.
+          // `known` lists every trace of the flush the complete registry did not create; of those, the
+          // registry knows when the first spans of some were written.
           if (known && !known.has(traceKey)) t.storedSinceMs = registeredFrom;
+          else if (storedSince?.has(traceKey)) t.storedSinceMs = storedSince.get(traceKey);
           if (rooted.has(traceKey)) t.hasRoot = true;
           // Listed from now on: the flush that stores a trace's first spans writes its preview.
           if (requestPreviews && i < requestPreviews.ends.length && t.storedBeforeCount === 0 && !previews.has(traceKey)) previews.set(traceKey, lineOf(requestPreviews, i));
@@ -415,6 +474,7 @@ export class IngestWriter {
         }
       }
       // Events first (concurrently), spans last: a span found in `spans` always has its events.
+      const insertFrom = performance.now();
       await Promise.all([
         this.insert('event_generation_completed', generations),
         this.insert('event_tool_called', tools),
@@ -422,7 +482,10 @@ export class IngestWriter {
       ]);
       if (this.beforeSpansInsert) await this.beforeSpansInsert();
       await this.insert('spans', spans);
+      const recordFrom = performance.now();
+      phases?.('insert', (recordFrom - insertFrom) / 1000);
       await this.options.record?.(touchedTraces);
+      phases?.('record', (performance.now() - recordFrom) / 1000);
       if (previews.size > 0) await this.insertPreviews([...previews.values()]);
       this.failures = 0;
       this.lastFailure = null;

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EngineActivity } from '../clickhouse/sql/engine-activity.js';
 
 /**
  * The service's Prometheus metrics (docs/operations.md "Metrics"), one registry per running
@@ -20,7 +21,12 @@ export interface MetricSources {
   webhookBacklog?: () => Promise<{ pending: number; due: number }>;
   gates?: () => Record<string, { running: number; queued: number }>;
   computePool?: () => { threads: number; utilization: number; queued: number };
+  /** The ClickHouse engine's merges and parts (engine-activity.ts); null while no reading came back yet. */
+  engine?: () => Promise<EngineActivity | null>;
 }
+
+/** The steps of a settle round and around it, timed apart (lookout_settle_phase_duration_seconds). */
+export type SettlePhase = 'claim' | 'read' | 'summarize' | 'write' | 'hooks' | 'finish';
 
 /** Seconds, for request and statement latencies: 5 ms to 30 s. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
@@ -92,6 +98,20 @@ export class Metrics {
     name: 'lookout_settle_round_duration_seconds',
     help: 'Settle rounds, from the claim until the rows are written (hooks run after)',
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly flushPhaseDuration = new Histogram({
+    name: 'lookout_ingest_flush_phase_duration_seconds',
+    help: 'Steps of an ingest flush, each counted once it is done: register (the stored-trace registry, PostgreSQL), check (the duplicate check, ClickHouse), insert (the span and event inserts), record (the settle queue, PostgreSQL)',
+    labelNames: ['phase'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly settlePhaseDuration = new Histogram({
+    name: 'lookout_settle_phase_duration_seconds',
+    help: 'Steps of settling: claim (the PostgreSQL claim, also when nothing is due), read (spans and log records back from ClickHouse), summarize (compute pool), write (the round\'s inserts), hooks (until the round\'s hooks ran), finish (the PostgreSQL finish)',
+    labelNames: ['phase'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
   readonly tracesSettled = new Counter({
@@ -196,6 +216,30 @@ export class Metrics {
       const pool = sources.computePool?.();
       if (pool) g.set(pool.queued);
     });
+    // One reading serves the engine gauges of a scrape.
+    let engineRead: Promise<EngineActivity | null> | null = null;
+    const engine = () => (engineRead ??= (sources.engine?.() ?? Promise.resolve(null)).catch(() => null).finally(() => setTimeout(() => (engineRead = null), 0)));
+    const engineGauge = (name: string, help: string, value: (a: EngineActivity) => number) =>
+      gauge(name, help, async (g) => {
+        const a = await engine();
+        if (a) g.set(value(a));
+      });
+    engineGauge('lookout_clickhouse_merges_running', 'Merges (and mutations) the ClickHouse engine is running on Lookout\'s tables', (a) => a.mergesRunning);
+    engineGauge('lookout_clickhouse_merge_largest_bytes', 'Compressed bytes of the parts the largest running merge reads (0: none runs)', (a) => a.largestMerge.bytes);
+    engineGauge('lookout_clickhouse_merge_largest_rows_read', 'Rows the largest running merge has read so far', (a) => a.largestMerge.rowsRead);
+    engineGauge('lookout_clickhouse_merge_largest_progress_ratio', 'How far the largest running merge is (0 to 1)', (a) => a.largestMerge.progress);
+    engineGauge('lookout_clickhouse_merge_largest_elapsed_seconds', 'How long the largest running merge has been running', (a) => a.largestMerge.elapsedSeconds);
+    gauge(
+      'lookout_clickhouse_active_parts',
+      'Active data parts of each Lookout table in the ClickHouse engine',
+      async (g) => {
+        const a = await engine();
+        if (!a) return;
+        g.reset();
+        for (const [table, parts] of Object.entries(a.activeParts)) g.set({ table }, parts);
+      },
+      ['table'],
+    );
     // Event-loop lag (nodejs_eventloop_lag_*), heap, RSS (process_resident_memory_bytes), GC, handles.
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }

@@ -1,4 +1,5 @@
 import type { ClickHouseStore } from '../clickhouse/clickhouse.js';
+import { readEngineActivity, type EngineActivity } from '../clickhouse/sql/engine-activity.js';
 import type { ComputePool } from '../compute/compute-pool.js';
 import { HttpError } from '../http/errors.js';
 import type { Metrics } from './metrics.js';
@@ -30,6 +31,34 @@ export function observePlatform(metrics: Metrics, ch: ClickHouseStore, compute: 
     },
   });
   metrics.sources.gates = () => ({ analytics: ch.gates.analytics.load, interactive: ch.gates.interactive.load });
+  metrics.sources.engine = engineReadings(ch);
   compute.onTask = (task, seconds) => metrics.computeTasks.observe({ task }, seconds);
   metrics.sources.computePool = () => compute.load;
+}
+
+/** How long a scrape waits for the engine's answer before it reports the previous reading. */
+const ENGINE_READ_WAIT_MS = 250;
+
+/**
+ * The engine's merges and parts as a scrape sees them: a reading is started when none is in flight,
+ * and the scrape waits for it at most ENGINE_READ_WAIT_MS, else reports the last one — the system
+ * lane may be busy with a leader job, and a scrape must not wait behind it.
+ */
+function engineReadings(ch: ClickHouseStore): () => Promise<EngineActivity | null> {
+  let last: EngineActivity | null = null;
+  let reading: Promise<void> | null = null;
+  return async () => {
+    reading ??= readEngineActivity(ch)
+      .then((activity) => {
+        last = activity;
+      })
+      .catch(() => {})
+      .finally(() => {
+        reading = null;
+      });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([reading, new Promise<void>((resolve) => (timer = setTimeout(resolve, ENGINE_READ_WAIT_MS)))]);
+    clearTimeout(timer);
+    return last;
+  };
 }

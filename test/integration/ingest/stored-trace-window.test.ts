@@ -218,6 +218,17 @@ describe('the stored-trace registry under a window', () => {
     // Without a window (the lifetime rule) every created row is trusted, as before.
     const lifetime = await registerTraces(sql(), [{ ...key('4'), spanStartMs: [now - 30 * 24 * HOUR, now] }], null);
     expect(lifetime.created.size).toBe(1);
+    // When a trace's first spans were written is kept only without a window: under one, a created
+    // row's trace may have older spans (an earlier row deleted by the window).
+    const windowed = await registerTraces(sql(), [{ ...key('5'), spanStartMs: [now, now] }], WINDOW_MS, now);
+    expect(windowed.created.size).toBe(1);
+    expect(windowed.storedSince.size).toBe(0);
+    const dated = await registerTraces(sql(), [{ ...key('6'), spanStartMs: [now, now] }], null, now);
+    expect(dated.storedSince.get(traceKeyString(key('6')))).toBe(now);
+    // A later flush keeps it and is told it: its duplicate check reads the spans ingested since.
+    const again = await registerTraces(sql(), [{ ...key('6'), spanStartMs: [now, now] }], null, now + 5000);
+    expect(again.created.size).toBe(0);
+    expect(again.storedSince.get(traceKeyString(key('6')))).toBe(now);
   });
 });
 
@@ -310,6 +321,7 @@ describe('migration 022 on rows from 021', () => {
         { column_name: 'last_seen_at', data_type: 'timestamp with time zone' },
         { column_name: 'registrations', data_type: 'bigint' },
         { column_name: 'latest_span_at', data_type: 'timestamp with time zone' },
+        { column_name: 'stored_since_ms', data_type: 'bigint' },
       ]);
       const rows = await other<{ trace_id: string; latest_span_at: Date | null; registrations: string }[]>`
         select trace_id, latest_span_at, registrations::text from stored_traces order by trace_id`;
@@ -321,8 +333,10 @@ describe('migration 022 on rows from 021', () => {
       expect(await expireStoredTracesWindow(other, WINDOW_MS)).toBe(0);
       // A flush of one keeps it unknown (its older spans may be later than the flush's).
       await other`insert into shared_state (name, value) values (${REGISTRY_COMPLETE_STATE}, '{}')`;
-      const registration = await registerTraces(other, [{ ...keys[1], spanStartMs: [Date.now(), Date.now()] }], WINDOW_MS);
+      const registration = await registerTraces(other, [{ ...keys[1], spanStartMs: [Date.now(), Date.now()] }], null, Date.now());
       expect(registration.created.size).toBe(0);
+      // When its first spans were written is unknown too (sql/028): its duplicate check reads by key.
+      expect(registration.storedSince.size).toBe(0);
       expect((await other<{ latest_span_at: Date | null }[]>`select latest_span_at from stored_traces where trace_id = ${keys[1].traceId}`)[0].latest_span_at).toBeNull();
       // The lifetime rule still applies: past 90 days and nothing of the trace in ClickHouse.
       expect(await expireStoredTraces(other, opened, 90 * 24 * HOUR)).toBe(1);

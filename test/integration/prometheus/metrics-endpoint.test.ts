@@ -103,6 +103,21 @@ describe('metrics endpoint', () => {
     expect(delta('lookout_settle_rounds_total', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(delta('lookout_settle_rounds_total', { outcome: 'failed' })).toBe(0);
     expect(delta('lookout_settle_round_duration_seconds', {}, 'lookout_settle_round_duration_seconds_count')).toBe(delta('lookout_settle_rounds_total', { outcome: 'ok' }));
+    // Each round's steps are timed; every round was claimed, and claims that found nothing count too.
+    const phase = (name: string) => delta('lookout_settle_phase_duration_seconds', { phase: name }, 'lookout_settle_phase_duration_seconds_count');
+    for (const name of ['read', 'summarize', 'write']) expect(phase(name), name).toBe(delta('lookout_settle_rounds_total', { outcome: 'ok' }));
+    // Hooks and the finish are timed as they end, which the emptied queue may show a moment before.
+    for (const name of ['hooks', 'finish']) {
+      expect(phase(name), name).toBeGreaterThanOrEqual(1);
+      expect(phase(name), name).toBeLessThanOrEqual(delta('lookout_settle_rounds_total', { outcome: 'ok' }));
+    }
+    expect(phase('claim')).toBeGreaterThanOrEqual(delta('lookout_settle_rounds_total', { outcome: 'ok' }));
+    // Every flush registered, checked, inserted and recorded its traces.
+    const flushes = delta('lookout_ingest_flush_phase_duration_seconds', { phase: 'record' }, 'lookout_ingest_flush_phase_duration_seconds_count');
+    expect(flushes).toBeGreaterThanOrEqual(1);
+    for (const name of ['register', 'check', 'insert']) {
+      expect(delta('lookout_ingest_flush_phase_duration_seconds', { phase: name }, 'lookout_ingest_flush_phase_duration_seconds_count'), name).toBe(flushes);
+    }
     // Issue extraction and monitors ran over the settled traces without failing.
     expect(delta('lookout_trace_hook_groups_total', { outcome: 'ok' })).toBeGreaterThanOrEqual(2);
     expect(delta('lookout_trace_hook_groups_total', { outcome: 'failed' })).toBe(0);
@@ -125,6 +140,17 @@ describe('metrics endpoint', () => {
     const utilization = sampleSum(after, 'lookout_compute_pool_utilization_ratio');
     expect(utilization).toBeGreaterThanOrEqual(0);
     expect(utilization).toBeLessThanOrEqual(1);
+    // The engine's merges and parts, read on scrape (the first scrapes may report nothing while the read is under way).
+    const engine = await waitFor(async () => {
+      const families = await scrape(metricsUrl);
+      return families.get('lookout_clickhouse_active_parts')?.samples.some((s) => s.labels.table === 'spans') ? families : undefined;
+    }, 20_000, 'the engine gauges');
+    expect(sampleSum(engine, 'lookout_clickhouse_active_parts', { table: 'spans' })).toBeGreaterThanOrEqual(1);
+    expect(engine.get('lookout_clickhouse_merges_running')?.samples).toHaveLength(1);
+    expect(sampleSum(engine, 'lookout_clickhouse_merges_running')).toBeGreaterThanOrEqual(0);
+    const progress = sampleSum(engine, 'lookout_clickhouse_merge_largest_progress_ratio');
+    expect(progress).toBeGreaterThanOrEqual(0);
+    expect(progress).toBeLessThanOrEqual(1);
     // prom-client's process metrics: event-loop lag and memory.
     expect(after.get('nodejs_eventloop_lag_p99_seconds')?.type).toBe('gauge');
     expect(sampleSum(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);

@@ -1,0 +1,14 @@
+-- When a registered trace's first spans were written (docs/settling.md "Which traces have spans"),
+-- in epoch milliseconds on the clock of the writer that created the row, read before its
+-- registration: no span of the trace was written before it. Set only when the row is created by a
+-- flush while the registry is complete and no window applies (TRACE_REGISTRY_WINDOW_HOURS): the row
+-- did not exist, so nothing of the trace was stored, and every later span is registered on this row,
+-- hence written after it. NULL otherwise (rows from before this migration, the backfill's copies,
+-- rows created under a window, whose trace may have older spans): unknown.
+--
+-- The writer's duplicate check of a trace the registry already holds reads `spans` with
+-- `ingested_at` at or after this time less a minute for clocks (the minmax index of
+-- clickhouse/021 drops the granules of older parts), so its cost follows what was ingested lately,
+-- not the table's size; a NULL trace is read by its key alone, as before. A later flush keeps the
+-- value. 8 bytes on the row when set; NULL costs a bit of the row's null bitmap.
+alter table stored_traces add column stored_since_ms bigint;
