@@ -23,6 +23,7 @@ import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
 import { param, raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import { scopedTable, tenantGuard, type TenantScope } from '../platform/clickhouse/sql/tenant-guard.js';
+import type { StreamPart } from '../platform/clickhouse/sql/statement-stream.js';
 import type { ComputePool } from '../platform/compute/compute-pool.js';
 import { ownedBytes } from '../platform/compute/owned-bytes.js';
 import { EXPORT_SPAN_COLUMNS, lastTraceStart, otlpBatchTask } from './otlp-export-lines.js';
@@ -66,24 +67,31 @@ const bound = (date: Date) => param("DateTime64(3, 'UTC')", dateTime64(date));
 
 const nanos = (date: Date) => (BigInt(date.getTime()) * 1_000_000n).toString();
 
+/** The export's statements, one per slice of the window, and the settings they run with. */
+export async function traceExportParts(deps: Pick<TraceExportDeps, 'ch'>, scope: Required<TenantScope>, window: QueryWindow): Promise<{ parts: StreamPart[]; slices: QueryWindow[]; settings: Record<string, number> }> {
+  const minutes = await deps.ch.read<MinuteCount>(spanMinutesStatement(deps.ch, scope, window), { lane: 'analytics', scope, settings: MINUTE_COUNT_SETTINGS });
+  const slices = cutSlices(window, minutes.map((m) => ({ minute: m.minute, rows: Number(m.rows) })));
+  return {
+    parts: slices.map((slice) => ({ statement: traceExportStatement(deps.ch, scope, slice), format: 'JSONEachRow' as const })),
+    slices,
+    // Nanosecond times are 19 digits: exact only as strings.
+    settings: { output_format_json_quote_64bit_integers: 1 },
+  };
+}
+
 /**
  * Starts the export: resolves once the first slice's first lines are ready (so a failure before
  * that is an ordinary error answer), then streams the lines as the reader takes them.
  */
 export async function streamTraceExport(deps: TraceExportDeps, scope: Required<TenantScope>, window: QueryWindow): Promise<Readable> {
-  const minutes = await deps.ch.read<MinuteCount>(spanMinutesStatement(deps.ch, scope, window), { lane: 'analytics', scope, settings: MINUTE_COUNT_SETTINGS });
-  const slices = cutSlices(window, minutes.map((m) => ({ minute: m.minute, rows: Number(m.rows) })));
-  return deps.ch.streamParts(
-    slices.map((slice) => ({ statement: traceExportStatement(deps.ch, scope, slice), format: 'JSONEachRow' as const })),
-    {
-      lane: 'analytics',
-      scope,
-      timeoutSeconds: deps.config.exportTimeoutSeconds,
-      // Nanosecond times are 19 digits: exact only as strings.
-      settings: { output_format_json_quote_64bit_integers: 1 },
-      join: (parts) => sliceLines(parts, slices, deps.compute),
-    },
-  );
+  const { parts, slices, settings } = await traceExportParts(deps, scope, window);
+  return deps.ch.streamParts(parts, {
+    lane: 'analytics',
+    scope,
+    timeoutSeconds: deps.config.exportTimeoutSeconds,
+    settings,
+    join: (chunks) => sliceLines(chunks, slices, deps.compute),
+  });
 }
 
 /** Each slice's rows as the lines of the traces that start in it. */
