@@ -9,7 +9,7 @@
  * streamed as the engine answers them, without the conversion to OTLP lines, so what the engine
  * holds shows apart from what the conversion holds.
  *
- *   npx tsx bench/export/trace-export-memory.ts [--rows 1000000] [--raw] [--slice-spans 1000000] [--after-merges]
+ *   npx tsx bench/export/trace-export-memory.ts [--rows 1000000] [--raw] [--slice-spans 250000] [--after-merges]
  *
  * `--after-merges` starts the export only once the engine runs no merge (the seed's parts merged);
  * `--explain` prints the engine's plan of the first slice's statement (indexes, read order) first.
@@ -25,14 +25,13 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startService } from '../../src/app/service.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
-import { streamTraceExport, traceExportParts } from '../../src/lifecycle/trace-export.js';
+import { SLICE_SPANS as DEFAULT_SLICE_SPANS, streamTraceExport, traceExportParts } from '../../src/lifecycle/trace-export.js';
 import { compile } from '../../src/platform/clickhouse/sql/compile.js';
-import { SLICE_ROWS } from '../../src/analytics/query/export-slices.js';
 import { BENCH_KEY, numberArg } from '../service-process.js';
 
 const ROWS = numberArg('rows', 1_000_000);
 const RAW = process.argv.includes('--raw');
-const SLICE_SPANS = numberArg('slice-spans', SLICE_ROWS);
+const SLICE_SPANS = numberArg('slice-spans', DEFAULT_SLICE_SPANS);
 const AFTER_MERGES = process.argv.includes('--after-merges');
 const EXPLAIN = process.argv.includes('--explain');
 const settingsArg = process.argv.indexOf('--settings');

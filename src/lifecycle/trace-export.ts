@@ -4,7 +4,7 @@
  * ExportTraceServiceRequest per line (otlp-export-lines.ts).
  *
  * The window is read in slices of trace ids (trace-id-ranges.ts, cut from a count of the window's
- * spans per trace id prefix so that each holds a bounded number of them), one statement each, one
+ * spans per trace id prefix so that each holds at most SLICE_SPANS of them), one statement each, one
  * after the other on the same analytics slot. A slice's statement reads, within its range, every
  * span of the traces with a span starting in the window, ordered by trace (the table's own sort key
  * after tenant and project, so the engine reads them in order rather than sorting); of those, the
@@ -19,7 +19,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { QueryWindow } from '../analytics/query/event-export.js';
-import { MINUTE_COUNT_SETTINGS, SLICE_ROWS } from '../analytics/query/export-slices.js';
+import { MINUTE_COUNT_SETTINGS } from '../analytics/query/export-slices.js';
 import type { Config } from '../app/config.js';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
@@ -43,6 +43,13 @@ const NEWLINE = 0x0a;
  * engine's own count with the default, 140–155 with this (bench/export/trace-export-memory.ts --raw).
  */
 const TRACE_EXPORT_SETTINGS = { output_format_json_quote_64bit_integers: 1, max_block_size: 8192 };
+
+/**
+ * The window's spans a slice holds at most (unless one prefix holds more): its statement holds the
+ * set of its traces' ids. At 3M spans (bench/export) slices of a million kept the service at
+ * 780–904 MiB, of 250,000 at 670–800, and ran no slower: a slice reads only its own range.
+ */
+export const SLICE_SPANS = 250_000;
 
 export interface TraceExportDeps {
   ch: ClickHouseStore;
@@ -87,12 +94,12 @@ const bound = (date: Date) => param("DateTime64(3, 'UTC')", dateTime64(date));
 
 const nanos = (date: Date) => (BigInt(date.getTime()) * 1_000_000n).toString();
 
-/** The export's statements, one per slice of trace ids, and the settings they run with. `sliceSpans`: the window's spans a slice holds at most (unless one prefix holds more). */
+/** The export's statements, one per slice of trace ids (of at most `sliceSpans` of the window's spans), and the settings they run with. */
 export async function traceExportParts(
   deps: Pick<TraceExportDeps, 'ch'>,
   scope: Required<TenantScope>,
   window: QueryWindow,
-  sliceSpans = SLICE_ROWS,
+  sliceSpans = SLICE_SPANS,
 ): Promise<{ parts: StreamPart[]; settings: Record<string, number> }> {
   const prefixes = await deps.ch.read<PrefixCount>(tracePrefixStatement(deps.ch, scope, window), { lane: 'analytics', scope, settings: MINUTE_COUNT_SETTINGS });
   const ranges = cutTraceIdRanges(prefixes.map((p) => ({ prefix: p.prefix, rows: Number(p.rows) })), sliceSpans);
@@ -106,7 +113,7 @@ export async function traceExportParts(
  * Starts the export: resolves once the first slice's first lines are ready (so a failure before
  * that is an ordinary error answer), then streams the lines as the reader takes them.
  */
-export async function streamTraceExport(deps: TraceExportDeps, scope: Required<TenantScope>, window: QueryWindow, sliceSpans = SLICE_ROWS): Promise<Readable> {
+export async function streamTraceExport(deps: TraceExportDeps, scope: Required<TenantScope>, window: QueryWindow, sliceSpans = SLICE_SPANS): Promise<Readable> {
   const { parts, settings } = await traceExportParts(deps, scope, window, sliceSpans);
   return deps.ch.streamParts(parts, {
     lane: 'analytics',
