@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cutSlices } from '../../../src/analytics/query/export-slices.js';
-import { spanMinutesStatement } from '../../../src/lifecycle/trace-export.js';
+import { streamTraceExport, tracePrefixStatement } from '../../../src/lifecycle/trace-export.js';
+import { cutTraceIdRanges } from '../../../src/lifecycle/trace-id-ranges.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { until } from './deletion-harness.js';
 
 /**
- * The trace export read in time slices (docs/data-lifecycle.md "Traces as OTLP/JSON lines"): a
- * window of two UTC days is at least two slices (a slice never crosses a midnight), and every trace
- * whose first span starts in the window is written exactly once, with every one of its spans exactly
- * once — a trace that starts before midnight and goes on after it, one whose spans go past the
- * window's end, many with spans hours apart — while a trace that started before the window is left
- * out though it has spans inside. Against the real engines.
+ * The trace export read in slices of trace ids (docs/data-lifecycle.md "Getting your data out"):
+ * every trace whose first span starts in the window is written exactly once, with every one of its
+ * spans exactly once — a trace that starts before midnight and goes on after it, one whose spans go
+ * past the window's end, many with spans hours apart — while a trace that started before the window
+ * is left out though it has spans inside; through the route (one slice for this window) and read in
+ * many slices of a few traces each. Against the real engines.
  */
 let svc: TestService;
 let projectId: string;
@@ -68,18 +68,11 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-it('writes every trace that starts in the window once, with each of its spans once, across slice borders', async () => {
-  // The window is read in more than one slice: the day's midnight cuts it.
-  const ch = svc.service.deps.ch;
-  const scope = { tenantId: svc.service.bootstrap!.tenantId, projectId };
-  const window = { start: new Date(d0), endExclusive: new Date(end) };
-  const minutes = await ch.read<{ minute: string; rows: number }>(spanMinutesStatement(ch, scope, window), { lane: 'analytics', scope });
-  expect(cutSlices(window, minutes.map((m) => ({ minute: m.minute, rows: Number(m.rows) }))).length).toBeGreaterThanOrEqual(2);
+type Span = { traceId: string; spanId: string; startTimeUnixNano: string };
 
-  const res = await fetch(`${svc.api}/projects/${projectId}/export/traces?start=${iso(d0)}&end_exclusive=${iso(end)}`, { headers: { authorization: `Bearer ${svc.adminKey}` } });
-  expect(res.status).toBe(200);
-  const lines = (await res.text()).split('\n').filter(Boolean);
-  type Span = { traceId: string; spanId: string; startTimeUnixNano: string };
+/** The lines' traces, checked: each trace once, each with exactly its spans, each span once. */
+function checkLines(text: string): void {
+  const lines = text.split('\n').filter(Boolean);
   const traces = lines.map((line) => (JSON.parse(line).resourceSpans as { scopeSpans: { spans: Span[] }[] }[]).flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
 
   // One line per trace, each trace once.
@@ -100,4 +93,24 @@ it('writes every trace that starts in the window once, with each of its spans on
   const crossing = traces.find((spans) => spans[0].traceId === traceHex(1))!;
   expect(crossing).toHaveLength(4);
   expect(ids).not.toContain(traceHex(3));
+}
+
+it('writes every trace that starts in the window once, with each of its spans once', async () => {
+  const res = await fetch(`${svc.api}/projects/${projectId}/export/traces?start=${iso(d0)}&end_exclusive=${iso(end)}`, { headers: { authorization: `Bearer ${svc.adminKey}` } });
+  expect(res.status).toBe(200);
+  checkLines(await res.text());
+}, 180_000);
+
+it('writes the same when the window is read in many slices of trace ids', async () => {
+  const { ch, compute } = svc.service.deps;
+  const scope = { tenantId: svc.service.bootstrap!.tenantId, projectId };
+  const window = { start: new Date(d0), endExclusive: new Date(end) };
+  // About 20 spans a slice: the window's ~650 spans in some thirty slices.
+  const sliceSpans = 20;
+  const prefixes = await ch.read<{ prefix: string; rows: number }>(tracePrefixStatement(ch, scope, window), { lane: 'analytics', scope });
+  expect(cutTraceIdRanges(prefixes.map((p) => ({ prefix: p.prefix, rows: Number(p.rows) })), sliceSpans).length).toBeGreaterThanOrEqual(10);
+  const body = await streamTraceExport({ ch, compute, config: { exportTimeoutSeconds: 60 } }, scope, window, sliceSpans);
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+  checkLines(Buffer.concat(chunks).toString('utf8'));
 }, 180_000);
