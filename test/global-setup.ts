@@ -8,14 +8,19 @@ import path from 'node:path';
  * Vitest stops its forks with SIGTERM, so a fork's own exit handlers never run; without this a
  * suite run left ~15 GB of PostgreSQL and ClickHouse data in the temp directory.
  *
+ * The root is removed asynchronously: vitest runs this teardown while it is still stopping the last
+ * test forks, and a synchronous removal of a whole run's data (many GB) blocked its event loop for
+ * longer than its 10 s teardown bound, so the last fork was reported as timing out ("Timeout
+ * terminating forks worker") whatever that file did.
+ *
  * Each vitest project runs this: only the first call makes the root, and its name stays short —
  * Chromium puts a Unix socket under TMPDIR, and a socket path has a limit of 107 bytes.
  */
-export default function setup(): () => void {
-  if (process.env.LOOKOUT_TEST_TMP_ROOT) return () => {};
+export default function setup(): () => Promise<void> {
+  if (process.env.LOOKOUT_TEST_TMP_ROOT) return async () => {};
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lk-'));
   fs.chmodSync(root, 0o755);
   process.env.LOOKOUT_TEST_TMP_ROOT = root;
   process.env.TMPDIR = root;
-  return () => fs.rmSync(root, { recursive: true, force: true });
+  return () => fs.promises.rm(root, { recursive: true, force: true });
 }

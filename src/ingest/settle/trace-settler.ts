@@ -20,6 +20,7 @@ import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
 import type { Metrics, SettlePhase } from '../../platform/metrics/metrics.js';
 import type { LoggedProjects } from './logged-projects.js';
+import { UnendedClaims } from './unended-claims.js';
 
 /**
  * The settle round's trace_content insert on the embedded engine leaves the text index out: it is
@@ -35,6 +36,9 @@ export const EMBEDDED_CONTENT_INSERT = { exclude_materialize_skip_indexes_on_ins
 /** Traces one settle round claims at most (the default of `chunkSize`): the largest round a deployment runs. */
 export const SETTLE_ROUND_TRACES = 5000;
 
+/** After a failed attempt the next waits the tick interval × 2^failures, at most this: a failing store is not hammered, and a store back is met within seconds. */
+export const SETTLE_RETRY_MAX_MS = 5000;
+
 /**
  * Trace settling (docs/settling.md): a trace is processed — one trace.processed row, one traces
  * row, its tool.called and generation.completed rows corrected with the whole trace known — once its root span is stored
@@ -46,8 +50,10 @@ export const SETTLE_ROUND_TRACES = 5000;
  * due ones, reads their spans back from ClickHouse (or from this process's memory when it provably
  * holds them all, settle-cache.ts), writes the rows with the claim's version from PostgreSQL, runs
  * the hooks, and only then finishes the claim — which fails if a newer span was recorded meanwhile.
- * A round that dies anywhere before that leaves its claims to expire and be settled again under a
- * newer version: hooks run once per settle version, and a finished trace's hooks have run.
+ * A round that fails releases its claims at once, so they are settled again soon under a newer
+ * version (by this process after a short back-off, or by another); a release or finish that fails is
+ * tried again at the next attempts (unended-claims.ts). Only a round whose process died or hung
+ * leaves its claims to the lease. Hooks run once per settle version, and a finished trace's hooks have run.
  *
  * CPU work runs on the compute pool (summarize(), settle-summaries.ts): traces held in memory go
  * as their rows' JSON lines (at most `maxCachedSpansPerTrace` per trace), read-back traces as the
@@ -91,12 +97,18 @@ export class TraceSettler {
   /** Rounds whose rows are written and whose hooks run before their claims finish. */
   private readonly finishing = new Set<Promise<void>>();
   private readonly leaseMs: number;
+  /** Rounds whose release or finish failed, ended at the next attempts instead of waiting for the lease. */
+  private readonly unended: UnendedClaims;
+  /** Attempts failed in a row, and the time before which none starts (the back-off). */
+  private failures = 0;
+  private resumeAt = 0;
 
   constructor(private readonly options: TraceSettlerOptions) {
     const metrics = options.metrics;
     this.hookRunner = new HookRunner(options.hooks, options.logger, {}, metrics ? (ok) => metrics.hookGroups.inc({ outcome: ok ? 'ok' : 'failed' }) : undefined);
     this.cache = new SettleCache(options.maxCachedSpans ?? 200_000, options.maxCachedSpansPerTrace ?? 2000, Date.now, options.maxCachedBytes);
     this.leaseMs = options.leaseMs ?? 60_000;
+    this.unended = new UnendedClaims(this.leaseMs);
   }
 
   /**
@@ -136,7 +148,7 @@ export class TraceSettler {
   start(): void {
     const interval = Math.max(20, Math.min(1000, Math.floor(this.options.settleMs / 3)));
     this.timer = setInterval(() => {
-      if (!this.running && !this.stopped) this.running = this.tick().finally(() => (this.running = null));
+      if (!this.running && !this.stopped && Date.now() >= this.resumeAt) this.running = this.tick(interval).finally(() => (this.running = null));
     }, interval);
     this.timer.unref();
   }
@@ -152,6 +164,9 @@ export class TraceSettler {
       this.options.logger.error({ err: error }, 'settling on shutdown failed; the queue keeps the traces');
     }
     await this.settled();
+    // One more try for rounds whose release or finish failed, before the stores close.
+    const left = await this.endUnended();
+    if (left) this.options.logger.warn({ err: left.error, rounds: this.unended.size }, 'settle claims left to their lease: releasing or finishing them failed');
   }
 
   private async settled(): Promise<void> {
@@ -159,14 +174,32 @@ export class TraceSettler {
     await this.hookRunner.drain();
   }
 
-  private async tick(): Promise<void> {
+  /**
+   * One attempt: end the rounds left unended, then claim and settle what is due. A failure (of either)
+   * delays the next attempt: `interval` × 2^failures, at most SETTLE_RETRY_MAX_MS.
+   */
+  private async tick(interval: number): Promise<void> {
     try {
+      const left = await this.endUnended();
       await this.claimAndProcess({});
       this.cache.sweep(2 * this.options.maxWaitMs + this.leaseMs);
+      if (left) throw left.error;
+      this.failures = 0;
     } catch (error) {
+      this.failures++;
+      const retryInMs = Math.min(SETTLE_RETRY_MAX_MS, interval * 2 ** Math.min(this.failures, 8));
+      this.resumeAt = Date.now() + retryInMs;
       this.options.metrics?.countError(error);
-      this.options.logger.error({ err: error }, 'trace settling failed; will retry');
+      this.options.logger.error({ err: error, retryInMs }, 'trace settling failed; will retry');
     }
+  }
+
+  /** Ends the rounds whose release or finish failed before; the first failure, if any. */
+  private async endUnended(): Promise<{ error: unknown } | null> {
+    if (this.unended.size === 0) return null;
+    const { finished, failure } = await this.unended.end(this.options.sql);
+    this.cache.finished(finished);
+    return failure;
   }
 
   /** Runs `step` and counts its time as `phase` (lookout_settle_phase_duration_seconds), failed or not. */
@@ -230,8 +263,12 @@ export class TraceSettler {
       metrics?.settleRoundDuration.observe((performance.now() - started) / 1000);
     } catch (error) {
       metrics?.settleRounds.inc({ outcome: 'failed' });
+      // Released at once: the traces are due again for any settler (this one after its back-off),
+      // not a lease later. The round does not go on: its inserts run one after another and stopped
+      // at the failure, and its hooks never started. The summaries it did write carry its version,
+      // and the next settle of these traces writes a larger one (settle_clock), so they are replaced.
       await stopRenewing();
-      await releaseClaims(sql, token).catch(() => {});
+      await releaseClaims(sql, token).catch(() => this.unended.release(token));
       throw error;
     }
     // Hooks run once per settle version: not for traces another settler took over meanwhile.
@@ -247,7 +284,10 @@ export class TraceSettler {
       .then(stopRenewing)
       .then(() => this.timed('finish', () => finishClaims(sql, token, round.claims)))
       .then((finished) => this.cache.finished(finished))
-      .catch((error) => logger.error({ err: error }, 'finishing settle claims failed; they expire and settle again'))
+      .catch((error) => {
+        logger.error({ err: error }, 'finishing settle claims failed; tried again at the next attempts');
+        this.unended.finish(token, round.claims);
+      })
       .finally(() => {
         clearInterval(heartbeat);
         this.finishing.delete(finishing);

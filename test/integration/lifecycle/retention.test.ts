@@ -29,10 +29,15 @@ function runs(): BuiltRun[] {
   ]);
 }
 
-/** Sends the runs and a GenAI log record on the old run's root span, to a project, and waits until both settled. */
+/**
+ * Sends a GenAI log record on the old run's root span and then the runs, to a project, and waits
+ * until both settled. The record goes first: a record stored after its trace settled queues the trace
+ * as a late span without its root, due only TRACE_MAX_WAIT_MS (60 s) later, and on a loaded machine
+ * the old run can settle (200 ms after its spans) before a record sent after it arrives. Sent first,
+ * its queue row becomes due 200 ms after the spans, which bring the root.
+ */
 async function seed(projectId: string, key = svc.adminKey): Promise<BuiltRun[]> {
   const built = runs();
-  await send({ ...svc, adminKey: key }, projectId, built);
   const old = JSON.parse(built[0].body);
   const root = old.resourceSpans[0].scopeSpans[0].spans[0];
   const message = { kvlistValue: { values: [{ key: 'content', value: { stringValue: 'a walrus question in a log record' } }] } };
@@ -43,6 +48,7 @@ async function seed(projectId: string, key = svc.adminKey): Promise<BuiltRun[]> 
     body: JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [record] }] }] }),
   });
   expect(res.status).toBe(200);
+  await send({ ...svc, adminKey: key }, projectId, built);
   await settled({ ...svc, call: (m, p, o) => svc.call(m, p, { key, ...o }) }, projectId, built.length);
   return built;
 }
