@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { AppDeps } from '../app/app-deps.js';
 import { eventExport, eventExportStatement, exportWindow, type EventExport, type QueryWindow } from '../analytics/query/event-export.js';
-import { cutSlices, MINUTE_COUNT_SETTINGS, minuteCountStatement, type MinuteCount } from '../analytics/query/export-slices.js';
+import { cutSlices, SLICE_COUNT_SETTINGS, minuteCountStatement, type MinuteCount } from '../analytics/query/export-slices.js';
 import { exportFilename, FORMATS, OUTPUT_SETTINGS } from './export-formats.js';
 import type { ExportMeta } from './export-response.js';
 import type { EventExportQuery, TraceExportQuery } from './export-schemas.js';
@@ -46,7 +46,7 @@ export class ExportService {
 
   /** The window's slices, from the stored rows per minute (a read on the analytics lane, bounded like a query). */
   private async slices(scope: { tenantId: string; projectId: string }, request: EventExport): Promise<QueryWindow[]> {
-    const minutes = await this.deps.ch.read<MinuteCount>(minuteCountStatement(this.deps.ch, scope, request), { lane: 'analytics', scope, settings: MINUTE_COUNT_SETTINGS });
+    const minutes = await this.deps.ch.read<MinuteCount>(minuteCountStatement(this.deps.ch, scope, request), { lane: 'analytics', scope, settings: SLICE_COUNT_SETTINGS });
     return cutSlices(request.window, minutes.map((m) => ({ minute: m.minute, rows: Number(m.rows) })));
   }
 

@@ -19,7 +19,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { QueryWindow } from '../analytics/query/event-export.js';
-import { MINUTE_COUNT_SETTINGS } from '../analytics/query/export-slices.js';
+import { SLICE_COUNT_SETTINGS } from '../analytics/query/export-slices.js';
 import type { Config } from '../app/config.js';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { dateTime64 } from '../platform/clickhouse/clickhouse-time.js';
@@ -101,7 +101,7 @@ export async function traceExportParts(
   window: QueryWindow,
   sliceSpans = SLICE_SPANS,
 ): Promise<{ parts: StreamPart[]; settings: Record<string, number> }> {
-  const prefixes = await deps.ch.read<PrefixCount>(tracePrefixStatement(deps.ch, scope, window), { lane: 'analytics', scope, settings: MINUTE_COUNT_SETTINGS });
+  const prefixes = await deps.ch.read<PrefixCount>(tracePrefixStatement(deps.ch, scope, window), { lane: 'analytics', scope, settings: SLICE_COUNT_SETTINGS });
   const ranges = cutTraceIdRanges(prefixes.map((p) => ({ prefix: p.prefix, rows: Number(p.rows) })), sliceSpans);
   return {
     parts: ranges.map((range) => ({ statement: traceExportStatement(deps.ch, scope, window, range), format: 'JSONEachRow' as const })),

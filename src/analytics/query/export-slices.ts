@@ -21,8 +21,8 @@ import type { Fragment } from '../../platform/clickhouse/sql/fragment.js';
 /** Stored rows a slice holds at most (unless one minute holds more). */
 export const SLICE_ROWS = 1_000_000;
 
-/** The settings of the per-minute count: bounded like a DSL query. */
-export const MINUTE_COUNT_SETTINGS = { max_memory_usage: DEFAULT_MAX_MEMORY_BYTES };
+/** The settings of the counts slices are cut from (per minute for events, per trace id prefix for traces): bounded like a DSL query. */
+export const SLICE_COUNT_SETTINGS = { max_memory_usage: DEFAULT_MAX_MEMORY_BYTES };
 
 const DAY_MS = 86_400_000;
 
