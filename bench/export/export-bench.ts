@@ -25,7 +25,7 @@ import zlib from 'node:zlib';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startService } from '../../src/app/service.js';
-import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
+import { seedSpans, SPANS_PER_TRACE } from './seed-spans.js';
 import { BENCH_KEY, clickHouseServerEnv, memoryMiB, numberArg, startServiceProcess } from '../service-process.js';
 
 const ROWS = numberArg('rows', 10_000_000);
@@ -35,7 +35,6 @@ const DAY = 86_400_000;
 const INSERT_ROWS = 1_000_000;
 const ENGINE_PID = numberArg('engine-pid', 0);
 /** Spans per trace of the `traces` format's seed. */
-const SPANS_PER_TRACE = 10;
 
 /** Seeds the rows through a service in this process; returns the project and the window holding them. */
 async function seed(dataDir: string): Promise<{ projectId: string; start: string; end: string }> {
@@ -63,7 +62,7 @@ async function seed(dataDir: string): Promise<{ projectId: string; start: string
       });
     }
     console.log(`seeded ${ROWS} generation.completed rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    if (FORMATS.includes('traces')) await seedSpans(ch, service.bootstrap!.tenantId, project.id, base);
+    if (FORMATS.includes('traces')) await seedSpans(ch, service.bootstrap!.tenantId, project.id, base, ROWS);
     const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
     return { projectId: project.id, start: iso(base), end: iso(end) };
   } finally {
@@ -71,30 +70,6 @@ async function seed(dataDir: string): Promise<{ projectId: string; start: string
   }
 }
 
-/**
- * For `--formats …traces`: --rows spans in traces of SPANS_PER_TRACE over the same 30 days, written
- * straight into `spans` as settling leaves them (a trace's spans 1 ms apart, attributes of a model call).
- */
-async function seedSpans(ch: ClickHouseStore, tenantId: string, projectId: string, base: number): Promise<void> {
-  const started = performance.now();
-  const trace = `intDiv(n, ${SPANS_PER_TRACE})`;
-  const at = `fromUnixTimestamp64Milli(toInt64({base:Int64} + (${trace} * 2591) % ${30 * DAY} + n % ${SPANS_PER_TRACE}), 'UTC')`;
-  for (let lo = 0; lo < ROWS; lo += INSERT_ROWS) {
-    const count = Math.min(INSERT_ROWS, ROWS - lo);
-    await ch.client.command({
-      query: `INSERT INTO ${ch.table('spans')} (tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns,
-                end_time_ns, duration_ms, status_code, service_name, span_class, model, agent_name, attributes, events, resource, timestamp, ingested_at)
-              SELECT {tenant:String}, {project:String}, toString(reinterpretAsUUID(MD5(toString(${trace})))), lower(hex(MD5(toString(${trace})))),
-                lower(hex(cityHash64(n))), if(n % ${SPANS_PER_TRACE} = 0, '', lower(hex(cityHash64(n - n % ${SPANS_PER_TRACE})))),
-                concat('llm call ', toString(n % 7)), 'CLIENT', toUInt64(toUnixTimestamp64Nano(${at})), toUInt64(toUnixTimestamp64Nano(${at})) + 5000000,
-                5, 'OK', 'bench-agent', 'llm', 'gpt-4o', 'agent',
-                concat('{"gen_ai.request.model":"gpt-4o","gen_ai.usage.input_tokens":', toString(n % 1000), '}'), '[]', '{"service.name":"bench-agent"}', ${at}, ${at}
-              FROM (SELECT number AS n FROM numbers(${lo}, ${count}))`,
-      query_params: { tenant: tenantId, project: projectId, base },
-    });
-  }
-  console.log(`seeded ${ROWS} spans (${ROWS / SPANS_PER_TRACE} traces) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
 
 /** A process's resident memory sampled every 100 ms: its peak, and the highest sample of each second. */
 class RssSampler {

@@ -25,6 +25,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startService } from '../../src/app/service.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
+import { seedSpans } from './seed-spans.js';
 import { SLICE_SPANS as DEFAULT_SLICE_SPANS, streamTraceExport, traceExportParts } from '../../src/lifecycle/trace-export.js';
 import { compile } from '../../src/platform/clickhouse/sql/compile.js';
 import { BENCH_KEY, numberArg } from '../service-process.js';
@@ -40,28 +41,8 @@ const EXTRA_SETTINGS = Object.fromEntries(
   (settingsArg > 0 ? process.argv[settingsArg + 1].split(',') : []).map((pair) => pair.split('=')).map(([k, v]) => [k, Number(v)]),
 );
 const DAY = 86_400_000;
-const INSERT_ROWS = 1_000_000;
-const SPANS_PER_TRACE = 10;
 const MiB = 2 ** 20;
 
-async function seedSpans(ch: ClickHouseStore, tenantId: string, projectId: string, base: number): Promise<void> {
-  const trace = `intDiv(n, ${SPANS_PER_TRACE})`;
-  const at = `fromUnixTimestamp64Milli(toInt64({base:Int64} + (${trace} * 2591) % ${30 * DAY} + n % ${SPANS_PER_TRACE}), 'UTC')`;
-  for (let lo = 0; lo < ROWS; lo += INSERT_ROWS) {
-    const count = Math.min(INSERT_ROWS, ROWS - lo);
-    await ch.client.command({
-      query: `INSERT INTO ${ch.table('spans')} (tenant_id, project_id, trace_id, otel_trace_id, span_id, parent_span_id, name, kind, start_time_ns,
-                end_time_ns, duration_ms, status_code, service_name, span_class, model, agent_name, attributes, events, resource, timestamp, ingested_at)
-              SELECT {tenant:String}, {project:String}, toString(reinterpretAsUUID(MD5(toString(${trace})))), lower(hex(MD5(toString(${trace})))),
-                lower(hex(cityHash64(n))), if(n % ${SPANS_PER_TRACE} = 0, '', lower(hex(cityHash64(n - n % ${SPANS_PER_TRACE})))),
-                concat('llm call ', toString(n % 7)), 'CLIENT', toUInt64(toUnixTimestamp64Nano(${at})), toUInt64(toUnixTimestamp64Nano(${at})) + 5000000,
-                5, 'OK', 'bench-agent', 'llm', 'gpt-4o', 'agent',
-                concat('{"gen_ai.request.model":"gpt-4o","gen_ai.usage.input_tokens":', toString(n % 1000), '}'), '[]', '{"service.name":"bench-agent"}', ${at}, ${at}
-              FROM (SELECT number AS n FROM numbers(${lo}, ${count}))`,
-      query_params: { tenant: tenantId, project: projectId, base },
-    });
-  }
-}
 
 async function engineFigure(ch: ClickHouseStore, table: 'metrics' | 'events', name: string): Promise<number> {
   const column = table === 'metrics' ? 'metric' : 'event';
@@ -82,7 +63,7 @@ async function main(): Promise<void> {
     const end = Math.ceil(Date.now() / DAY) * DAY;
     const base = end - 30 * DAY;
     const seeded = performance.now();
-    await seedSpans(ch, tenantId, project.id, base);
+    await seedSpans(ch, tenantId, project.id, base, ROWS);
     console.log(`seeded ${ROWS} spans in ${((performance.now() - seeded) / 1000).toFixed(1)} s; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     if (AFTER_MERGES) {
       for (;;) {

@@ -16,6 +16,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { registryComplete, seedOldSpans, selectedRows } from '../../helpers/filled-store.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { postOtlp } from './otlp-client.js';
@@ -38,34 +39,15 @@ beforeAll(async () => {
   projectId = (await svc.newProject('duplicate-check')).id;
   const { sql, ch } = svc.service.deps;
   [{ tenant_id: tenantId }] = await sql<{ tenant_id: string }[]>`select tenant_id::text from projects where id = ${projectId}`;
-  // The registry answers "created" (and keeps the time) only once its backfill recorded that it covers the table.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const [r] = await sql<{ n: number }[]>`select count(*)::int as n from shared_state where name = 'stored_traces_backfill'`;
-    if (r.n > 0) break;
-    if (Date.now() > deadline) throw new Error('the stored-trace registry did not become complete');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await registryComplete(sql);
   // Other traces of the same project, written an hour ago: what a store that has been filling holds.
-  await ch.client.command({
-    query: `INSERT INTO ${ch.table('spans')} (tenant_id, project_id, trace_id, otel_trace_id, span_id, name, kind, start_time_ns, end_time_ns, status_code, attributes, events, resource, timestamp, ingested_at)
-      SELECT {t:String}, {p:String}, toString(reinterpretAsUUID(MD5(toString(intDiv(number, 30))))), hex(MD5(toString(intDiv(number, 30)))),
-             lower(hex(cityHash64(number))), 'old', 'INTERNAL', 0, 1000000, 'OK', '{}', '[]', '{}', now64(3) - toIntervalHour(1), now64(3) - toIntervalHour(1)
-      FROM numbers(${OLD_SPANS})`,
-    query_params: { t: tenantId, p: projectId },
-  });
+  await seedOldSpans(ch, tenantId, projectId, OLD_SPANS);
 }, 180_000);
 
 afterAll(async () => {
   await svc?.stop();
   if (dataDir) removeDir(dataDir);
 });
-
-async function selectedRows(): Promise<number> {
-  const result = await svc.service.deps.ch.client.query({ query: `SELECT value FROM system.events WHERE event = 'SelectedRows'`, format: 'JSONEachRow' });
-  const rows = await result.json<{ value: string }>();
-  return Number(rows[0]?.value ?? 0);
-}
 
 type Body = { resourceSpans: unknown[] };
 
@@ -76,10 +58,10 @@ function partOf(chains: { bodies: object[] }[], part: number): Body {
 
 /** Sends a request; its OTLP answer body and the rows the engine selected meanwhile. */
 async function send(body: Body): Promise<{ answer: { partialSuccess?: { rejectedSpans?: string } }; read: number }> {
-  const before = await selectedRows();
+  const before = await selectedRows(svc.service.deps.ch);
   const answer = await postOtlp(svc.url, svc.adminKey, JSON.stringify(body), { contentType: 'application/json', headers: { 'x-lookout-project': projectId } });
   expect(answer.status).toBe(200);
-  return { answer: JSON.parse(answer.body.toString() || '{}'), read: (await selectedRows()) - before };
+  return { answer: JSON.parse(answer.body.toString() || '{}'), read: (await selectedRows(svc.service.deps.ch)) - before };
 }
 
 const chains = () => Array.from({ length: TRACES }, () => chainRequests({ length: 15, requests: 3 }));

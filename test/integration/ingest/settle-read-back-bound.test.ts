@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueDepth } from '../../../src/ingest/settle/settle-queue.js';
 import { removeDir, startTestService, type TestService } from '../../helpers/service.js';
+import { registryComplete, seedOldSpans, selectedRows } from '../../helpers/filled-store.js';
 import { syntheticBatch } from '../../helpers/synthetic-batch.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 import { postOtlp, waitFor } from './otlp-client.js';
@@ -30,31 +31,15 @@ beforeAll(async () => {
   projectId = (await svc.newProject('read-back')).id;
   const { sql, ch } = svc.service.deps;
   [{ tenant_id: tenantId }] = await sql<{ tenant_id: string }[]>`select tenant_id::text from projects where id = ${projectId}`;
-  // The registry answers "created" only once its backfill recorded that it covers the table.
-  await waitFor(async () => {
-    const [r] = await sql<{ n: number }[]>`select count(*)::int as n from shared_state where name = 'stored_traces_backfill'`;
-    return r.n > 0 ? true : undefined;
-  }, 60_000, 'the stored-trace registry to be complete');
+  await registryComplete(sql);
   // Other traces of the same project, written an hour ago: what a store that has been filling holds.
-  await ch.client.command({
-    query: `INSERT INTO ${ch.table('spans')} (tenant_id, project_id, trace_id, otel_trace_id, span_id, name, kind, start_time_ns, end_time_ns, status_code, attributes, events, resource, timestamp, ingested_at)
-      SELECT {t:String}, {p:String}, toString(reinterpretAsUUID(MD5(toString(intDiv(number, 30))))), hex(MD5(toString(intDiv(number, 30)))),
-             lower(hex(cityHash64(number))), 'old', 'INTERNAL', 0, 1000000, 'OK', '{}', '[]', '{}', now64(3) - toIntervalHour(1), now64(3) - toIntervalHour(1)
-      FROM numbers(${OLD_SPANS})`,
-    query_params: { t: tenantId, p: projectId },
-  });
+  await seedOldSpans(ch, tenantId, projectId, OLD_SPANS);
 }, 180_000);
 
 afterAll(async () => {
   await svc?.stop();
   if (dataDir) removeDir(dataDir);
 });
-
-async function selectedRows(): Promise<number> {
-  const result = await svc.service.deps.ch.client.query({ query: `SELECT value FROM system.events WHERE event = 'SelectedRows'`, format: 'JSONEachRow' });
-  const rows = await result.json<{ value: string }>();
-  return Number(rows[0]?.value ?? 0);
-}
 
 async function settled(): Promise<void> {
   await waitFor(async () => ((await queueDepth(svc.service.deps.sql)) === 0 ? true : undefined), 60_000, 'the settle queue to drain');
@@ -79,10 +64,10 @@ describe('settle read-back on a filled spans table', () => {
   it('reads a bounded number of rows per new trace, whatever the table holds, and settles each trace whole', async () => {
     const batch = syntheticBatch(TRACES * 10);
     const ids = batch.traceIds.map((otel) => lookoutTraceId(projectId, otel));
-    const before = await selectedRows();
+    const before = await selectedRows(svc.service.deps.ch);
     await send(batch.protobuf);
     await settled();
-    const read = (await selectedRows()) - before;
+    const read = (await selectedRows(svc.service.deps.ch)) - before;
     // By key alone each trace costs a granule of the old part: about TRACES × 8,192 rows. Bounded, the
     // read touches the new part(s) only — a few hundred rows — plus what the rest of the round reads.
     expect(read).toBeGreaterThan(0);
@@ -104,13 +89,13 @@ describe('settle read-back on a filled spans table', () => {
     const span = json.resourceSpans[0].scopeSpans[0].spans[1];
     span.traceId = otel;
     json.resourceSpans[0].scopeSpans[0].spans = [span];
-    const before = await selectedRows();
+    const before = await selectedRows(svc.service.deps.ch);
     const answer = await postOtlp(svc.url, svc.adminKey, JSON.stringify(json), { contentType: 'application/json', headers: { 'x-lookout-project': projectId } });
     expect(answer.status).toBe(200);
     await settled();
     // The late span's duplicate check and the read-back, both bounded: by key each would cost a
     // granule (8,192 rows) of the old part.
-    expect((await selectedRows()) - before).toBeLessThan(4000);
+    expect((await selectedRows(svc.service.deps.ch)) - before).toBeLessThan(4000);
     await waitFor(async () => ((await spanCounts([id])).get(id) === 11 ? true : undefined), 30_000, 'the reopened trace to settle with 11 spans');
   }, 120_000);
 });
