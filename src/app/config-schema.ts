@@ -129,7 +129,7 @@ const compute = {
   }),
   COMPUTE_HEAP_MB: setting(integer({ unit: 'MB' }), {
     default: 0,
-    doc: 'Old-generation heap cap of each compute worker; `0`: V8\'s default. A task that outgrows it ends only its worker: the pool starts a new one and the request answers 503 `overloaded` + `Retry-After` (a settle round that fails is retried). Lowers peak memory under load; too low a cap makes the biggest traces fail to settle (a 100,000-span chain settles and reads within 192). Each worker\'s young generation is 96 MB uncapped and at most a quarter of the cap (at least 48 MB) when set',
+    doc: 'Old-generation heap cap of each compute worker; `0`: V8\'s default. A task that outgrows it ends only its worker: the pool starts a new one and the request answers 503 `overloaded` + `Retry-After` (a settle round that fails is retried). A step that cannot stop half-way (turning an OTLP/JSON body into text and parsing it) is refused up front, with the same 503, when the worker could not hold it at worst — 5–9× the body for GenAI spans — so no body can push a worker past its cap inside such a step, which would abort the whole process; protobuf decodes in steps that stop. Lowers peak memory under load; too low a cap makes the biggest traces fail to settle (a 100,000-span chain settles and reads within 192). Each worker\'s young generation is 96 MB uncapped and at most a quarter of the cap (at least 48 MB) when set',
   }),
 };
 

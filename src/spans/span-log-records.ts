@@ -1,4 +1,5 @@
 import { compareNs } from './normalized-span.js';
+import { utf8Text } from '../platform/compute/heap-room.js';
 import type { AttributeValue, Attributes, DecodedEvent } from './otlp-types.js';
 import { genAiContentAttributes, isGenAiContentEvent, logEventName, type GenAiRecord } from './genai-log-events.js';
 
@@ -49,7 +50,7 @@ function parse<T>(text: string, fallback: T): T {
 export function logRecordsBySpan(bytes: Uint8Array | null | undefined): Map<string, StoredLogRow[]> {
   const out = new Map<string, StoredLogRow[]>();
   if (!bytes || bytes.byteLength === 0) return out;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const text = utf8Text(bytes);
   const seen = new Set<string>();
   for (const line of text.split('\n')) {
     if (line === '') continue;

@@ -1,4 +1,5 @@
 import { ownedBytes } from '../platform/compute/owned-bytes.js';
+import { utf8Text } from '../platform/compute/heap-room.js';
 import type { Logger } from 'pino';
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
 import { readWithMutationsOnFly } from '../platform/clickhouse/mutations-on-fly.js';
@@ -123,7 +124,7 @@ export interface StoredTraceSpans {
 
 /** Each non-empty line of UTF-8 bytes parsed as JSON and mapped, in order. */
 export function parsedLines<T>(bytes: Uint8Array, map: (value: never) => T): T[] {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const text = utf8Text(bytes);
   const rows: T[] = [];
   let start = 0;
   while (start < text.length) {

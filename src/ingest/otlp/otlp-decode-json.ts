@@ -10,6 +10,7 @@ import {
   type DecodedLink,
   type DecodedSpan,
 } from '../../spans/otlp-types.js';
+import { ensureHeapRoom, heapRoomBytes } from '../../platform/compute/heap-room.js';
 
 /**
  * Decodes an OTLP/JSON ExportTraceServiceRequest (OTLP specification, "JSON Protobuf Encoding"):
@@ -28,6 +29,38 @@ type Json = Record<string, unknown>;
  */
 const BIG_INT_FIELD =
   /([{,]\s*"(?:startTimeUnixNano|endTimeUnixNano|timeUnixNano|observedTimeUnixNano|start_time_unix_nano|end_time_unix_nano|time_unix_nano|observed_time_unix_nano|intValue|int_value)"\s*:\s*)(-?\d{16,})(?=\s*[,}])/g;
+
+/**
+ * The most heap that turning `bytes` of JSON into its parsed value can take in one native step
+ * (platform/compute/heap-room.ts says why that must fit): the UTF-8 text and the copy that quotes
+ * 64-bit integers, one byte per character (two when a character is outside Latin-1, whose UTF-8
+ * lead byte is 0xC4 or above), the parsed value's string contents (at most the body again), and at
+ * most 64 bytes per value — measured with --expose-gc, every value opens with `{`, `[`, `:` or `,`
+ * and costs at most 53 bytes beside its characters (an empty object 32 per delimiter, an object
+ * under a key never seen before 53, a number 8). Counting the delimiters costs a pass over the body
+ * (~2 ms per MB), so it is taken only when the bound without it — every byte a delimiter — does
+ * not fit anyway.
+ */
+const HEAP_BYTES_PER_VALUE = 64;
+
+function jsonParseHeapBound(bytes: Uint8Array, delimitersAtMost: number, twoByte: boolean): number {
+  return bytes.byteLength * (twoByte ? 4 : 2) + bytes.byteLength + delimitersAtMost * HEAP_BYTES_PER_VALUE;
+}
+
+/** OTLP/JSON bytes as text, once the heap is known to hold their parse (HeapRoomError if not). */
+export function otlpJsonText(bytes: Uint8Array): string {
+  if (jsonParseHeapBound(bytes, bytes.byteLength, true) > heapRoomBytes()) {
+    let delimiters = 0;
+    let twoByte = false;
+    for (let i = 0; i < bytes.byteLength; i++) {
+      const b = bytes[i];
+      if (b === 0x7b || b === 0x5b || b === 0x3a || b === 0x2c) delimiters++;
+      else if (b >= 0xc4) twoByte = true;
+    }
+    ensureHeapRoom(jsonParseHeapBound(bytes, delimiters, twoByte));
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
 
 export function parseOtlpJsonText(text: string): unknown {
   const protectedText = text.replace(BIG_INT_FIELD, '$1"$2"');

@@ -1,13 +1,9 @@
-import { ValidationError } from '../../platform/http/errors.js';
-import { decodeJsonExport } from './otlp-decode-json.js';
-import { decodeProtobufExport } from './otlp-decode-protobuf.js';
 import { UnsupportedMediaTypeError } from './otlp-body.js';
 import type { OtlpEncoding } from './otlp-response.js';
-import { OtlpDecodeError, type DecodedExport } from '../../spans/otlp-types.js';
 
 /**
  * Reading an OTLP/HTTP request (OTLP specification, "OTLP/HTTP Request"): the content type that
- * picks the decoder, and the decoder call (the body itself is read by otlp-body.ts). Langfuse-style
+ * picks the decoder (the body itself is read by otlp-body.ts). Langfuse-style
  * handling: every failure gets its own status and a message that says what to fix.
  */
 
@@ -27,17 +23,4 @@ export function requireEncoding(contentType: string | undefined): OtlpEncoding {
     );
   }
   return encoding;
-}
-
-/**
- * The decoded export; 400 for a body that is not an ExportTraceServiceRequest. The decoders reject
- * bad spans one by one (partial success) and throw nothing but OtlpDecodeError for the rest.
- */
-export function decodeExport(body: Buffer, encoding: OtlpEncoding): DecodedExport {
-  try {
-    return encoding === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
-  } catch (err) {
-    if (err instanceof OtlpDecodeError) throw new ValidationError(err.message);
-    throw err;
-  }
 }

@@ -3,7 +3,7 @@ import { deriveSpanEventRows, type SpanEventRows } from '../../spans/event-rows.
 import type { Origin } from '../../spans/origin.js';
 import type { TraceNote } from './ingest-writer.js';
 import { normalizeExport, type NormalizedSpan } from '../../spans/normalized-span.js';
-import { decodeJsonExport } from '../otlp/otlp-decode-json.js';
+import { decodeJsonExport, otlpJsonText } from '../otlp/otlp-decode-json.js';
 import { decodeProtobufExport } from '../otlp/otlp-decode-protobuf.js';
 import type { OtlpEncoding } from '../otlp/otlp-response.js';
 import { OtlpDecodeError, type DecodedExport } from '../../spans/otlp-types.js';
@@ -81,7 +81,7 @@ export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   let decoded: DecodedExport;
   try {
     const body = Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
-    decoded = input.encoding === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
+    decoded = input.encoding === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(otlpJsonText(body));
   } catch (err) {
     if (err instanceof OtlpDecodeError) return { kind: 'undecodable', message: err.message };
     throw err;

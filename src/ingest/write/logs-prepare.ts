@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodeJsonLogs, decodeProtobufLogs, type DecodedLogRecord, type DecodedLogsExport } from '../otlp/otlp-logs-decode.js';
 import type { OtlpEncoding } from '../otlp/otlp-response.js';
+import { otlpJsonText } from '../otlp/otlp-decode-json.js';
 import { OtlpDecodeError } from '../../spans/otlp-types.js';
 import { DEFAULT_MAX_FUTURE_SKEW_MS, RETENTION_DAYS } from '../../spans/span-validation.js';
 import { lookoutTraceId } from '../../spans/trace-id.js';
@@ -81,7 +82,7 @@ function projectOf(resource: Record<string, unknown>, fixed: string | null): str
 
 function decode(input: PrepareLogsInput): DecodedLogsExport {
   const body = Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
-  return input.encoding === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(body.toString('utf8'));
+  return input.encoding === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(otlpJsonText(body));
 }
 
 export function prepareLogs(input: PrepareLogsInput): PrepareLogsResult {

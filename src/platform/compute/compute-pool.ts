@@ -3,6 +3,7 @@ import { Piscina } from 'piscina';
 import { HttpError } from '../http/errors.js';
 import type { ComputeTask, ComputeTaskTable } from './compute-task.js';
 import type { ComputeWorkerReply } from './compute-worker-entry.js';
+import { HeapRoomError } from './heap-room.js';
 
 /**
  * The worker pool for CPU-heavy work: the event loop only routes. OTLP decoding, normalization, row derivation, trace summaries and big trace payloads
@@ -70,8 +71,9 @@ export interface ComputeCpu {
 }
 
 /**
- * A task whose worker ran out of its heap cap: the worker is gone (Piscina starts a new one), the
- * task's caller gets this instead of a crash; over HTTP a 503 `overloaded` with Retry-After.
+ * A task whose worker ran out of its heap cap — the worker is gone (Piscina starts a new one) — or
+ * was refused a step its heap could not hold (heap-room.ts; the worker stays): the task's caller gets
+ * this instead of a crash; over HTTP a 503 `overloaded` with Retry-After.
  */
 export class ComputeOutOfMemoryError extends HttpError {
   constructor(readonly task: string) {
@@ -125,6 +127,9 @@ export class ComputePool {
     if (!this.pool) {
       try {
         return this.tasks.run(name, input) as Output;
+      } catch (error) {
+        if (error instanceof HeapRoomError) throw new ComputeOutOfMemoryError(name);
+        throw error;
       } finally {
         onTask?.(name, (performance.now() - started) / 1000);
       }
@@ -142,6 +147,7 @@ export class ComputePool {
       this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);
       this.tids.add(reply.tid);
     }
+    if (reply.noHeapRoom) throw new ComputeOutOfMemoryError(name);
     return reply.out as Output;
   }
 
