@@ -11,7 +11,9 @@
  * 2. For each fraction of it (--rates; or absolute spans/s with --spans-per-second a,b,c): a
  *    constant offered rate for --duration seconds: every 200 ms a request carrying that tick's share
  *    of spans as traces of 10–50 spans, one run in ten failing with a tool of its own (so it opens an
- *    issue of its own and sends an `issue.created` webhook to a local receiver). Refused requests
+ *    issue of its own and sends an `issue.created` webhook to a local receiver). Requests are made
+ *    from encoded templates (tick-batches.ts), so the bench's own CPU stays as small as the burst's,
+ *    whose batches are built before it starts. Refused requests
  *    (429/503) are retried after Retry-After, as an exporter does, and counted. Two probe traces a
  *    second (each its own agent name, all on one thread) are followed: polled in the trace list
  *    (thread filter) and in trace.processed (analytics query), to time acknowledged → listed and
@@ -27,11 +29,12 @@
  * Between rates the service drains its settle queue; one service serves every rate.
  */
 import http from 'node:http';
-import { shapedBatch, syntheticBatch, type Batch, type TraceShape } from '../../test/helpers/synthetic-batch.js';
+import { syntheticBatch, type TraceShape } from '../../test/helpers/synthetic-batch.js';
 import { sendBatches } from '../otlp-senders.js';
 import { BENCH_KEY, numberArg, startServiceProcess, type ServiceProcess } from '../service-process.js';
 import { freePortNumber, percentile, scrapeGauges } from './freshness-probes.js';
 import { printAroundSpikes, SecondSampler, type SecondSample } from './freshness-seconds.js';
+import { flakyTool, probeAgent, TickBatches } from './tick-batches.js';
 
 const TICK_MS = 200;
 const PROBES_PER_SECOND = 2;
@@ -52,7 +55,7 @@ const detailOverMs = numberArg('detail-over-ms', lagOkMs);
 /** A deterministic 10–50 span count and failure for trace `n`. */
 function shapeOf(n: number): TraceShape {
   const spans = 10 + ((n * 7919) % 41);
-  return n % 10 === 0 ? { spans, failTool: `flaky_tool_${n}` } : { spans };
+  return n % 10 === 0 ? { spans, failTool: flakyTool(n) } : { spans };
 }
 
 async function api(svc: ServiceProcess, method: string, path: string, body?: unknown): Promise<any> {
@@ -99,9 +102,12 @@ function startReceiver(): Promise<{ port: number; arrivals: Map<string, { at: nu
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, arrivals, close: () => server.close() })));
 }
 
+/** Probe agents are numbered across rates: each probe's name is its own. */
+let nextProbe = 0;
+
 async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaited<ReturnType<typeof startReceiver>>, rate: number, firstTrace: number): Promise<{ result: RateResult; nextTrace: number }> {
   let trace = firstTrace;
-  let probe = 0;
+  const ticks = new TickBatches();
   const result: RateResult = { offered: rate, sent: 0, refused: 0, refusedForLag: 0, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
   const probeAck = new Map<string, number>();
   const failAck = new Map<string, number>();
@@ -111,7 +117,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
   let carry = 0;
   const started = Date.now();
 
-  const send = async (batch: Batch, probes: string[], fails: string[]) => {
+  const send = async (batch: { protobuf: Buffer; spans: number }, probes: string[], fails: string[]) => {
     for (;;) {
       const res = await fetch(`${svc.url}/v1/traces`, {
         method: 'POST',
@@ -143,7 +149,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
     const fails: string[] = [];
     const probeEvery = Math.max(1, Math.round(1000 / TICK_MS / PROBES_PER_SECOND));
     if (Math.floor((Date.now() - started) / TICK_MS) % probeEvery === 0) {
-      const name = `probe-${firstTrace}-${probe++}`;
+      const name = probeAgent(nextProbe++);
       shapes.push({ spans: 10, agent: name, thread: PROBE_THREAD });
       probes.push(name);
       carry -= 10;
@@ -156,7 +162,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
       carry -= shape.spans;
     }
     if (shapes.length === 0) return;
-    const work = send(shapedBatch(shapes), probes, fails).catch((error) => console.error(String(error)));
+    const work = send(ticks.batch(shapes), probes, fails).catch((error) => console.error(String(error)));
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   }, TICK_MS);

@@ -28,7 +28,7 @@ export function usersXml(user: string, password: string): string {
 
 /**
  * The server's config file: its users file, the query log (read by tests that check the settings a
- * statement ran with), its macros, and one cluster with every server as a shard of one replica. A
+ * statement ran with), the part log (what benchmarks read merges' cost from), its macros, and one cluster with every server as a shard of one replica. A
  * server recognises its own entry as local by its TCP port.
  */
 export function serverConfigXml(spec: { usersFile: string; clusterName: string; nodes: readonly ServerNode[]; user: string; password: string; shard: number }): string {
@@ -41,6 +41,7 @@ export function serverConfigXml(spec: { usersFile: string; clusterName: string; 
     '<clickhouse>',
     `  <user_directories><users_xml><path>${escape(spec.usersFile)}</path></users_xml></user_directories>`,
     '  <query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></query_log>',
+    '  <part_log><database>system</database><table>part_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></part_log>',
     `  <macros><shard>${spec.shard}</shard><replica>r${spec.shard}</replica><cluster>${spec.clusterName}</cluster></macros>`,
     `  <remote_servers><${spec.clusterName}>${shards}</${spec.clusterName}></remote_servers>`,
     '</clickhouse>',
