@@ -57,13 +57,25 @@ function parseObject<T>(text: string | T, fallback: T): T {
 }
 
 /**
+ * The spans of one request share their resource, and rows come grouped by request: the last
+ * resource parsed is kept and given again for the same text (nothing changes a span's resource).
+ */
+let lastResource: { text: string; value: Attributes } | null = null;
+
+function resourceOf(text: string | Attributes): Attributes {
+  if (typeof text !== 'string') return parseObject<Attributes>(text, {});
+  if (lastResource?.text !== text) lastResource = { text, value: parseObject<Attributes>(text, {}) };
+  return lastResource.value;
+}
+
+/**
  * `logs`: the span's log records (span-log-records.ts, in emission order), applied before the
  * mapping so content sent as log events counts as the same content on the span.
  */
 export function spanFromStoredRow(row: StoredSpanRow, logs?: readonly StoredLogRow[]): NormalizedSpan {
   const joined = applyLogRecords(parseObject<Attributes>(row.attributes, {}), parseObject<DecodedEvent[]>(row.events, []), logs);
   const attributes = joined.attributes;
-  const resource = parseObject<Attributes>(row.resource, {});
+  const resource = resourceOf(row.resource);
   const base: SpanBase = {
     tenantId: row.tenant_id,
     projectId: row.project_id,
