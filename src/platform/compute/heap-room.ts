@@ -14,6 +14,8 @@ import v8 from 'node:v8';
  * The room is the heap limit less the smallest heap this thread has been seen to use at a check:
  * a worker runs one task at a time, so what its earlier tasks left is garbage a collection frees
  * while the step runs, and the floor is what the worker itself holds (its modules and tables).
+ * What the running task already holds is not counted, so tasks ask before their large steps, while
+ * they hold little: a request body and read-back bytes arrive outside the heap.
  */
 
 export class HeapRoomError extends Error {
