@@ -1,6 +1,5 @@
 // First: sets the engine's allocator options before the engine library below loads (it reads them once).
 import './engine-allocator.js';
-import { keepMergeThreadsLow } from './engine-merge-priority.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -228,7 +227,6 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     throw clickhouseUnavailable(error);
   }
   const embedded = !options.url;
-  const mergePriority = embedded ? keepMergeThreadsLow() : null;
   const gates = { analytics: new AnalyticsGate(limits), interactive: new AnalyticsGate(interactiveLimits, 'trace reads', 'interactive') };
   const stats = options.statsFile ? new StatementStats(options.statsFile) : null;
   await stats?.start(client);
@@ -285,7 +283,6 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       await insertOnEveryReplica(runner, { cluster: options.cluster, database, table, user: options.user, password: options.password }, rows);
     },
     close: async () => {
-      mergePriority?.stop();
       await stats?.write(client);
       for (const each of distinct) await each.close();
     },
