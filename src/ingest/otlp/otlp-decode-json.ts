@@ -10,7 +10,7 @@ import {
   type DecodedLink,
   type DecodedSpan,
 } from '../../spans/otlp-types.js';
-import { ensureHeapRoom, heapRoomBytes } from '../../platform/compute/heap-room.js';
+import { ensureHeapRoom, heapRoomBytes, utf8Text } from '../../platform/compute/heap-room.js';
 
 /**
  * Decodes an OTLP/JSON ExportTraceServiceRequest (OTLP specification, "JSON Protobuf Encoding"):
@@ -59,7 +59,7 @@ export function otlpJsonText(bytes: Uint8Array): string {
     }
     ensureHeapRoom(jsonParseHeapBound(bytes, delimiters, twoByte));
   }
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return utf8Text(bytes);
 }
 
 export function parseOtlpJsonText(text: string): unknown {
