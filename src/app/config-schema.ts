@@ -90,6 +90,11 @@ const ingest = {
   }),
   INGEST_MAX_FUTURE_SKEW_MS: setting(ms(), { default: 24 * 3_600_000, doc: 'How far past the server clock a span may start; later spans are rejected through `partial_success`' }),
   INGEST_FLUSH_MS: setting(ms(), { default: 20, doc: 'How long the writer waits to coalesce concurrent requests into one insert' }),
+  INGEST_FLUSH_MIN_ROWS: setting(integer({ min: 0 }), {
+    default: 2000,
+    doc: 'Under a steady stream of requests (some already waiting as a flush ends), the spans the next flush waits for, at most until `INGEST_FLUSH_INTERVAL_MS` after the previous one started, so flushes are fewer and larger. A sender that waits for each answer before sending again is never held back. `0`: each flush starts as the previous one ends ([operations.md](operations.md#cpu))',
+  }),
+  INGEST_FLUSH_INTERVAL_MS: setting(ms(), { default: 500, doc: 'The longest a flush waits for `INGEST_FLUSH_MIN_ROWS`, counted from the start of the previous one' }),
   INGEST_BATCH_ROWS: setting(integer({ min: 1 }), { default: 50_000, doc: 'Largest coalesced insert, in rows' }),
   TRACE_MAX_SPANS: setting(integer({ min: 1 }), {
     default: 100_000,

@@ -97,6 +97,8 @@ function shape(s: Settings) {
     ingestMaxInflightBytes: s.INGEST_MAX_INFLIGHT_BYTES,
     settleCacheMaxBytes: s.SETTLE_CACHE_MAX_BYTES ?? defaultSettleCacheBytes(s.INGEST_MAX_INFLIGHT_BYTES),
     ingestFlushMs: s.INGEST_FLUSH_MS,
+    ingestFlushMinRows: s.INGEST_FLUSH_MIN_ROWS,
+    ingestFlushIntervalMs: s.INGEST_FLUSH_INTERVAL_MS,
     ingestBatchRows: s.INGEST_BATCH_ROWS,
     computeThreads: s.COMPUTE_THREADS ?? defaultComputeThreads(),
     computeHeapMb: s.COMPUTE_HEAP_MB,

@@ -38,7 +38,7 @@ import { LoggedProjects } from './settle/logged-projects.js';
 export interface IngestServiceDeps {
   config: Pick<
     Config,
-    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestFlushMinRows' | 'ingestFlushIntervalMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
   > & { faults?: Pick<Config['faults'], 'ingestTimeoutMs'> };
   ch: ClickHouseStore;
   compute: ComputePool;
@@ -129,6 +129,8 @@ export class IngestService {
       logger,
       maxInflightBytes: config.ingestMaxInflightBytes,
       flushMs: config.ingestFlushMs,
+      flushMinRows: config.ingestFlushMinRows,
+      flushIntervalMs: config.ingestFlushIntervalMs,
       batchRows: config.ingestBatchRows,
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),

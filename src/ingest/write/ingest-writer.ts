@@ -19,8 +19,13 @@ import { removeUnstoredRows, type FlushedSpan } from './unstored-rows.js';
  *
  * - Group commit: requests hand in their rows and wait; one flush at a time takes everything
  *   pending (up to `batchRows` spans / `batchBytes`), so concurrent requests share large inserts.
- *   A flush starts when a bound is reached, `flushMs` after the first pending request, or as soon
- *   as the previous flush ends.
+ *   A flush starts when a bound is reached or `flushMs` after the first pending request. When
+ *   requests are already waiting as a flush ends (a steady stream) and hold fewer than
+ *   `flushMinRows` spans, the next flush waits for that many, at most until `flushIntervalMs`
+ *   after the previous one started: every insert writes a part to disk at a fixed cost (its files,
+ *   then merging it away), so fewer, larger flushes cost less CPU per span. A sender that waits
+ *   for its answer before sending again finds nothing waiting behind its own and is never held
+ *   back; senders that keep several requests in flight fill the next flush at once.
  * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
  *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
  *   (503, the exporter retries) — nothing is acknowledged that was not written.
@@ -134,6 +139,12 @@ export interface IngestWriterOptions {
   logger: Logger;
   maxInflightBytes: number;
   flushMs: number;
+  /**
+   * Under a steady stream, the spans a flush waits for (INGEST_FLUSH_MIN_ROWS), at most until
+   * `flushIntervalMs` after the previous flush started (INGEST_FLUSH_INTERVAL_MS); 0: no wait.
+   */
+  flushMinRows?: number;
+  flushIntervalMs?: number;
   batchRows: number;
   batchBytes?: number;
   /** Spans stored per trace at most (TRACE_MAX_SPANS); Infinity: no limit. */
@@ -179,6 +190,8 @@ export class IngestWriter {
   private pendingRows = 0;
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** Ends the flush loop's wait for its interval (a bound reached, stopping). */
+  private endPace: (() => void) | null = null;
   private flushing: Promise<void> | null = null;
   private stopped = false;
   /** Consecutive failed flushes: while ClickHouse keeps failing, new requests get 503 at once for a while. */
@@ -255,7 +268,8 @@ export class IngestWriter {
       this.pending.push(entry);
       this.pendingRows += write.rows.spans.keys.length;
       this.pendingBytes += write.bytes;
-      if (this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes) this.kick();
+      if (this.full()) this.kick();
+      else if (this.endPace && this.enough()) this.endPace();
       else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.options.flushMs);
     });
   }
@@ -267,11 +281,21 @@ export class IngestWriter {
     while (this.flushing) await this.flushing;
   }
 
+  private full(): boolean {
+    return this.pendingRows >= this.options.batchRows || this.pendingBytes >= this.batchBytes;
+  }
+
+  /** Whether what is pending makes a flush worth its parts without waiting for more. */
+  private enough(): boolean {
+    return this.pendingRows >= (this.options.flushMinRows ?? 0) || this.full();
+  }
+
   private kick(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    this.endPace?.();
     if (this.flushing) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = null;
@@ -294,8 +318,23 @@ export class IngestWriter {
       const batch = this.pending.splice(0, take);
       this.pendingRows -= rows;
       this.pendingBytes -= bytes;
-      await this.flushBatch(batch);
+      const startedAt = performance.now();
+      if (await this.flushBatch(batch)) await this.pace(startedAt);
     }
+  }
+
+  /** Waits for `flushMinRows` pending spans, at most until `flushIntervalMs` after the last flush started; a stop ends the wait. */
+  private pace(lastStartedAt: number): Promise<void> {
+    const wait = lastStartedAt + (this.options.flushIntervalMs ?? 0) - performance.now();
+    if (wait <= 0 || this.stopped || this.enough()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.endPace?.(), wait);
+      this.endPace = () => {
+        clearTimeout(timer);
+        this.endPace = null;
+        resolve();
+      };
+    });
   }
 
   /**
@@ -419,7 +458,12 @@ export class IngestWriter {
     }
   }
 
-  private async flushBatch(batch: Pending[]): Promise<void> {
+  /**
+   * Writes a batch and answers its requests. True when other requests were already waiting as it
+   * answered (a steady stream): looked at before answering, since a request made by the continuation
+   * of an answer (a caller in this process) is not a stream.
+   */
+  private async flushBatch(batch: Pending[]): Promise<boolean> {
     this.flushStartedAt = Date.now();
     let flushed: FlushSpans | null = null;
     try {
@@ -489,10 +533,12 @@ export class IngestWriter {
       if (previews.size > 0) await this.insertPreviews([...previews.values()]);
       this.failures = 0;
       this.lastFailure = null;
+      const streaming = this.pending.length > 0;
       batch.forEach((p, i) => {
         clearTimeout(p.timer);
         p.resolve(results[i]);
       });
+      return streaming;
     } catch (error) {
       this.failures++;
       this.lastFailureAt = Date.now();
@@ -516,6 +562,7 @@ export class IngestWriter {
         clearTimeout(p.timer);
         p.reject(failure);
       }
+      return false;
     } finally {
       this.flushStartedAt = 0;
     }

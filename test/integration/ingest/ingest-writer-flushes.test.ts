@@ -41,8 +41,23 @@ function request(): PreparedWrite {
   return { rows: prepared.rows, traces: prepared.traces, bytes: body.length };
 }
 
-const writer = (flushMs: number) =>
-  new IngestWriter({ ch, logger: pino({ level: 'silent' }), maxInflightBytes: 2 ** 30, flushMs, batchRows: 50_000 });
+const writer = (flushMs: number, pacing: { flushMinRows: number; flushIntervalMs: number } = { flushMinRows: 0, flushIntervalMs: 0 }, batchRows = 50_000) =>
+  new IngestWriter({ ch, logger: pino({ level: 'silent' }), maxInflightBytes: 2 ** 30, flushMs, ...pacing, batchRows });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Holds the writer's flushes after their duplicate check until `release` is called; `reached` resolves when one gets there. */
+function holdFlushes(w: IngestWriter) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reached!: () => void;
+  const at = new Promise<void>((resolve) => (reached = resolve));
+  w.afterDuplicateCheck = async () => {
+    reached();
+    await released;
+  };
+  return { reached: at, release };
+}
 
 /** Resolves to 'timed out' when `promise` has not settled within `ms`. */
 const within = <T>(promise: Promise<T>, ms: number) =>
@@ -85,4 +100,72 @@ it('flushes what is pending at once when stopped', async () => {
   await w.stop();
   expect(await pending).toMatchObject({ written: 3 });
   expect(Date.now() - started).toBeLessThan(30_000);
+});
+
+it('under a steady stream waits for flushMinRows, at most flushIntervalMs after the previous flush started', async () => {
+  // A request of 3 spans every 40 ms for 3 s, none waiting for its answer: unpaced, each flush would
+  // start as the previous ended (dozens of flushes of a few requests each); waiting for 1000 spans
+  // (never reached) at most 1 s after the previous start, one a second.
+  const w = writer(5, { flushMinRows: 1000, flushIntervalMs: 1000 });
+  const before = spanInserts;
+  const answers: Promise<unknown>[] = [];
+  for (const started = Date.now(); Date.now() - started < 3000; ) {
+    answers.push(w.write(request()));
+    await sleep(40);
+  }
+  const results = await Promise.all(answers);
+  expect(results.length).toBeGreaterThan(30);
+  for (const result of results) expect(result).toMatchObject({ written: 3 });
+  // 3 s of stream: the first flush, one per second after it, and the last of what was left.
+  expect(spanInserts - before).toBeLessThanOrEqual(6);
+  await w.stop();
+});
+
+it('does not hold back a sender that waits for each answer', async () => {
+  // Nothing is waiting as each flush ends, so no flush waits for the interval: five requests in turn
+  // take five flushes and nowhere near the 50 s that pacing them would take.
+  const w = writer(5, { flushMinRows: 1000, flushIntervalMs: 10_000 });
+  const before = spanInserts;
+  const started = Date.now();
+  for (let i = 0; i < 5; i++) expect(await w.write(request())).toMatchObject({ written: 3 });
+  expect(Date.now() - started).toBeLessThan(20_000);
+  expect(spanInserts - before).toBe(5);
+  await w.stop();
+});
+
+it('ends the wait when flushMinRows or a full batch are waiting, or the writer stops', async () => {
+  const w = writer(5, { flushMinRows: 6, flushIntervalMs: 60_000 }, 9);
+  const held = holdFlushes(w);
+  const first = w.write(request());
+  await held.reached;
+  // Waiting as the first flush ends, 3 of the 6 spans it waits for: the next flush waits...
+  const second = w.write(request());
+  held.release();
+  expect(await first).toMatchObject({ written: 3 });
+  expect(await within(second, 500)).toBe('timed out');
+  // ...until a third request brings 6: both are flushed at once.
+  const third = w.write(request());
+  expect(await within(Promise.all([second, third]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
+  // A full batch ends the wait just the same, whatever flushMinRows says.
+  const full = writer(5, { flushMinRows: 1000, flushIntervalMs: 60_000 }, 6);
+  const heldFull = holdFlushes(full);
+  const a = full.write(request());
+  await heldFull.reached;
+  const b = full.write(request());
+  heldFull.release();
+  expect(await a).toMatchObject({ written: 3 });
+  expect(await within(b, 500)).toBe('timed out');
+  const c = full.write(request());
+  expect(await within(Promise.all([b, c]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
+  await full.stop();
+  // Waiting for the interval again, a stop flushes what is left at once.
+  const heldAgain = holdFlushes(w);
+  const fourth = w.write(request());
+  await heldAgain.reached;
+  const fifth = w.write(request());
+  heldAgain.release();
+  expect(await fourth).toMatchObject({ written: 3 });
+  expect(await within(fifth, 500)).toBe('timed out');
+  await w.stop();
+  expect(await within(fifth, 20_000)).toMatchObject({ written: 3 });
 });

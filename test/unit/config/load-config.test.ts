@@ -29,6 +29,8 @@ describe('loadConfig', () => {
       ingestMaxInflightBytes: 256 * MiB,
       settleCacheMaxBytes: 256 * MiB,
       ingestFlushMs: 20,
+      ingestFlushMinRows: 2000,
+      ingestFlushIntervalMs: 500,
       ingestBatchRows: 50_000,
       computeThreads: defaultComputeThreads(),
       computeHeapMb: 0,
