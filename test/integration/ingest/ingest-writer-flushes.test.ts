@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { prepareIngest } from '../../../src/ingest/write/ingest-prepare.js';
-import { IngestWriter, type PreparedWrite } from '../../../src/ingest/write/ingest-writer.js';
+import { IngestWriter, type PreparedWrite, type WriteResult } from '../../../src/ingest/write/ingest-writer.js';
 import { openClickHouse, type ClickHouseStore } from '../../../src/platform/clickhouse/clickhouse.js';
 import { raw } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { migrateClickHouse } from '../../../src/platform/migrations.js';
@@ -46,22 +46,33 @@ const writer = (flushMs: number, pacing: { flushMinRows: number; flushIntervalMs
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Holds the writer's flushes after their duplicate check until `release` is called; `reached` resolves when one gets there. */
-function holdFlushes(w: IngestWriter) {
+/** Resolves to 'timed out' when `promise` has not settled within `ms`. */
+const within = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([promise, new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), ms))]);
+
+/**
+ * Brings `w` to wait for its interval: a first request's flush is held after its duplicate check
+ * while a second request arrives, so the second is waiting as the first is answered. Resolves to the
+ * second request's answer (wrapped: an async function's answer would wait for it), checked to be
+ * still pending half a second later.
+ */
+async function waitingSecond(w: IngestWriter): Promise<{ answer: Promise<WriteResult> }> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let reached!: () => void;
-  const at = new Promise<void>((resolve) => (reached = resolve));
+  const held = new Promise<void>((resolve) => (reached = resolve));
   w.afterDuplicateCheck = async () => {
     reached();
     await released;
   };
-  return { reached: at, release };
+  const first = w.write(request());
+  await held;
+  const second = w.write(request());
+  release();
+  expect(await first).toMatchObject({ written: 3 });
+  expect(await within(second, 500)).toBe('timed out');
+  return { answer: second };
 }
-
-/** Resolves to 'timed out' when `promise` has not settled within `ms`. */
-const within = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise, new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), ms))]);
 
 it('answers a write handed in by a continuation of an answered request, at any point of the flush ending', async () => {
   // A write made after the flush loop's last look at the queue but before the loop was marked done
@@ -134,38 +145,19 @@ it('does not hold back a sender that waits for each answer', async () => {
 });
 
 it('ends the wait when flushMinRows or a full batch are waiting, or the writer stops', async () => {
+  // Waiting with 3 of the 6 spans it waits for, the next flush starts once a third request brings 6.
   const w = writer(5, { flushMinRows: 6, flushIntervalMs: 60_000 }, 9);
-  const held = holdFlushes(w);
-  const first = w.write(request());
-  await held.reached;
-  // Waiting as the first flush ends, 3 of the 6 spans it waits for: the next flush waits...
-  const second = w.write(request());
-  held.release();
-  expect(await first).toMatchObject({ written: 3 });
-  expect(await within(second, 500)).toBe('timed out');
-  // ...until a third request brings 6: both are flushed at once.
+  const { answer: second } = await waitingSecond(w);
   const third = w.write(request());
   expect(await within(Promise.all([second, third]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
   // A full batch ends the wait just the same, whatever flushMinRows says.
   const full = writer(5, { flushMinRows: 1000, flushIntervalMs: 60_000 }, 6);
-  const heldFull = holdFlushes(full);
-  const a = full.write(request());
-  await heldFull.reached;
-  const b = full.write(request());
-  heldFull.release();
-  expect(await a).toMatchObject({ written: 3 });
-  expect(await within(b, 500)).toBe('timed out');
+  const { answer: b } = await waitingSecond(full);
   const c = full.write(request());
   expect(await within(Promise.all([b, c]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
   await full.stop();
-  // Waiting for the interval again, a stop flushes what is left at once.
-  const heldAgain = holdFlushes(w);
-  const fourth = w.write(request());
-  await heldAgain.reached;
-  const fifth = w.write(request());
-  heldAgain.release();
-  expect(await fourth).toMatchObject({ written: 3 });
-  expect(await within(fifth, 500)).toBe('timed out');
+  // Waiting again, a stop flushes what is left at once.
+  const { answer: fifth } = await waitingSecond(w);
   await w.stop();
   expect(await within(fifth, 20_000)).toMatchObject({ written: 3 });
 });
