@@ -190,7 +190,7 @@ export class IngestWriter {
   private pendingRows = 0;
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  /** Ends the flush loop's wait for its interval (a bound reached, stopping). */
+  /** Ends the flush loop's wait for more spans (enough of them or a bound reached, a stop). */
   private endPace: (() => void) | null = null;
   private flushing: Promise<void> | null = null;
   private stopped = false;
