@@ -10,7 +10,7 @@
  *    accepted; its rate is the accepted burst rate.
  * 2. For each fraction of it (--rates; or absolute spans/s with --spans-per-second a,b,c): a
  *    constant offered rate for --duration seconds: every 200 ms a request carrying that tick's share
- *    of spans as traces of 10–50 spans, one run in ten failing with a tool of its own (so it opens an
+ *    of spans (or --requests-per-tick requests sharing it, as many exporters) as traces of 10–50 spans, one run in ten failing with a tool of its own (so it opens an
  *    issue of its own and sends an `issue.created` webhook to a local receiver). Requests are made
  *    from encoded templates (tick-batches.ts), so the bench's own CPU stays as small as the burst's,
  *    whose batches are built before it starts. Refused requests
@@ -51,6 +51,7 @@ const settleMs = numberArg('settle-ms', 3000);
 const maxLagMs = numberArg('max-lag-ms', 30_000);
 const lagOkMs = numberArg('lag-ok-ms', settleMs + 5000);
 const detailOverMs = numberArg('detail-over-ms', lagOkMs);
+const requestsPerTick = Math.max(1, numberArg('requests-per-tick', 1));
 
 /** A deterministic 10–50 span count and failure for trace `n`. */
 function shapeOf(n: number): TraceShape {
@@ -146,7 +147,6 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
     carry += (rate * TICK_MS) / 1000;
     const shapes: TraceShape[] = [];
     const probes: string[] = [];
-    const fails: string[] = [];
     const probeEvery = Math.max(1, Math.round(1000 / TICK_MS / PROBES_PER_SECOND));
     if (Math.floor((Date.now() - started) / TICK_MS) % probeEvery === 0) {
       const name = probeAgent(nextProbe++);
@@ -158,13 +158,17 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
       const shape = shapeOf(trace++);
       if (shape.spans > carry && shapes.length > 0) break;
       shapes.push(shape);
-      if (shape.failTool) fails.push(shape.failTool);
       carry -= shape.spans;
     }
     if (shapes.length === 0) return;
-    const work = send(ticks.batch(shapes), probes, fails).catch((error) => console.error(String(error)));
-    inFlight.add(work);
-    void work.finally(() => inFlight.delete(work));
+    // The tick's traces as --requests-per-tick requests sent at once (many exporters), the probe in the first.
+    const groups = Array.from({ length: Math.min(requestsPerTick, shapes.length) }, (_, g) => shapes.filter((_, i) => i % requestsPerTick === g));
+    for (const [g, group] of groups.entries()) {
+      const groupFails = group.flatMap((shape) => (shape.failTool ? [shape.failTool] : []));
+      const work = send(ticks.batch(group), g === 0 ? probes : [], groupFails).catch((error) => console.error(String(error)));
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+    }
   }, TICK_MS);
 
   const sampler = new SecondSampler(metricsUrl, svc.pid, started);
