@@ -1,6 +1,8 @@
 FROM node:20.20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci applies patches/ (postinstall) to the installed packages.
+COPY patches ./patches
 RUN npm ci
 COPY . .
 RUN npm run build

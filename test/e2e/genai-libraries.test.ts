@@ -58,6 +58,8 @@ interface Sink {
   project: string;
   provider: NodeTracerProvider;
   exported: ReadableSpan[];
+  /** Export calls made so far; `results` gets each one's code when it answers. */
+  exports: () => number;
   results: number[];
 }
 
@@ -67,9 +69,11 @@ async function sink(service: string, batch = 64): Promise<Sink> {
   const key = await svc.newKey('ingest', { projectId: project });
   const exported: ReadableSpan[] = [];
   const results: number[] = [];
+  let exports = 0;
   const inner = new OTLPTraceExporter({ url: `${svc.url}/v1/traces`, headers: { authorization: `Bearer ${key}` } });
   const exporter: SpanExporter = {
     export: (spans, done) => {
+      exports++;
       exported.push(...spans);
       inner.export(spans, (r) => {
         results.push(r.code);
@@ -83,12 +87,14 @@ async function sink(service: string, batch = 64): Promise<Sink> {
     resource: resourceFromAttributes({ 'service.name': service }),
     spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: batch, scheduledDelayMillis: 20 })],
   });
-  return { project, provider, exported, results };
+  return { project, provider, exported, exports: () => exports, results };
 }
 
 /** Flushes, then waits for the one trace to settle; its detail, event rows and model scorecard. */
 async function settled(s: Sink) {
   await s.provider.forceFlush();
+  // forceFlush waits for the batches it sends itself, not for one the processor's timer sent just before.
+  await waitFor(async () => (s.results.length === s.exports() ? true : undefined), 30_000, 'every export answered');
   expect(s.results.length).toBeGreaterThan(0);
   expect(s.results.every((code) => code === 0)).toBe(true);
   const otelIds = [...new Set(s.exported.map((x) => x.spanContext().traceId))];

@@ -22,7 +22,11 @@ class Relay {
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
 
-  constructor(private readonly target: number) {}
+  /** `swallow`: a chunk from the client it matches never reaches the server (as if the server froze then). */
+  constructor(
+    private readonly target: number,
+    private readonly swallow: (chunk: Buffer) => boolean = () => false,
+  ) {}
 
   async open(port = 0): Promise<number> {
     const server = net.createServer((client) => {
@@ -35,7 +39,10 @@ class Relay {
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        if (!this.swallow(chunk)) upstream.write(chunk);
+      });
+      upstream.pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -95,4 +102,33 @@ describe('the PostgreSQL pool during and after an outage', () => {
     expect(back.value[0]).toEqual({ one: 1 });
     expect(back.ms).toBeLessThan(5_000);
   }, 120_000);
+});
+
+describe('a pool ended while a new connection reads the server\'s array types', () => {
+  it('fails the waiting query and does not end the process with an unhandled rejection', async () => {
+    // postgres.js reads the array types as the first statement of every new connection and
+    // discards that statement's promise, so its failure (here: the pool ended with the server not
+    // answering, as at shutdown with PostgreSQL frozen) was an unhandled rejection, which ends a
+    // Node process; patches/ adds the handler.
+    const silent = new Relay(Number(new URL(pg.url).port), (chunk) => chunk.includes('pg_catalog.pg_type'));
+    const port = await silent.open();
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', collect);
+    try {
+      const stuck = connectPostgres(`postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`, { max: 1 });
+      const waiting = stuck`select 1 as one`.then(
+        () => 'answered',
+        (e: { code?: string }) => e.code,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await stuck.end({ timeout: 0.2 });
+      expect(await waiting).toBe('CONNECTION_DESTROYED');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', collect);
+      await silent.close();
+    }
+  }, 60_000);
 });
