@@ -1,14 +1,11 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { codeBlocks, curlCommands, docFiles, readDoc } from '../../helpers/markdown.js';
+import { ShellSession } from '../../helpers/shell-session.js';
 import { seedWithDemoOutput } from '../dashboard/seed.js';
-
-const run = promisify(execFile);
 
 /**
  * The examples a newcomer copies: `npm run demo`'s printed commands, every curl line of README.md
@@ -22,6 +19,8 @@ let demoOutput: string;
 let vars: Record<string, string>;
 /** The reader's working directory: holds query.json, as docs/querying.md tells the reader to save it. */
 let workDir: string;
+/** The reader's shell, in workDir with only PATH and HOME of this environment. */
+let shell: ShellSession;
 
 /** The demo's runs are in the last 24 hours; the docs' example window is a fixed day. */
 function demoWindow(): { start: string; end_exclusive: string } {
@@ -38,26 +37,27 @@ function workedQueries(): { line: number; body: Record<string, unknown> }[] {
 }
 
 beforeAll(async () => {
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-docs-'));
+  shell = new ShellSession(workDir, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' });
   svc = await startTestService();
   ({ projectId, stdout: demoOutput } = await seedWithDemoOutput(svc));
   const traces = await svc.call('GET', `/projects/${projectId}/traces?limit=1`);
   const issues = await svc.call('GET', `/projects/${projectId}/issues`);
-  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-docs-'));
   fs.writeFileSync(path.join(workDir, 'query.json'), JSON.stringify({ ...workedQueries()[0].body, ...demoWindow() }));
   vars = { LOOKOUT_API_KEY: svc.adminKey, PROJECT_ID: projectId, TRACE_ID: traces.body.traces[0].id, ISSUE_ID: issues.body.issues[0].id };
 }, 240_000);
 
 afterAll(async () => {
+  shell?.close();
   await svc?.stop();
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
 
-/** Runs a shell command line through bash; curl prints only the status code. */
-async function statusOf(command: string, env: Record<string, string>, prelude = ''): Promise<number> {
-  const local = command.replaceAll('http://localhost:8080', svc.url);
-  const counted = local.replace(/^curl /, `curl -sS -o /dev/null -w '%{http_code}' `);
-  const { PATH, HOME } = process.env;
-  const { stdout } = await run('bash', ['-c', `${prelude}${counted}`], { cwd: workDir, env: { PATH: PATH ?? '', HOME: HOME ?? '', ...env }, timeout: 30_000 });
+/** The status code of a curl command line run in the reader's shell (curl prints only that). */
+async function statusOf(command: string, env: Record<string, string> = {}, prelude = ''): Promise<number> {
+  const counted = prelude + command.replace(/^curl /, `curl -sS -o /dev/null -w '%{http_code}' `);
+  const { stdout, code } = await shell.run(counted, env);
+  expect(code, `${command}: ${shell.stderr}`).toBe(0);
   return Number(stdout.trim());
 }
 
@@ -75,11 +75,9 @@ describe('npm run demo prints what to do next', () => {
     expect(curls.length).toBeGreaterThanOrEqual(3);
     for (const command of curls) {
       // The demo prints the real host already: no rewriting.
-      const { PATH, HOME } = process.env;
-      const counted = command.replace(/^curl /, `curl -sS -o /dev/null -w '%{http_code}' `);
-      const { stdout } = await run('bash', ['-c', `${exportLine}; ${counted}`], { env: { PATH: PATH ?? '', HOME: HOME ?? '' } });
-      expect(Number(stdout.trim()), command).toBeGreaterThanOrEqual(200);
-      expect(Number(stdout.trim()), command).toBeLessThan(300);
+      const status = await statusOf(command, {}, `${exportLine}; `);
+      expect(status, command).toBeGreaterThanOrEqual(200);
+      expect(status, command).toBeLessThan(300);
     }
   });
 
@@ -101,7 +99,7 @@ describe('curl examples of README.md and docs/', () => {
   });
 
   it.each(cases.map((c) => [`${c.file}:${c.line} ${c.command}`, c] as const))('%s answers 2xx', async (_name, c) => {
-    const status = await statusOf(c.command, vars);
+    const status = await statusOf(c.command.replaceAll('http://localhost:8080', svc.url), vars);
     expect(status).toBeGreaterThanOrEqual(200);
     expect(status).toBeLessThan(300);
   });
