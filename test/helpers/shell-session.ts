@@ -5,10 +5,10 @@ import path from 'node:path';
 
 /**
  * One bash process that runs many command lines, each as `bash -c` would: in its own bash, with
- * its own environment, stdin empty. A test process that holds the embedded engine takes 1–3 s to
- * start any process on a busy CI machine (the fork copies the engine's large address space), while
- * this small shell starts each command in milliseconds; so a file that runs dozens of documented
- * commands starts one process, not dozens.
+ * its own environment, stdin empty. A test process that runs the service with its embedded engine
+ * takes ~0.6 s to start any process on an idle machine and 1–3 s in CI (forking copies its large
+ * address space), while this small shell starts a curl in tens of milliseconds; so a file that runs
+ * dozens of documented commands starts one process from the test process, not dozens.
  */
 export class ShellSession {
   private readonly shell: ChildProcessWithoutNullStreams;
