@@ -42,6 +42,7 @@ class Relay {
       client.on('data', (chunk: Buffer) => {
         if (!this.swallow(chunk)) upstream.write(chunk);
       });
+      client.on('end', () => upstream.end());
       upstream.pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
