@@ -10,8 +10,9 @@
  *    accepted; its rate is the accepted burst rate.
  * 2. For each fraction of it (--rates; or absolute spans/s with --spans-per-second a,b,c): a
  *    constant offered rate for --duration seconds: every 200 ms a request carrying that tick's share
- *    of spans (or --requests-per-tick requests sharing it, as many exporters) as traces of 10–50 spans, one run in ten failing with a tool of its own (so it opens an
- *    issue of its own and sends an `issue.created` webhook to a local receiver). Requests are made
+ *    of spans (or --requests-per-tick requests sharing it, as many exporters send) as traces of
+ *    10–50 spans, one run in ten failing with a tool of its own (so it opens an issue of its own
+ *    and sends an `issue.created` webhook to a local receiver). Requests are made
  *    from encoded templates (tick-batches.ts), so the bench's own CPU stays as small as the burst's,
  *    whose batches are built before it starts. Refused requests
  *    (429/503) are retried after Retry-After, as an exporter does, and counted. Two probe traces a

@@ -468,7 +468,8 @@ describe('a shard frozen', () => {
           expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
           // A 503 to a protobuf request is a google.rpc.Status in that encoding: UNAVAILABLE.
           expect(answer.contentType).toBe('application/x-protobuf');
-          expect(otlpSchema().Status.toObject(otlpSchema().Status.decode(answer.body))).toMatchObject({ code: 14, message: expect.any(String) });
+          const status = otlpSchema().Status;
+          expect(status.toObject(status.decode(answer.body))).toMatchObject({ code: 14, message: expect.any(String) });
           refused = { body, traceId: lookoutTraceId(project.id, run.otelTraceId) };
         }
       }
