@@ -16,9 +16,10 @@
  *    from encoded templates (tick-batches.ts), so the bench's own CPU stays as small as the burst's,
  *    whose batches are built before it starts. Refused requests
  *    (429/503) are retried after Retry-After, as an exporter does, and counted. Two probe traces a
- *    second (each its own agent name, all on one thread) are followed: polled in the trace list
- *    (thread filter) and in trace.processed (analytics query), to time acknowledged → listed and
- *    acknowledged → processed. Every second the metrics endpoint gives the settle queue's depth and
+ *    second (each its own agent name and a thread of that name, as one conversation) are followed:
+ *    polled in the trace list (the thread's list, as someone opening that conversation asks it) and
+ *    in trace.processed (analytics query), to time acknowledged → listed and acknowledged →
+ *    processed. Every second the metrics endpoint gives the settle queue's depth and
  *    oldest due age, and /proc the service's RSS; and, for the seconds around any oldest due age past
  *    --detail-over-ms (default: --lag-ok-ms), what settling, the flushes and the engine were doing
  *    (freshness-seconds.ts): those seconds are printed in full after the rate's table.
@@ -39,7 +40,6 @@ import { flakyTool, probeAgent, TickBatches } from './tick-batches.js';
 
 const TICK_MS = 200;
 const PROBES_PER_SECOND = 2;
-const PROBE_THREAD = 'freshness-probe';
 
 function listArg(name: string): number[] | null {
   const i = process.argv.indexOf(`--${name}`);
@@ -151,7 +151,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
     const probeEvery = Math.max(1, Math.round(1000 / TICK_MS / PROBES_PER_SECOND));
     if (Math.floor((Date.now() - started) / TICK_MS) % probeEvery === 0) {
       const name = probeAgent(nextProbe++);
-      shapes.push({ spans: 10, agent: name, thread: PROBE_THREAD });
+      shapes.push({ spans: 10, agent: name, thread: name });
       probes.push(name);
       carry -= 10;
     }
@@ -191,13 +191,12 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
 
   const poll = async () => {
     try {
-      if (pendingListed.size > 0) {
-        const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${PROBE_THREAD}&limit=100&include_unsettled=true`);
-        const now = Date.now();
-        for (const t of list.traces as { agent_name: string }[]) {
-          if (pendingListed.delete(t.agent_name)) result.listed.push(now - probeAck.get(t.agent_name)!);
-        }
-      }
+      await Promise.all(
+        [...pendingListed].map(async (probe) => {
+          const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${probe}&limit=1&include_unsettled=true`);
+          if (list.traces.length > 0 && pendingListed.delete(probe)) result.listed.push(Date.now() - probeAck.get(probe)!);
+        }),
+      );
       // The oldest pending probes first, at most the 20 values an `in` filter accepts.
       const names = [...pendingProcessed].slice(0, 20);
       if (names.length > 0) {

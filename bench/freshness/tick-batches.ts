@@ -80,10 +80,12 @@ export class TickBatches {
 
   private template(shape: TraceShape): Template {
     const placeholder = placeholderOf(shape);
-    const key = `${shape.spans}:${placeholder ?? ''}:${shape.thread ?? ''}:${this.uses++ % VARIANTS}`;
+    // A probe on a thread of its own names the thread as its agent: the placeholder stands in both.
+    const thread = shape.thread !== undefined && shape.thread === shape.agent ? placeholder! : shape.thread;
+    const key = `${shape.spans}:${placeholder ?? ''}:${thread ?? ''}:${this.uses++ % VARIANTS}`;
     const known = this.templates.get(key);
     if (known) return known;
-    const typical: TraceShape = { spans: shape.spans, thread: shape.thread };
+    const typical: TraceShape = { spans: shape.spans, thread };
     if (shape.failTool !== undefined) typical.failTool = placeholder!;
     else if (shape.agent !== undefined) typical.agent = placeholder!;
     const encoded = shapedBatch([typical]).protobuf;

@@ -1,8 +1,8 @@
 /**
  * What the trace list's `total` (include_total=true) costs beside the page, and what the model,
- * release, duration and cost filters cost (docs/traces.md "The trace list"): a project of --traces
- * trace summaries (default 1 million) seeded inside ClickHouse with varied models, releases,
- * durations and costs over 30 days, then GET /api/projects/{id}/traces timed through HTTP, each case
+ * release, duration, cost and thread filters cost (docs/traces.md "The trace list"): a project of
+ * --traces trace summaries (default 1 million) seeded inside ClickHouse with varied models, releases,
+ * durations, costs and threads of five traces over 30 days, then GET /api/projects/{id}/traces timed through HTTP, each case
  * with and without include_total, alternated so neither gets the warm cache alone. It prints each
  * case's median and the total's cost as a ratio to the page alone: a relative figure, which stays
  * meaningful on a busy machine where the absolute times do not.
@@ -24,6 +24,8 @@ const flag = (name: string, fallback: number) => {
 };
 const TRACES = flag('traces', 1_000_000);
 const RUNS = flag('runs', 7);
+/** Threads of five traces each, their traces spread over the 30 days. */
+const THREADS = Math.max(1, Math.floor(TRACES / 5));
 const KEY = 'lk_bench_list_total_key_0123456789ab';
 const DAY = 86_400_000;
 
@@ -41,10 +43,10 @@ async function main() {
     const ch = service.deps.ch;
     const started = performance.now();
     await ch.client.command({
-      query: `INSERT INTO ${ch.table('traces')} (tenant_id, project_id, trace_id, otel_trace_id, timestamp, agent_name, release, tool_calls, has_error,
+      query: `INSERT INTO ${ch.table('traces')} (tenant_id, project_id, trace_id, otel_trace_id, timestamp, agent_name, thread_id, release, tool_calls, has_error,
                 total_duration_ms, span_count, models_used, estimated_cost_usd)
               SELECT {tenant:String}, {project:String}, lower(hex(MD5(toString(n)))), lower(hex(MD5(toString(n)))),
-                fromUnixTimestamp64Milli(toInt64({base:Int64} + (n * 2591) % ${30 * DAY}), 'UTC'), 'support',
+                fromUnixTimestamp64Milli(toInt64({base:Int64} + (n * 2591) % ${30 * DAY}), 'UTC'), 'support', concat('thread-', toString(n % ${THREADS})),
                 ['1.0.0', '2.0.0', '2.1.0'][1 + n % 3], '[]', n % 10 = 0, (cityHash64(n) % 30000) / 3, 10,
                 [['gpt-4o'], ['gpt-4o-mini'], ['gpt-4o', 'gpt-4o-mini'], ['local-llm']][1 + n % 4],
                 if(n % 4 = 3, NULL, (cityHash64(n, 1) % 100000) / 1e6)
@@ -58,6 +60,7 @@ async function main() {
       ['model', 'limit=50&model=gpt-4o-mini'],
       ['release + duration', 'limit=50&release=2.0.0&min_duration_ms=5000'],
       ['cost range (rare)', 'limit=50&min_cost_usd=0.0999&max_cost_usd=0.1'],
+      ['thread (5 traces)', `limit=50&thread_id=thread-${Math.floor(THREADS / 2)}`],
     ];
     const time = async (query: string) => {
       const t = performance.now();

@@ -204,12 +204,28 @@ function rowConditions(scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): F
 function traceConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {
   const where: Fragment[] = [];
   if (f.within) where.push(sql`trace_id IN ${param('Array(String)', f.within)}`);
+  if (f.threadId !== undefined) where.push(sql`trace_id IN (${threadTraceIds(ch, scope, f.threadId)})`);
   if (f.search) {
     // The content rows carry their trace's timestamp: the list's bounds narrow the search too.
     const contentSince = f.contentSinceMs === undefined ? undefined : msToDateTime64(f.contentSinceMs);
     where.push(sql`trace_id IN (${matchingTraceIds(ch, scope, f.search, { start: f.start, end: f.end, notAfter: f.before?.timestamp, within: f.within, contentSince })})`);
   }
   return where;
+}
+
+/**
+ * `SELECT trace_id` of every summary row that names the thread, whichever version: a superset of the
+ * traces whose newest summary names it, which the row condition then picks after FINAL. Read without
+ * FINAL, the index on thread_id (clickhouse/022) skips every granule without the thread; the list's
+ * FINAL read then takes those traces by the primary key. FINAL itself cannot use the index well: a
+ * fresh part of a few dozen summaries spans nearly the whole trace id range in one granule, and FINAL
+ * reads every granule of other parts sharing a selected granule's key range, which was most of the
+ * project. On a cluster the subquery names the shard's local table, as search-sql.ts explains (a
+ * trace's summaries all live on one shard).
+ */
+function threadTraceIds(ch: ClickHouseStore, scope: TraceScope, threadId: string): Fragment {
+  const table = scopedTable(ch.table(ch.cluster ? 'traces_local' : 'traces'));
+  return sql`SELECT trace_id FROM ${table} WHERE ${tenantGuard(scope)} AND thread_id = ${param('String', threadId)}`;
 }
 
 function listConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceListFilters, 'limit'>): Fragment[] {

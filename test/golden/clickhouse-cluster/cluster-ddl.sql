@@ -1365,3 +1365,9 @@ ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
 
 ALTER TABLE `lookout`.`spans_local` ON CLUSTER `lookout_cluster`
     MATERIALIZE INDEX ingested_at_minmax;
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    ADD INDEX IF NOT EXISTS thread_id_bloom thread_id TYPE bloom_filter(0.01) GRANULARITY 1;
+
+ALTER TABLE `lookout`.`traces_local` ON CLUSTER `lookout_cluster`
+    MATERIALIZE INDEX thread_id_bloom;

@@ -251,6 +251,29 @@ describe('two ClickHouse servers as two shards, without replication', () => {
     }
   });
 
+  it('lists a thread\'s traces shard by shard (each shard\'s traces_local), each trace by its newest summary', async () => {
+    const cluster = front[0].service.deps.ch;
+    const project = await front[0].newProject('threads');
+    const time = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+    const now = Date.now();
+    const id = (n: number) => `thread-trace-${n}`;
+    const summary = (n: number, thread: string, processedAt: string) => ({
+      tenant_id: tenantId, project_id: project.id, trace_id: id(n), otel_trace_id: n.toString(16).padStart(32, '0'),
+      timestamp: time(now - n * 1000), thread_id: thread, tool_calls: '[]', stats_tool_calls: '[]', processed_at: processedAt,
+    });
+    // Traces 0..19 alternate between two threads; trace 20 is summarized on thread-0, then again on thread-1.
+    const first = [...Array.from({ length: 20 }, (_, n) => summary(n, `thread-${n % 2}`, '2026-01-01 00:00:00.000')), summary(20, 'thread-0', '2026-01-01 00:00:00.000')];
+    await cluster.client.insert({ table: cluster.table('traces'), values: first, format: 'JSONEachRow' });
+    await cluster.client.insert({ table: cluster.table('traces'), values: [summary(20, 'thread-1', '2026-01-02 00:00:00.000')], format: 'JSONEachRow' });
+    const perNode = await Promise.all(direct.map(async (client) => Number((await rows<{ n: number }>(client, 'SELECT count() AS n FROM lookout.traces_local WHERE project_id = {p:String}', { p: project.id }))[0].n)));
+    expect(perNode.every((n) => n > 0)).toBe(true);
+    const listed = async (threadId: string) => (await listTraces(cluster, tenantId, project.id, { threadId, limit: 100 })).map((r) => r.trace_id);
+    // Newest first: trace n started n seconds before now.
+    expect(await listed('thread-0')).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16, 18].map(id));
+    expect(await listed('thread-1')).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 20].map(id));
+    expect(await listed('thread-2')).toEqual([]);
+  });
+
   it("executes the cost module's GLOBAL IN / GLOBAL JOIN shapes across the shards, answering as one node", async () => {
     const window = { start: new Date(base.getTime() + 3 * 86_400_000), endExclusive: new Date(base.getTime() + 4 * 86_400_000) };
     const now = new Date(base.getTime() + 5 * 86_400_000);

@@ -56,7 +56,7 @@ describe('ClickHouse cluster DDL', () => {
     let indexChanges = 0;
     for (let i = 0; i < alters.length; i++) {
       const [, table, change] = /^ALTER TABLE `lookout`.`(\w+)_local` ON CLUSTER `lookout_cluster`\n([\s\S]*)$/.exec(alters[i]) ?? [];
-      // A TTL change (clickhouse/015) or an index (021) reaches the data alone: a Distributed table holds none and takes neither.
+      // A TTL change (clickhouse/015) or an index (021, 022) reaches the data alone: a Distributed table holds none and takes neither.
       if (/^\s*(MODIFY (TTL|COLUMN \w+ [^,]*\bTTL)|ADD INDEX|MATERIALIZE INDEX)\b/.test(change)) {
         if (/^\s*(ADD|MATERIALIZE) INDEX\b/.test(change)) indexChanges++;
         else ttlChanges++;
@@ -101,8 +101,8 @@ describe('ClickHouse cluster DDL', () => {
     }
     // Every table of a project reads its retention from its rows (clickhouse/015): a row TTL each, and column TTLs on spans and traces.
     expect(ttlChanges).toBe(Object.keys(SHARDING_KEYS).length + 2);
-    // 021's index on spans: added and materialized on the local table.
-    expect(indexChanges).toBe(2);
+    // 021's index on spans and 022's on traces: each added and materialized on the local table.
+    expect(indexChanges).toBe(4);
     // The retention settings the columns' defaults read (clickhouse/015): a Join table on every node, not sharded.
     expect(statements).toContain(
       'CREATE TABLE IF NOT EXISTS `lookout`.`retention_settings` ON CLUSTER `lookout_cluster`\n(\n    tenant_id String,\n    project_id String,\n    analytics_days UInt8,\n    content_days UInt8\n)\nENGINE = Join(ANY, LEFT, tenant_id, project_id)\nSETTINGS join_any_take_last_row = 1',

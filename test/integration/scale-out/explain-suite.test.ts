@@ -128,6 +128,8 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
       `/traces/${ids[0]}?expand=context&project_id=${pid}`,
       `/traces/agent-names?project_id=${pid}`,
       `/projects/${pid}/traces?has_error=true&agent_name=planner`,
+      // A thread's list: its trace ids from a shard-local subquery (trace-store.ts), and its total.
+      `/projects/${pid}/traces?thread_id=thread-1&include_total=true`,
       // Search: the content subquery is shard-local (search-sql.ts), the snippets read the Distributed table.
       `/projects/${pid}/traces?q=${encodeURIComponent('tool:search -fetch "invoke_agent"')}&limit=1`,
       ...Object.entries(viewParams(new Date(now))).map(([view, params]) => `/projects/${pid}/analytics?view=${view}&${params}`),
@@ -138,6 +140,9 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
     // Answers are checked after the refused shapes below, whose message says more than a 500.
     const statuses: [string, number, string | undefined][] = [];
     for (const read of reads) statuses.push([read, (await call('GET', read)).status, undefined]);
+    const thread = await call('GET', `/projects/${pid}/traces?thread_id=thread-1&include_total=true`);
+    // Both shards are this engine (cluster-chdb.ts): the trace is listed once per shard, and only it.
+    expect([thread.status, [...new Set(thread.body.traces?.map((t: { otel_trace_id: string }) => t.otel_trace_id))]]).toEqual([200, [ids[0]]]);
 
     // hostile-values carries a NUL byte the HTTP layer refuses before compiling; its shape is every-filter-op's.
     for (const [name, body] of Object.entries(GOLDEN_CASES).filter(([n]) => n !== 'hostile-values')) {
@@ -171,15 +176,17 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
     for (const table of ['spans', 'traces', 'trace_content', 'event_trace_processed', 'event_generation_completed', 'event_tool_called', 'event_span_errored', 'event_issue']) {
       expect([table, all.includes(`\`lookout\`.\`${table}\``)]).toEqual([table, true]);
     }
-    // One local table on purpose: a search's content subquery, inside the shard's part of the trace
-    // list (search-sql.ts); every other statement names Distributed tables only.
+    // Two local tables on purpose, each in a subquery inside the shard's part of the trace list: a
+    // search's content (search-sql.ts) and a thread's trace ids (trace-store.ts); every other statement
+    // names Distributed tables only.
     const local = cluster.checked.filter((c) => c.sql.includes('_local`'));
-    expect(local.length).toBeGreaterThan(0);
+    expect(local.some((c) => c.sql.includes('`lookout`.`trace_content_local`'))).toBe(true);
+    expect(local.some((c) => c.sql.includes('`lookout`.`traces_local`'))).toBe(true);
     for (const c of local) {
-      expect(c.sql.replaceAll('`lookout`.`trace_content_local`', '')).not.toContain('_local`');
+      expect(c.sql.replaceAll('`lookout`.`trace_content_local`', '').replaceAll('`lookout`.`traces_local`', '')).not.toContain('_local`');
       // Over the whole project with FINAL; among given traces through plain reads of the summaries
       // (trace-store.ts) and the content (search-sql.ts).
-      expect(c.sql).toMatch(/^SELECT [\s\S]* FROM (`lookout`\.`traces` FINAL|\(SELECT [\s\S]* FROM `lookout`\.`traces`)[\s\S]* trace_id IN \(SELECT trace_id FROM (`lookout`\.`trace_content_local` FINAL|\(\s*SELECT trace_id, argMax\([\s\S]*\) AS latest FROM `lookout`\.`trace_content_local`)/);
+      expect(c.sql).toMatch(/^SELECT [\s\S]* FROM (`lookout`\.`traces` FINAL|\(SELECT [\s\S]* FROM `lookout`\.`traces`)[\s\S]* trace_id IN \(SELECT trace_id FROM (`lookout`\.`traces_local` WHERE|`lookout`\.`trace_content_local` FINAL|\(\s*SELECT trace_id, argMax\([\s\S]*\) AS latest FROM `lookout`\.`trace_content_local`)/);
     }
     // The cost module's query-time statements were among them (its live-trace CTE).
     expect(all).toContain('WITH live AS');
