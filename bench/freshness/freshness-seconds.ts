@@ -40,6 +40,9 @@ export interface SecondSample {
   mergeElapsedS: number;
   spansParts: number;
   loopLagMaxS: number;
+  /** Traces settled since the service started, from the settler's memory and read back from ClickHouse. */
+  settledFromMemory: number;
+  settledReadBack: number;
 }
 
 /** Samples the service once a second (call `sample` every second); keeps the histograms of the last scrape. */
@@ -96,6 +99,8 @@ export class SecondSampler {
       mergeElapsedS: gauge('lookout_clickhouse_merge_largest_elapsed_seconds'),
       spansParts: gauge('lookout_clickhouse_active_parts', { table: 'spans' }),
       loopLagMaxS: gauge('nodejs_eventloop_lag_max_seconds'),
+      settledFromMemory: gauge('lookout_settle_traces_total', { source: 'memory' }),
+      settledReadBack: gauge('lookout_settle_traces_total', { source: 'read_back' }),
     };
   }
 }
