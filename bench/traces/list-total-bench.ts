@@ -2,10 +2,10 @@
  * What the trace list's `total` (include_total=true) costs beside the page, and what the model,
  * release, duration, cost and thread filters cost (docs/traces.md "The trace list"): a project of
  * --traces trace summaries (default 1 million) seeded inside ClickHouse with varied models, releases,
- * durations, costs and threads of five traces over 30 days, then GET /api/projects/{id}/traces timed through HTTP, each case
- * with and without include_total, alternated so neither gets the warm cache alone. It prints each
- * case's median and the total's cost as a ratio to the page alone: a relative figure, which stays
- * meaningful on a busy machine where the absolute times do not.
+ * durations, costs and threads of five traces over 30 days, then GET /api/projects/{id}/traces
+ * timed through HTTP, each case with and without include_total, alternated so neither gets the
+ * warm cache alone. It prints each case's median and the total's cost as a ratio to the page alone:
+ * a relative figure, which stays meaningful on a busy machine where the absolute times do not.
  *
  *   npx tsx bench/traces/list-total-bench.ts [--traces 1000000] [--runs 7]
  */

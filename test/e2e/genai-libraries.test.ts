@@ -100,10 +100,12 @@ async function settled(s: Sink) {
   const otelIds = [...new Set(s.exported.map((x) => x.spanContext().traceId))];
   expect(otelIds).toHaveLength(1);
   const id = lookoutTraceId(s.project, otelIds[0]);
+  // Settled with every exported span: spans of one trace sent in several requests may arrive after
+  // a first settle (a slow request past TRACE_SETTLE_MS), which lists the trace before it settles again.
   await waitFor(async () => {
     const res = await svc.call('GET', `/projects/${s.project}/traces?limit=10`);
-    return res.body.traces?.some((t: { id: string }) => t.id === id) ? true : undefined;
-  }, 30_000, 'trace settled');
+    return res.body.traces?.some((t: { id: string; span_count: number }) => t.id === id && t.span_count === s.exported.length) ? true : undefined;
+  }, 30_000, 'trace settled with every span');
   const detail = (await svc.call('GET', `/traces/${id}`)).body;
   const generations = await rows(id, 'event_generation_completed');
   const [processed] = await rows(id, 'event_trace_processed');

@@ -128,8 +128,6 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
       `/traces/${ids[0]}?expand=context&project_id=${pid}`,
       `/traces/agent-names?project_id=${pid}`,
       `/projects/${pid}/traces?has_error=true&agent_name=planner`,
-      // A thread's list: its trace ids from a shard-local subquery (trace-store.ts), and its total.
-      `/projects/${pid}/traces?thread_id=thread-1&include_total=true`,
       // Search: the content subquery is shard-local (search-sql.ts), the snippets read the Distributed table.
       `/projects/${pid}/traces?q=${encodeURIComponent('tool:search -fetch "invoke_agent"')}&limit=1`,
       ...Object.entries(viewParams(new Date(now))).map(([view, params]) => `/projects/${pid}/analytics?view=${view}&${params}`),
@@ -140,8 +138,9 @@ describe('query shapes on a Distributed cluster layout (EXPLAIN on chdb with rem
     // Answers are checked after the refused shapes below, whose message says more than a 500.
     const statuses: [string, number, string | undefined][] = [];
     for (const read of reads) statuses.push([read, (await call('GET', read)).status, undefined]);
+    // A thread's list: its trace ids from a shard-local subquery (trace-store.ts), and its total. Both
+    // shards are this engine (cluster-chdb.ts): the trace is listed once per shard, and only it.
     const thread = await call('GET', `/projects/${pid}/traces?thread_id=thread-1&include_total=true`);
-    // Both shards are this engine (cluster-chdb.ts): the trace is listed once per shard, and only it.
     expect([thread.status, [...new Set(thread.body.traces?.map((t: { otel_trace_id: string }) => t.otel_trace_id))]]).toEqual([200, [ids[0]]]);
 
     // hostile-values carries a NUL byte the HTTP layer refuses before compiling; its shape is every-filter-op's.
