@@ -54,11 +54,16 @@ function provider(exporter: SpanExporter, service: string) {
   });
 }
 
-async function settledDetail(traceId: string) {
+/**
+ * The trace's detail once it is listed settled with all its `spans`: the batches go in concurrent
+ * requests, and one slower than TRACE_SETTLE_MS lets a first settle list the trace before the late
+ * span settles it again.
+ */
+async function settledDetail(traceId: string, spans: number) {
   await waitFor(async () => {
     const res = await svc.call('GET', `/projects/${project.id}/traces?limit=200`);
-    return res.body.traces.some((t: { id: string }) => t.id === traceId) ? true : undefined;
-  }, 20_000, 'trace settled');
+    return res.body.traces.some((t: { id: string; span_count: number }) => t.id === traceId && t.span_count === spans) ? true : undefined;
+  }, 20_000, 'trace settled with every span');
   const res = await svc.call('GET', `/traces/${traceId}`);
   expect(res.status).toBe(200);
   return res.body;
@@ -75,6 +80,9 @@ async function events(traceId: string, table: string) {
   return res.json<Record<string, unknown>>();
 }
 
+/** Spans of one runGenAiSupportAgent run. */
+const AGENT_RUN_SPANS = 5;
+
 function expectAgentRun(t: Record<string, any>, service: string) {
   expect(t).toMatchObject({
     service_name: service,
@@ -85,7 +93,7 @@ function expectAgentRun(t: Record<string, any>, service: string) {
     agent_input_display: GEN_AI_RUN.userRequest,
     has_error: true,
     interaction: { has_input: true, has_output: true, input_kind: 'messages', has_user_message_tools: true },
-    stats: { span_count: 5, total_tokens: 2100, error_count: 1, models_used: ['claude-3-5-haiku-20241022', 'gpt-4o-2024-08-06'] },
+    stats: { span_count: AGENT_RUN_SPANS, total_tokens: 2100, error_count: 1, models_used: ['claude-3-5-haiku-20241022', 'gpt-4o-2024-08-06'] },
     issue_extraction: expect.objectContaining({ status: expect.any(String) }),
   });
   expect(t.tool_calls.map((c: { name: string; is_error: boolean }) => [c.name, c.is_error])).toEqual([
@@ -124,7 +132,7 @@ describe('stock OpenTelemetry exporters', () => {
     expect(results.length).toBeGreaterThan(1);
     expect(results.every((code) => code === 0)).toBe(true);
     const traceId = lookoutTraceId(project.id, otelTraceId);
-    const t = await settledDetail(traceId);
+    const t = await settledDetail(traceId, AGENT_RUN_SPANS);
     expect(t).toMatchObject({ id: traceId, otel_trace_id: otelTraceId, project_id: project.id, project_name: 'sdk e2e' });
     expectAgentRun(t, 'json-agent');
     // Spans came in several exports (batches of 3); the summary still sees the whole trace.
@@ -149,7 +157,7 @@ describe('stock OpenTelemetry exporters', () => {
     await p.forceFlush();
     await p.shutdown();
     expect(results.every((code) => code === 0)).toBe(true);
-    const t = await settledDetail(lookoutTraceId(project.id, otelTraceId));
+    const t = await settledDetail(lookoutTraceId(project.id, otelTraceId), AGENT_RUN_SPANS);
     expectAgentRun(t, 'proto-agent');
     const generations = await events(t.id, 'event_generation_completed');
     expect(generations.map((g) => [g.model, g.provider, g.input_tokens, g.output_tokens, g.cached_input_tokens])).toEqual([
