@@ -211,6 +211,16 @@ class ServerProcess implements ClickHouseServer {
 
   freeze(): void {
     this.signal('SIGSTOP');
+    // The stop reaches each of the server's threads as it next runs: wait (at most 2 s) until the
+    // kernel reports them all stopped, so no request sent after freeze() is answered (CI once saw
+    // a /ping answered right after the signal).
+    const tasks = `/proc/${this.child!.pid}/task`;
+    const deadline = Date.now() + 2000;
+    const stopped = () => fs.readdirSync(tasks).every((t) => {
+      const stat = fs.readFileSync(`${tasks}/${t}/stat`, 'utf8');
+      return /^[TtXZ]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+    });
+    while (!stopped() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
   }
 
   thaw(): void {
