@@ -1,4 +1,5 @@
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { shardLocalTable } from '../platform/clickhouse/clickhouse-layout.js';
 import { join, param, raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import { scopedTable, tenantGuard, type TenantScope } from '../platform/clickhouse/sql/tenant-guard.js';
 import type { SearchQuery, SearchTerm } from './search-query.js';
@@ -68,7 +69,7 @@ function timeConditions(b: ContentBounds, timestamp: Fragment = raw('timestamp')
  */
 export function matchingTraceIds(ch: ClickHouseStore, scope: TenantScope, query: SearchQuery, bounds: ContentBounds): Fragment {
   const conditions = query.terms.map(termCondition);
-  const table = scopedTable(ch.table(ch.cluster ? 'trace_content_local' : 'trace_content'));
+  const table = scopedTable(ch.table(shardLocalTable('trace_content', ch.cluster)));
   const wanted = (i: number) => raw(query.terms[i].negated ? '0' : '1');
   if (bounds.within !== undefined) {
     // Per (trace, field) its newest row's timestamp and term conditions; ties of processed_at do

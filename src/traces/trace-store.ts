@@ -1,4 +1,5 @@
 import type { ClickHouseStore } from '../platform/clickhouse/clickhouse.js';
+import { shardLocalTable } from '../platform/clickhouse/clickhouse-layout.js';
 import { join, param, raw, sql, type Fragment } from '../platform/clickhouse/sql/fragment.js';
 import { processedTraces } from '../platform/clickhouse/sql/processed-traces.js';
 import { scopedTable, tenantGuard } from '../platform/clickhouse/sql/tenant-guard.js';
@@ -224,7 +225,7 @@ function traceConditions(ch: ClickHouseStore, scope: TraceScope, f: Omit<TraceLi
  * trace's summaries all live on one shard).
  */
 function threadTraceIds(ch: ClickHouseStore, scope: TraceScope, threadId: string): Fragment {
-  const table = scopedTable(ch.table(ch.cluster ? 'traces_local' : 'traces'));
+  const table = scopedTable(ch.table(shardLocalTable('traces', ch.cluster)));
   return sql`SELECT trace_id FROM ${table} WHERE ${tenantGuard(scope)} AND thread_id = ${param('String', threadId)}`;
 }
 

@@ -206,3 +206,13 @@ export function migrationStateDdl(layout: ClickHouseLayout): string {
   if (!layout.cluster || layout.replicated === false) return `CREATE TABLE IF NOT EXISTS ${table} ${columns} ENGINE = ReplacingMergeTree ORDER BY name`;
   return `CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER ${quote(layout.cluster)} ${columns} ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${layout.database}/schema_migrations', '{replica}') ORDER BY name`;
 }
+
+/**
+ * The table a subquery names to read the rows of the shard it runs on: `<name>_local` on a cluster,
+ * where the outer query reads the Distributed table and each shard answers for its own traces (a
+ * Distributed name inside would fan out again, which ClickHouse refuses: code 288); the table itself
+ * on one node. Only for tables sharded by the trace, like the outer one.
+ */
+export function shardLocalTable(name: string, cluster: string | null): string {
+  return cluster ? `${name}_local` : name;
+}
