@@ -253,14 +253,20 @@ function report(r: RateResult): void {
   console.log(`  failing run  -> webhook delivered:     ${ms(r.webhook)}`);
   const step = Math.max(1, Math.ceil(r.series.length / 12));
   const rows = r.series.filter((_s, i) => i % step === 0 || i === r.series.length - 1);
-  // Traces settled between two printed rows, and the share of them read back from ClickHouse (not held in the settler's memory).
-  console.log(`  t(s)  queue depth  oldest due(s)  RSS(MiB)  settled  read back`);
+  // Traces settled between two printed rows, the share of them read back from ClickHouse (not held
+  // in the settler's memory), and the read-backs by reason.
+  console.log(`  t(s)  queue depth  oldest due(s)  RSS(MiB)  settled  read back  why read back`);
   rows.forEach((s, i) => {
     const before = i > 0 ? rows[i - 1] : undefined;
     const readBack = s.settledReadBack - (before?.settledReadBack ?? s.settledReadBack);
     const settled = s.settledFromMemory - (before?.settledFromMemory ?? s.settledFromMemory) + readBack;
     const share = settled > 0 ? `${Math.round((100 * readBack) / settled)} %` : '-';
-    console.log(`  ${String(Math.round(s.t)).padStart(4)}  ${String(s.depth).padStart(11)}  ${s.oldestS.toFixed(1).padStart(13)}  ${String(s.rssMiB).padStart(8)}  ${String(settled).padStart(7)}  ${share.padStart(9)}`);
+    const reasons = Object.entries(s.readBackReasons)
+      .map(([reason, n]) => [reason, before ? n - (before.readBackReasons[reason] ?? 0) : 0] as const)
+      .filter(([, n]) => n > 0)
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', ');
+    console.log(`  ${String(Math.round(s.t)).padStart(4)}  ${String(s.depth).padStart(11)}  ${s.oldestS.toFixed(1).padStart(13)}  ${String(s.rssMiB).padStart(8)}  ${String(settled).padStart(7)}  ${share.padStart(9)}  ${reasons}`);
   });
   printAroundSpikes(r.series, detailOverMs);
   console.log(`  lag ${r.bounded ? 'bounded' : 'NOT bounded'} (oldest due age limit ${lagOkMs} ms)`);

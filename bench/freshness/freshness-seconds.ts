@@ -43,6 +43,8 @@ export interface SecondSample {
   /** Traces settled since the service started, from the settler's memory and read back from ClickHouse. */
   settledFromMemory: number;
   settledReadBack: number;
+  /** Traces read back since the service started, by reason (lookout_settle_read_backs_total). */
+  readBackReasons: Record<string, number>;
 }
 
 /** Samples the service once a second (call `sample` every second); keeps the histograms of the last scrape. */
@@ -101,6 +103,7 @@ export class SecondSampler {
       loopLagMaxS: gauge('nodejs_eventloop_lag_max_seconds'),
       settledFromMemory: gauge('lookout_settle_traces_total', { source: 'memory' }),
       settledReadBack: gauge('lookout_settle_traces_total', { source: 'read_back' }),
+      readBackReasons: Object.fromEntries(samples.filter((x) => x.name === 'lookout_settle_read_backs_total').map((x) => [x.labels.reason, x.value])),
     };
   }
 }

@@ -33,8 +33,23 @@ import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
  * outside the ingest budget (bench/isolation overload).
  *
  * Anything else (another process wrote spans, a late span after an earlier settle, a restart, the
- * span budget ran out) reads the trace back from ClickHouse. Dropping entries is always safe.
+ * span budget ran out) reads the trace back from ClickHouse, and `take` says which (`ReadBackReason`,
+ * counted as lookout_settle_read_backs_total): sizing SETTLE_CACHE_MAX_BYTES needs to know whether
+ * read-backs come from the bounds or from other writers. Dropping entries is always safe.
  */
+
+/**
+ * Why a claimed trace is not held here whole, checked in this order:
+ * - `not_held`: no entry (recorded by another process only, swept, or this process restarted);
+ * - `stored_before`: spans of it were in ClickHouse before this process's first write (a late span);
+ * - `other_registrations`: another process registered the trace meanwhile;
+ * - `span_bound` / `trace_span_bound` / `byte_bound`: the spans held in all (`maxSpans`), the
+ *   per-trace bound or the bytes (SETTLE_CACHE_MAX_BYTES) ran out while it was held;
+ * - `other_upserts`: the claim counts queue upserts this process did not make (another process's
+ *   flush, a log record, a newer queue row).
+ */
+export type ReadBackReason = 'not_held' | 'stored_before' | 'other_registrations' | 'span_bound' | 'trace_span_bound' | 'byte_bound' | 'other_upserts';
+type ForgetReason = Exclude<ReadBackReason, 'not_held' | 'other_upserts'>;
 
 /** Heap bytes of one held span beside its line: its id in the set, string headers. */
 const SPAN_ENTRY_OVERHEAD = 120;
@@ -83,6 +98,8 @@ interface CacheEntry {
   registrations: number | null;
   /** Ids of the spans held; null once the entry can no longer prove it holds the whole trace. */
   spanIds: Set<string> | null;
+  /** Why `spanIds` became null. */
+  forgotten: ForgetReason | null;
   /** The held spans' `spans` rows (insert lines, encoded-rows.ts), in chunks of whole lines. */
   spanChunks: Uint8Array[];
   /** tool.called rows as written at ingest (packed, as they go to the settle task), by span id. */
@@ -146,7 +163,7 @@ export class SettleCache {
       if (!entry || entry.rowId !== row.rowId) {
         if (entry) this.drop(key, entry);
         entry = {
-          rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spanIds: new Set(), spanChunks: [], toolRows: new Map(),
+          rowId: row.rowId, upserts: 0, lastSeq: '', registrations: null, spanIds: new Set(), forgotten: null, spanChunks: [], toolRows: new Map(),
           generationIds: new Set(), generationChunks: [], bytes: 0, touchedAt: now,
         };
         this.entries.set(key, entry);
@@ -158,18 +175,18 @@ export class SettleCache {
       if (!entry.spanIds) continue;
       const ids = note.spanIds ?? [];
       const lines = note.spanLines ?? [];
-      if ((note.storedBeforeCount ?? 0) > entry.spanIds.size) this.forget(entry);
-      if (entry.spanIds && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry);
+      if ((note.storedBeforeCount ?? 0) > entry.spanIds.size) this.forget(entry, 'stored_before');
+      if (entry.spanIds && note.registeredSeq !== undefined && !this.ownRegistrations(entry, note.registeredSeq, row.registrations)) this.forget(entry, 'other_registrations');
       entry.registrations = note.registeredSeq ?? null;
-      if (entry.spanIds && this.spanCount + ids.length > this.maxSpans) this.forget(entry);
-      if (entry.spanIds && entry.spanIds.size + ids.length > this.maxSpansPerTrace) this.forget(entry);
+      if (entry.spanIds && this.spanCount + ids.length > this.maxSpans) this.forget(entry, 'span_bound');
+      if (entry.spanIds && entry.spanIds.size + ids.length > this.maxSpansPerTrace) this.forget(entry, 'trace_span_bound');
       const generationIds = note.generationIds ?? [];
       const generationLines = note.generationLines ?? [];
       if (entry.spanIds) {
         let adding = 0;
         for (let i = 0; i < ids.length; i++) adding += lineBytes(ids[i], lines[i]);
         for (let i = 0; i < generationIds.length; i++) adding += lineBytes(generationIds[i], generationLines[i]);
-        if (this.byteCount + adding > this.maxBytes) this.forget(entry);
+        if (this.byteCount + adding > this.maxBytes) this.forget(entry, 'byte_bound');
       }
       const spanIds = entry.spanIds;
       if (!spanIds) continue;
@@ -216,10 +233,12 @@ export class SettleCache {
     return registeredSeq === entry.registrations || registeredSeq === entry.registrations + 1;
   }
 
-  /** The whole trace when this process provably holds it, else null (read it from ClickHouse). */
-  take(claim: Claim): CachedTrace | null {
+  /** The whole trace when this process provably holds it, else why not (read it from ClickHouse). */
+  take(claim: Claim): CachedTrace | { readBack: ReadBackReason } {
     const entry = this.entries.get(traceKeyString(claim));
-    if (!entry || !entry.spanIds || entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return null;
+    if (!entry) return { readBack: 'not_held' };
+    if (!entry.spanIds) return { readBack: entry.forgotten ?? 'not_held' };
+    if (entry.rowId !== claim.rowId || String(entry.upserts) !== claim.seq) return { readBack: 'other_upserts' };
     return { rows: [...entry.spanChunks], spans: entry.spanIds.size, toolRows: entry.toolRows, generationRows: [...entry.generationChunks] };
   }
 
@@ -244,8 +263,9 @@ export class SettleCache {
     }
   }
 
-  private forget(entry: CacheEntry): void {
+  private forget(entry: CacheEntry, reason: ForgetReason | null): void {
     if (entry.spanIds) this.spanCount -= entry.spanIds.size;
+    entry.forgotten ??= reason;
     this.byteCount -= entry.bytes;
     entry.bytes = 0;
     entry.spanIds = null;
@@ -256,7 +276,7 @@ export class SettleCache {
   }
 
   private drop(key: string, entry: CacheEntry): void {
-    this.forget(entry);
+    this.forget(entry, null);
     this.entries.delete(key);
   }
 }

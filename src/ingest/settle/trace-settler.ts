@@ -9,7 +9,7 @@ import type { ProcessedTrace, TraceHooks } from '../trace-hooks.js';
 import { msToDateTime64 } from '../../platform/clickhouse/clickhouse-time.js';
 import { HookRunner } from './hook-runner.js';
 import type { TraceNote } from '../write/ingest-writer.js';
-import { SettleCache, type CachedTrace } from './settle-cache.js';
+import { SettleCache, type CachedTrace, type ReadBackReason } from './settle-cache.js';
 import { claimDue, extendLease, finishClaims, heldClaims, recordTraces, releaseClaims, type Claim, type ClaimOptions, type ClaimRound } from './settle-queue.js';
 import type { SettledRound, SettleTraceInput } from './settle-summaries.js';
 import { SETTLE_COLUMNS, type SettleTable } from '../write/encoded-rows.js';
@@ -382,10 +382,13 @@ export class TraceSettler {
     const processedAt = msToDateTime64(round.versionMs);
     const held: { key: string; origin: Origin; trace: CachedTrace }[] = [];
     const toRead: Claim[] = [];
+    const readBackReasons = new Map<ReadBackReason, number>();
     for (const claim of round.claims) {
       const trace = this.cache.take(claim);
-      if (trace) held.push({ key: traceKeyString(claim), origin: claim.origin, trace });
-      else toRead.push(claim);
+      if ('readBack' in trace) {
+        toRead.push(claim);
+        readBackReasons.set(trace.readBack, (readBackReasons.get(trace.readBack) ?? 0) + 1);
+      } else held.push({ key: traceKeyString(claim), origin: claim.origin, trace });
     }
     // Traces not provably held here whole are read back (one query for the round, parsed on the
     // pool), and the round's log records (span_logs) for every trace of a project that ever received
@@ -423,6 +426,7 @@ export class TraceSettler {
     });
     this.options.metrics?.tracesSettled.inc({ source: 'memory' }, held.length);
     this.options.metrics?.tracesSettled.inc({ source: 'read_back' }, toRead.length);
+    for (const [reason, n] of readBackReasons) this.options.metrics?.settleReadBacks.inc({ reason }, n);
     return settled.flatMap((s) => s.traces.map((t) => ({ hook: unpackHook(t.hook), bytes: t.hookBytes })));
   }
 }

@@ -120,6 +120,12 @@ export class Metrics {
     labelNames: ['source'],
     registers: [this.registry],
   });
+  readonly settleReadBacks = new Counter({
+    name: 'lookout_settle_read_backs_total',
+    help: 'Traces settled from spans read back from ClickHouse, by why memory did not hold them whole (not_held, stored_before, other_registrations, span_bound, trace_span_bound, byte_bound, other_upserts)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   readonly hookGroups = new Counter({ name: 'lookout_trace_hook_groups_total', help: 'Trace hook listener runs over a group of settled traces, by outcome', labelNames: ['outcome'], registers: [this.registry] });
   readonly webhookDeliveries = new Counter({
     name: 'lookout_webhook_deliveries_total',

@@ -162,4 +162,30 @@ describe('metrics endpoint', () => {
     }
     assertBoundedLabels(after);
   });
+  it('says why a settled trace was read back from ClickHouse: a span arriving after its first settle', async () => {
+    const project = await svc.newProject('metrics-read-back');
+    const post = async (body: string) => {
+      const res = await postOtlp(svc.url, svc.adminKey, body, { contentType: 'application/json', headers: { 'x-lookout-project': project.id } });
+      expect(res.status).toBe(200);
+    };
+    const queueEmpty = () =>
+      waitFor(async () => {
+        const families = await scrape(metricsUrl);
+        return sampleSum(families, 'lookout_settle_queue_depth') === 0 && sampleSum(families, 'lookout_trace_hooks_pending') === 0 ? families : undefined;
+      }, 20_000, 'settle queue empty');
+    const run = agentRunRequest({ start: new Date(), agent: 'late-agent', generations: [], tools: [{ name: 'first' }] });
+    await post(run.body);
+    const before = await queueEmpty();
+    // The same trace again, one new span: its earlier spans are in ClickHouse, not in this process's memory.
+    const late = JSON.parse(run.body);
+    const spans = late.resourceSpans[0].scopeSpans[0].spans;
+    late.resourceSpans[0].scopeSpans[0].spans = [{ ...spans[spans.length - 1], spanId: 'abcdef0123456789' }];
+    await post(JSON.stringify(late));
+    const after = await queueEmpty();
+    const delta = (family: string, labels: Record<string, string> = {}) => sampleSum(after, family, labels) - sampleSum(before, family, labels);
+    expect(delta('lookout_settle_traces_total', { source: 'read_back' })).toBe(1);
+    expect(delta('lookout_settle_read_backs_total', { reason: 'stored_before' })).toBe(1);
+    expect(delta('lookout_settle_read_backs_total')).toBe(1);
+    expect(after.get('lookout_settle_read_backs_total')?.type).toBe('counter');
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceNote } from '../../../src/ingest/write/ingest-writer.js';
-import { SettleCache } from '../../../src/ingest/settle/settle-cache.js';
+import { SettleCache, type CachedTrace } from '../../../src/ingest/settle/settle-cache.js';
 import type { PackedToolRow } from '../../../src/ingest/write/packed-tool-rows.js';
 import type { Claim, RecordedRow } from '../../../src/ingest/settle/settle-queue.js';
 
@@ -20,9 +20,16 @@ const row = (rowId: string, seq: number): RecordedRow => ({ ...key, rowId, seq: 
 const claim = (rowId: string, seq: number): Claim => ({ ...row(rowId, seq), hasRoot: true, origin, storedSinceMs: null });
 /** The lines of chunks of whole lines (what the cache holds a trace's rows in). */
 const linesOf = (chunks: Uint8Array[]) => chunks.flatMap((chunk) => Buffer.from(chunk).toString().split('\n').filter(Boolean));
+/** The trace held whole (a read-back reason fails the test). */
+const whole = (cache: SettleCache, c: Claim): CachedTrace => {
+  const trace = cache.take(c);
+  if ('readBack' in trace) throw new Error(`not held: ${trace.readBack}`);
+  return trace;
+};
+/** The held trace's span ids, sorted, or why it is read back. */
 const held = (cache: SettleCache, c: Claim) => {
   const trace = cache.take(c);
-  if (!trace) return null;
+  if ('readBack' in trace) return trace;
   const ids = linesOf(trace.rows).map((line) => (JSON.parse(line) as { span_id: string }).span_id);
   expect(trace.spans).toBe(ids.length);
   return ids.sort();
@@ -44,7 +51,7 @@ describe('settle cache', () => {
     // Its spans may still be on their way, or settled in a queue row of their own already.
     const cache = new SettleCache(1000);
     cache.add([registered(note(['a']), 1)], [rowAt('1', 1, 2)]);
-    expect(held(cache, claim('1', 1))).toBeNull();
+    expect(held(cache, claim('1', 1))).toEqual({ readBack: 'other_registrations' });
   });
 
   it('with the registry: not when another process registered the trace between two of this process\'s flushes', () => {
@@ -52,7 +59,7 @@ describe('settle cache', () => {
     cache.add([registered(note(['a']), 1)], [rowAt('1', 1, 1)]);
     // Registration 2 was another process's (its spans not yet visible: the count read 1).
     cache.add([registered(note(['b'], ['a']), 3)], [rowAt('1', 2, 3)]);
-    expect(held(cache, claim('1', 2))).toBeNull();
+    expect(held(cache, claim('1', 2))).toEqual({ readBack: 'other_registrations' });
   });
 
   it('with the registry: not when the entry\'s earlier flushes carried no registration count', () => {
@@ -60,7 +67,7 @@ describe('settle cache', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['a'])], [row('1', 1)]);
     cache.add([registered(note(['b'], ['a']), 5)], [rowAt('1', 2, 5)]);
-    expect(held(cache, claim('1', 2))).toBeNull();
+    expect(held(cache, claim('1', 2))).toEqual({ readBack: 'other_registrations' });
     // The entry's first flush may start the chain with its count, and two notes of it share it.
     const fresh = new SettleCache(1000);
     fresh.add([registered(note(['a']), 1), registered(note(['b']), 1)], [rowAt('1', 1, 1)]);
@@ -82,7 +89,7 @@ describe('settle cache', () => {
     const saying = (n: TraceNote, content: string): TraceNote => ({ ...n, spanLines: n.spanIds!.map((id) => Buffer.from(`${JSON.stringify({ span_id: id, content })}\n`)) });
     cache.add([saying(note(['a']), 'first')], [row('1', 1)]);
     cache.add([saying(note(['a', 'b'], ['a']), 'second')], [row('1', 2)]);
-    const contents = linesOf(cache.take(claim('1', 2))!.rows).map((line) => JSON.parse(line) as { span_id: string; content: string });
+    const contents = linesOf(whole(cache, claim('1', 2)).rows).map((line) => JSON.parse(line) as { span_id: string; content: string });
     expect(contents?.sort((x, y) => x.span_id.localeCompare(y.span_id))).toEqual([{ span_id: 'a', content: 'first' }, { span_id: 'b', content: 'second' }]);
   });
 
@@ -91,7 +98,7 @@ describe('settle cache', () => {
     const tool = (agent: string): PackedToolRow => ['t', 'p', '2026-11-24 00:00:00.000', 'sdk', 'otlp', '', 'k', 'tr', 'a', 'search', agent, 5, 0, 0];
     cache.add([{ ...note(['a']), toolRows: [tool('svc')] }], [row('1', 1)]);
     cache.add([{ ...note(['a', 'b'], ['a']), toolRows: [tool('planner')] }], [row('1', 2)]);
-    expect(cache.take(claim('1', 2))?.toolRows.get('a')?.[10]).toBe('svc');
+    expect(whole(cache, claim('1', 2)).toolRows.get('a')?.[10]).toBe('svc');
   });
 
   it('holds the generation.completed lines it wrote, the first of each call, and charges their bytes', () => {
@@ -102,11 +109,11 @@ describe('settle cache', () => {
     bytesOfSpans.add([note(['a', 'b'])], [row('1', 1)]);
     expect(cache.bytes).toBeGreaterThan(bytesOfSpans.bytes);
     cache.add([gen(note(['c'], ['a', 'b']), ['a', 'c'], 2)], [row('1', 2)]);
-    const lines = linesOf(cache.take(claim('1', 2))!.generationRows);
+    const lines = linesOf(whole(cache, claim('1', 2)).generationRows);
     expect(lines?.sort()).toEqual(['["a",1]', '["c",2]']);
     // Given up with the trace: nothing of it is charged any more.
     cache.add([{ ...note(['d'], ['a', 'b', 'c', 'x']) }], [row('1', 3)]);
-    expect(cache.take(claim('1', 3))).toBeNull();
+    expect(cache.take(claim('1', 3))).toEqual({ readBack: 'stored_before' });
     expect(cache.bytes).toBe(0);
   });
 
@@ -120,7 +127,7 @@ describe('settle cache', () => {
       return body.subarray(i * 100, i * 100 + text.byteLength);
     });
     cache.add([{ ...note(['a', 'b']), spanLines: lines }], [row('1', 1)]);
-    const rows = cache.take(claim('1', 1))!.rows;
+    const rows = whole(cache, claim('1', 1)).rows;
     expect(linesOf(rows)).toEqual(lines.map((line) => Buffer.from(line).toString().trim()));
     for (const chunk of rows) {
       expect(chunk.buffer).not.toBe(body.buffer);
@@ -133,7 +140,7 @@ describe('settle cache', () => {
     body.set(texts[1], 500 + texts[0].byteLength);
     const views = [body.subarray(500, 500 + texts[0].byteLength), body.subarray(500 + texts[0].byteLength, 500 + texts[0].byteLength + texts[1].byteLength)];
     adjacent.add([{ ...note(['c', 'd']), spanLines: views }], [row('1', 1)]);
-    const chunks = adjacent.take(claim('1', 1))!.rows;
+    const chunks = whole(adjacent, claim('1', 1)).rows;
     expect(linesOf(chunks)).toEqual(['{"span_id":"c"}', '{"span_id":"d"}']);
     expect(chunks[0].buffer).not.toBe(body.buffer);
     expect(chunks[0].buffer.byteLength).toBe(texts[0].byteLength + texts[1].byteLength);
@@ -144,26 +151,26 @@ describe('settle cache', () => {
     cache.add([note(['a'])], [row('1', 1)]);
     // seq 2 was another process's upsert.
     cache.add([note(['c'], ['a', 'b'])], [row('1', 3)]);
-    expect(held(cache, claim('1', 3))).toBeNull();
+    expect(held(cache, claim('1', 3))).toEqual({ readBack: 'stored_before' });
   });
 
   it('does not when the claim is of a later upsert than it saw', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['a'])], [row('1', 1)]);
-    expect(held(cache, claim('1', 2))).toBeNull();
+    expect(held(cache, claim('1', 2))).toEqual({ readBack: 'other_upserts' });
   });
 
   it('does not when spans were stored before its first write (a late span after a settle)', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['late'], ['a', 'b'])], [row('7', 1)]);
-    expect(held(cache, claim('7', 1))).toBeNull();
+    expect(held(cache, claim('7', 1))).toEqual({ readBack: 'stored_before' });
   });
 
   it('starts over for a new queue row, and forgets a finished one', () => {
     const cache = new SettleCache(1000);
     cache.add([note(['a'])], [row('1', 1)]);
     cache.finished([key]);
-    expect(held(cache, claim('1', 1))).toBeNull();
+    expect(held(cache, claim('1', 1))).toEqual({ readBack: 'not_held' });
     expect(cache.keys()).toEqual([]);
     cache.add([note(['b'])], [row('2', 1)]);
     expect(held(cache, claim('2', 1))).toEqual(['b']);
@@ -174,7 +181,7 @@ describe('settle cache', () => {
     const cache = new SettleCache(3);
     cache.add([note(['a', 'b'])], [row('1', 1)]);
     cache.add([note(['c', 'd'], ['a', 'b'])], [row('1', 2)]);
-    expect(held(cache, claim('1', 2))).toBeNull();
+    expect(held(cache, claim('1', 2))).toEqual({ readBack: 'span_bound' });
   });
 
   it('gives up a trace past its per-trace span bound (one copy to a worker stays short)', () => {
@@ -182,7 +189,7 @@ describe('settle cache', () => {
     cache.add([note(['a', 'b'])], [row('1', 1)]);
     expect(held(cache, claim('1', 1))).toEqual(['a', 'b']);
     cache.add([note(['c', 'd'], ['a', 'b'])], [row('1', 2)]);
-    expect(held(cache, claim('1', 2))).toBeNull();
+    expect(held(cache, claim('1', 2))).toEqual({ readBack: 'trace_span_bound' });
   });
 });
 
@@ -196,10 +203,10 @@ describe('settle cache byte bound (SETTLE_CACHE_MAX_BYTES)', () => {
     expect(cache.bytes).toBeGreaterThan(2000);
     expect(cache.bytes).toBeLessThanOrEqual(3000);
     cache.add([big(['c'], ['a', 'b'])], [row('1', 2)]);
-    expect(held(cache, claim('1', 2))).toBeNull();
+    expect(held(cache, claim('1', 2))).toEqual({ readBack: 'byte_bound' });
     // Forgetting the trace gave its bytes back: another trace fits again.
     expect(cache.bytes).toBe(0);
     cache.add([{ ...big(['z']), traceId: 'other' }], [{ ...row('2', 1), traceId: 'other' }]);
-    expect(cache.take({ ...claim('2', 1), traceId: 'other' })?.spans).toBe(1);
+    expect(whole(cache, { ...claim('2', 1), traceId: 'other' }).spans).toBe(1);
   });
 });
