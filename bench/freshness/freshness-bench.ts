@@ -146,8 +146,8 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
 
   const ticker = setInterval(() => {
     if (Date.now() - started >= duration * 1000) return;
-    // Owed by the clock, not by ticks counted: a tick the loaded machine delays would otherwise lower
-    // the offered rate (setInterval drifts late; the 12:09 and 13:08 runs sent 0.79× when 0.8× was offered).
+    // Owed by the clock, not by ticks counted: setInterval runs late on a loaded machine, and adding a
+    // tick's share per tick sent 0.79× when 0.8× was offered.
     let carry = (rate * (Date.now() - started)) / 1000 - scheduled;
     const shapes: TraceShape[] = [];
     const probes: string[] = [];

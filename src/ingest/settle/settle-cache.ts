@@ -39,7 +39,7 @@ import { traceKeyString, type TraceKey } from '../../spans/stored-spans.js';
  */
 
 /**
- * Why a claimed trace is not held here whole, checked in this order:
+ * Why a claimed trace is not held here whole (the first cause that happened to its entry):
  * - `not_held`: no entry (recorded by another process only, swept, or this process restarted);
  * - `stored_before`: spans of it were in ClickHouse before this process's first write (a late span);
  * - `other_registrations`: another process registered the trace meanwhile;

@@ -162,6 +162,7 @@ describe('metrics endpoint', () => {
     }
     assertBoundedLabels(after);
   });
+
   it('says why a settled trace was read back from ClickHouse: a span arriving after its first settle', async () => {
     const project = await svc.newProject('metrics-read-back');
     const post = async (body: string) => {
