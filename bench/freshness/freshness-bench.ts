@@ -15,7 +15,8 @@
  *    and sends an `issue.created` webhook to a local receiver). Requests are made
  *    from encoded templates (tick-batches.ts), so the bench's own CPU stays as small as the burst's,
  *    whose batches are built before it starts. Refused requests
- *    (429/503) are retried after Retry-After, as an exporter does, and counted. Two probe traces a
+ *    (429/503) are retried after Retry-After, as an exporter does, and counted; a batch is given up
+ *    after a first attempt and five retries, as OpenTelemetry's OTLP exporters do. Two probe traces a
  *    second (each its own agent name and a thread of that name, as one conversation) are followed:
  *    polled in the trace list (the thread's list, as someone opening that conversation asks it) and
  *    in trace.processed (analytics query), to time acknowledged → listed and acknowledged →
@@ -40,6 +41,8 @@ import { flakyTool, probeAgent, TickBatches } from './tick-batches.js';
 
 const TICK_MS = 200;
 const PROBES_PER_SECOND = 2;
+/** Sends of one batch before it is given up: OpenTelemetry's OTLP exporters make a first attempt and at most five retries. */
+const EXPORT_ATTEMPTS = 6;
 
 function listArg(name: string): number[] | null {
   const i = process.argv.indexOf(`--${name}`);
@@ -73,6 +76,8 @@ async function api(svc: ServiceProcess, method: string, path: string, body?: unk
 interface RateResult {
   offered: number;
   sent: number;
+  /** Spans of batches given up after EXPORT_ATTEMPTS refusals or failed attempts. */
+  dropped: number;
   refused: number;
   refusedForLag: number;
   listed: number[];
@@ -110,7 +115,7 @@ let nextProbe = 0;
 async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaited<ReturnType<typeof startReceiver>>, rate: number, firstTrace: number): Promise<{ result: RateResult; nextTrace: number }> {
   let trace = firstTrace;
   const ticks = new TickBatches();
-  const result: RateResult = { offered: rate, sent: 0, refused: 0, refusedForLag: 0, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
+  const result: RateResult = { offered: rate, sent: 0, dropped: 0, refused: 0, refusedForLag: 0, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
   const probeAck = new Map<string, number>();
   const failAck = new Map<string, number>();
   const pendingListed = new Set<string>();
@@ -121,18 +126,31 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
   const started = Date.now();
 
   const send = async (batch: { protobuf: Buffer; spans: number }, probes: string[], fails: string[]) => {
-    for (;;) {
-      const res = await fetch(`${svc.url}/v1/traces`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${BENCH_KEY}`, 'x-lookout-project': svc.project, 'content-type': 'application/x-protobuf' },
-        body: new Uint8Array(batch.protobuf),
-      });
-      const text = await res.text();
-      if (res.status === 200) break;
-      if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}: ${text}`);
-      result.refused++;
-      if (/SETTLE_MAX_LAG_MS/.test(text)) result.refusedForLag++;
-      await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? '1') * 1000));
+    for (let attempt = 1; ; attempt++) {
+      let retryAfterS = 1;
+      try {
+        const res = await fetch(`${svc.url}/v1/traces`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${BENCH_KEY}`, 'x-lookout-project': svc.project, 'content-type': 'application/x-protobuf' },
+          body: new Uint8Array(batch.protobuf),
+        });
+        const text = await res.text();
+        if (res.status === 200) break;
+        if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}: ${text}`);
+        result.refused++;
+        if (/SETTLE_MAX_LAG_MS/.test(text)) result.refusedForLag++;
+        retryAfterS = Number(res.headers.get('retry-after') ?? '1');
+      } catch (error) {
+        if (error instanceof Error && error.message.startsWith('ingest answered')) throw error;
+        // No answer (the connection failed or timed out): retried like a refusal.
+      }
+      // An exporter gives a batch up after its retry budget, so an over-rate run sheds load instead
+      // of every refused batch retrying for good (a herd that kept the service saturated).
+      if (attempt === EXPORT_ATTEMPTS) {
+        result.dropped += batch.spans;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, retryAfterS * 1000));
     }
     const at = Date.now();
     result.sent += batch.spans;
@@ -251,7 +269,7 @@ function ms(values: number[]): string {
 }
 
 function report(r: RateResult): void {
-  console.log(`\n== offered ${Math.round(r.offered)} spans/s for ${duration} s: sent ${r.sent} spans, ${r.refused} answers 429/503 (${r.refusedForLag} for settle lag)`);
+  console.log(`\n== offered ${Math.round(r.offered)} spans/s for ${duration} s: sent ${r.sent} spans (${r.dropped} given up), ${r.refused} answers 429/503 (${r.refusedForLag} for settle lag)`);
   console.log(`  acknowledged -> listed:                ${ms(r.listed)}`);
   console.log(`  acknowledged -> trace.processed:       ${ms(r.processed)}`);
   console.log(`  failing run  -> issue opened:          ${ms(r.issueOpened)}`);
