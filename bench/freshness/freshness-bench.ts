@@ -127,22 +127,24 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
 
   const send = async (batch: { protobuf: Buffer; spans: number }, probes: string[], fails: string[]) => {
     for (let attempt = 1; ; attempt++) {
-      let retryAfterS = 1;
+      let res: Response | null = null;
+      let text = '';
       try {
-        const res = await fetch(`${svc.url}/v1/traces`, {
+        res = await fetch(`${svc.url}/v1/traces`, {
           method: 'POST',
           headers: { authorization: `Bearer ${BENCH_KEY}`, 'x-lookout-project': svc.project, 'content-type': 'application/x-protobuf' },
           body: new Uint8Array(batch.protobuf),
         });
-        const text = await res.text();
-        if (res.status === 200) break;
+        text = await res.text();
+      } catch {
+        // No answer (the connection failed or timed out): retried like a refusal.
+        res = null;
+      }
+      if (res?.status === 200) break;
+      if (res) {
         if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}: ${text}`);
         result.refused++;
         if (/SETTLE_MAX_LAG_MS/.test(text)) result.refusedForLag++;
-        retryAfterS = Number(res.headers.get('retry-after') ?? '1');
-      } catch (error) {
-        if (error instanceof Error && error.message.startsWith('ingest answered')) throw error;
-        // No answer (the connection failed or timed out): retried like a refusal.
       }
       // An exporter gives a batch up after its retry budget, so an over-rate run sheds load instead
       // of every refused batch retrying for good (a herd that kept the service saturated).
@@ -150,7 +152,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
         result.dropped += batch.spans;
         return;
       }
-      await new Promise((r) => setTimeout(r, retryAfterS * 1000));
+      await new Promise((r) => setTimeout(r, Number(res?.headers.get('retry-after') ?? '1') * 1000));
     }
     const at = Date.now();
     result.sent += batch.spans;

@@ -220,7 +220,8 @@ class ServerProcess implements ClickHouseServer {
       const stat = fs.readFileSync(`${tasks}/${t}/stat`, 'utf8');
       return /^[TtXZ]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
     });
-    while (!stopped() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    while (!stopped() && Date.now() < deadline) Atomics.wait(pause, 0, 0, 1);
   }
 
   thaw(): void {
