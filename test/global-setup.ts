@@ -22,5 +22,7 @@ export default function setup(): () => Promise<void> {
   fs.chmodSync(root, 0o755);
   process.env.LOOKOUT_TEST_TMP_ROOT = root;
   process.env.TMPDIR = root;
-  return () => fs.promises.rm(root, { recursive: true, force: true });
+  // Retried: the `server` project's ClickHouse server may still be writing its system logs under
+  // the root while its own teardown stops it (a removal then fails with ENOTEMPTY).
+  return () => fs.promises.rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 500 });
 }

@@ -299,7 +299,16 @@ describe('two ClickHouse servers as two shards, without replication', () => {
 describe('deletion on the cluster', () => {
   it('removes the selected traces from the local tables of both shards and keeps the others', { timeout: 180_000 }, async () => {
     const project = await front[0].newProject('deletions');
-    const runs = Array.from({ length: 12 }, (_, i) => agentRun(2, `deleted-${i}`));
+    // Six traces on each shard (a trace's shard is its id's hash modulo 2), so that the deleted eight
+    // and the kept four both lie on both shards.
+    const byShard: ReturnType<typeof agentRun>[][] = [[], []];
+    while (byShard.some((runs) => runs.length < 6)) {
+      const run = agentRun(2, `deleted-${byShard[0].length + byShard[1].length}`);
+      const [{ shard }] = await rows<{ shard: number }>(direct[0], `SELECT toUInt8(${SHARDING_KEYS.spans} % 2) AS shard FROM (SELECT {t:String} AS trace_id)`, { t: lookoutTraceId(project.id, run.otelTraceId) });
+      if (byShard[shard].length < 6) byShard[shard].push(run);
+    }
+    const [a, b] = byShard;
+    const runs = [...a.slice(0, 4), ...b.slice(0, 4), ...a.slice(4), ...b.slice(4)];
     const ids = runs.map((run) => lookoutTraceId(project.id, run.otelTraceId));
     for (const [i, run] of runs.entries()) {
       const svc = front[i % 2];
@@ -318,7 +327,6 @@ describe('deletion on the cluster', () => {
         return n;
       }));
     const before = await perNode(gone);
-    // Twelve traces hashed over two shards: both hold some of them.
     expect(before.every((n) => n > 0)).toBe(true);
     const keptBefore = await perNode(kept);
 
@@ -500,9 +508,19 @@ describe('a shard frozen', () => {
       servers[1].thaw();
     }
     expect(refused).not.toBeNull();
-    await waitFor(async () => ((await traces()).status === 200 ? true : undefined), 90_000, 'reads to answer again');
+    let last = '';
+    const seen = (what: string) => () => `${what}: last answer ${last}; shard 2 said ${servers[1].output().slice(-2000)}`;
+    await waitFor(async () => {
+      const read = await traces();
+      last = `${read.status} ${JSON.stringify(read.body)}`;
+      return read.status === 200 ? true : undefined;
+    }, 90_000, seen('reads to answer again'));
     // The refused run re-sent, as an exporter does, until it is taken.
-    await waitFor(async () => ((await post(refused!.body)).status === 200 ? true : undefined), 90_000, 'the refused run to be taken');
+    await waitFor(async () => {
+      const answer = await post(refused!.body);
+      last = `${answer.status} ${answer.body.toString('latin1').slice(0, 300)}`;
+      return answer.status === 200 ? true : undefined;
+    }, 90_000, seen('the refused run to be taken'));
     acknowledged.push(refused!.traceId);
     // Every acknowledged trace once: its three spans, each stored once (every row version counted, no FINAL).
     for (const traceId of acknowledged) {

@@ -31,13 +31,16 @@ export async function postOtlp(
 export const protobufBody = (spans: ReadableSpan[]) => ProtobufTraceSerializer.serializeRequest(spans)!;
 export const jsonBody = (spans: ReadableSpan[]) => new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans));
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+/**
+ * Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. `what` names the
+ * wait in the failure; as a function it is asked at the failure (to say what was seen last).
+ */
+export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what: string | (() => string) = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
