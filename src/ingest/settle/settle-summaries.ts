@@ -103,13 +103,13 @@ class SettleRows {
   }
 }
 
-/** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
 /**
  * settleSummaries on the compute pool, priced on the worker with the catalog the input shares
  * (the composition root binds it: ingestion does not import the cost module).
  */
 export const settleSummariesTask = computeTask<SettleSummariesInput, SettledRound>('settle-summaries');
 
+/** `priceTrace`: the cost module's pricing over the shared catalog (compute-tasks.ts resolves `input.prices`). */
 export function settleSummaries(input: SettleSummariesInput, priceTrace?: PriceTrace): SettledRound {
   const options = { processedAt: input.processedAt, priceTrace };
   const logs = logRecordsBySpan(input.logs);
