@@ -1,9 +1,10 @@
 /**
  * The freshness benchmark's record of each second, from the service's metrics endpoint (and /proc
  * for its RSS): the settle queue's depth and oldest due age, and what could make that age jump —
- * how long the settle rounds and their steps took (the PostgreSQL claim among them), the ingest
- * flushes' steps, the hooks waiting, the ClickHouse engine's merges and active parts of `spans`, and
- * the event loop's longest delay. Histograms are turned into what happened within the second (the
+ * how long the settle rounds and their steps took (the PostgreSQL claim among them; of the summary
+ * step, how long its tasks ran on the compute worker rather than waited for it), the longest wait of
+ * an ingest prepare task for the worker, the ingest flushes' steps, the hooks waiting, the ClickHouse
+ * engine's merges and active parts of `spans`, and the event loop's longest delay. Histograms are turned into what happened within the second (the
  * difference between two scrapes); "longest" is the upper bound of the bucket that holds the longest
  * observation (≤ 2.5: between the bound below and 2.5 s).
  *
@@ -30,6 +31,10 @@ export interface SecondSample {
   settleSeconds: Record<(typeof SETTLE_PHASES)[number], number>;
   /** The longest PostgreSQL claim of the second (bucket bound). */
   claimLongest: number | null;
+  /** Seconds the settle summary tasks that ended in this second ran on a worker (their time less their wait for it). */
+  summaryRunSeconds: number;
+  /** The longest wait for a worker of the ingest prepare tasks that ended in this second (bucket bound). */
+  prepareWaitLongest: number | null;
   /** The longest of each flush step in this second (bucket bound). */
   flushLongest: Record<(typeof FLUSH_PHASES)[number], number | null>;
   hooksPending: number;
@@ -81,6 +86,9 @@ export class SecondSampler {
       settleSeconds[phase] = d.sum;
       if (phase === 'claim') claimLongest = d.longest;
     }
+    const summaries = delta('lookout_compute_task_duration_seconds', { task: 'settle-summaries' });
+    const summaryWaits = delta('lookout_compute_task_wait_seconds', { task: 'settle-summaries' });
+    const prepareWaits = delta('lookout_compute_task_wait_seconds', { task: 'prepare-ingest' });
     const flushLongest = {} as SecondSample['flushLongest'];
     for (const phase of FLUSH_PHASES) flushLongest[phase] = delta('lookout_ingest_flush_phase_duration_seconds', { phase }).longest;
     return {
@@ -92,6 +100,8 @@ export class SecondSampler {
       roundLongest: round.longest,
       settleSeconds,
       claimLongest,
+      summaryRunSeconds: Math.max(0, summaries.sum - summaryWaits.sum),
+      prepareWaitLongest: prepareWaits.longest,
       flushLongest,
       hooksPending: gauge('lookout_trace_hooks_pending'),
       merges: gauge('lookout_clickhouse_merges_running'),
@@ -115,7 +125,7 @@ function bound(le: number | null): string {
 }
 
 const HEADER =
-  '     t  depth oldest | rounds longest  claim  read  summ write hooks finish | flush: register  check insert record | hooks | merges  largest: MB  rows read    %     s | spans parts | loop max ms';
+  '     t  depth oldest | rounds longest  claim  read  summ   run write hooks finish | prepare wait | flush: register  check insert record | hooks | merges  largest: MB  rows read    %     s | spans parts | loop max ms';
 
 function line(s: SecondSample, past: boolean): string {
   const p = s.settleSeconds;
@@ -123,7 +133,8 @@ function line(s: SecondSample, past: boolean): string {
   const sec = (v: number) => v.toFixed(2).padStart(5);
   return [
     `${past ? '*' : ' '}${String(Math.round(s.t)).padStart(5)} ${String(s.depth).padStart(6)} ${s.oldestS.toFixed(1).padStart(6)}`,
-    `${String(s.rounds).padStart(6)} ${bound(s.roundLongest).padStart(7)} ${bound(s.claimLongest).padStart(6)} ${sec(p.read)} ${sec(p.summarize)} ${sec(p.write)} ${sec(p.hooks)} ${sec(p.finish).padStart(6)}`,
+    `${String(s.rounds).padStart(6)} ${bound(s.roundLongest).padStart(7)} ${bound(s.claimLongest).padStart(6)} ${sec(p.read)} ${sec(p.summarize)} ${sec(s.summaryRunSeconds)} ${sec(p.write)} ${sec(p.hooks)} ${sec(p.finish).padStart(6)}`,
+    `${bound(s.prepareWaitLongest).padStart(12)}`,
     `      ${bound(f.register).padStart(9)} ${bound(f.check).padStart(6)} ${bound(f.insert).padStart(6)} ${bound(f.record).padStart(6)}`,
     `${String(s.hooksPending).padStart(5)}`,
     `${String(s.merges).padStart(6)} ${(s.mergeBytes / 1048576).toFixed(0).padStart(12)} ${String(s.mergeRowsRead).padStart(10)} ${(s.mergeProgress * 100).toFixed(0).padStart(4)} ${s.mergeElapsedS.toFixed(0).padStart(5)}`,

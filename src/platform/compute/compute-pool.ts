@@ -90,8 +90,12 @@ export class ComputePool {
   private readonly tids = new Set<number>();
   readonly threads: number;
   readonly heapMb: number;
-  /** Hears every task's name and seconds, queueing included (the service's metrics); null: nobody. */
-  onTask: ((name: string, seconds: number) => void) | null = null;
+  /**
+   * Hears every task's name, its seconds from run() to its answer, and the part of them before a
+   * worker ran it (queued behind other tasks, and the trips to and from the worker; 0 inline): the
+   * service's metrics. null: nobody.
+   */
+  onTask: ((name: string, seconds: number, waitSeconds: number) => void) | null = null;
 
   constructor(options: ComputePoolOptions) {
     const { threads, workerFile } = options;
@@ -131,17 +135,21 @@ export class ComputePool {
         if (error instanceof HeapRoomError) throw new ComputeOutOfMemoryError(name);
         throw error;
       } finally {
-        onTask?.(name, (performance.now() - started) / 1000);
+        onTask?.(name, (performance.now() - started) / 1000, 0);
       }
     }
     let reply: ComputeWorkerReply;
     try {
       reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
     } catch (error) {
+      // A failed task's time on the worker is not known: it is counted as run.
+      onTask?.(name, (performance.now() - started) / 1000, 0);
       if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new ComputeOutOfMemoryError(name);
       throw error;
-    } finally {
-      onTask?.(name, (performance.now() - started) / 1000);
+    }
+    if (onTask) {
+      const ms = performance.now() - started;
+      onTask(name, ms / 1000, Math.max(0, ms - reply.runMs) / 1000);
     }
     if (this.statsFile) {
       this.cpuNs.set(name, (this.cpuNs.get(name) ?? 0) + reply.cpuNs);

@@ -4,11 +4,13 @@ import { osThreadId, threadCpuNs } from './thread-cpu.js';
 import { HeapRoomError } from './heap-room.js';
 
 /**
- * What a worker answers: the task's output and, when the pool measures, the thread CPU it took; or,
- * for a task refused a step its heap could not hold (heap-room.ts), `noHeapRoom` and no output.
+ * What a worker answers: the task's output, how long it ran on the worker (wall time), and, when
+ * the pool measures, the thread CPU it took; or, for a task refused a step its heap could not hold
+ * (heap-room.ts), `noHeapRoom` and no output.
  */
 export interface ComputeWorkerReply {
   out: unknown;
+  runMs: number;
   cpuNs: number;
   tid: number;
   noHeapRoom?: true;
@@ -23,14 +25,15 @@ export function computeWorker(tasks: ComputeTaskTable): (message: ComputeTaskMes
   const measureCpu = (Piscina.workerData as { measureCpu?: boolean } | undefined)?.measureCpu === true;
   const tid = measureCpu ? osThreadId() : 0;
   return (message) => {
+    const started = performance.now();
     const before = measureCpu ? threadCpuNs() : 0;
     const cpuNs = () => (measureCpu ? threadCpuNs() - before : 0);
     try {
       const out = tasks.run(message.name, message.input);
-      return { out, cpuNs: cpuNs(), tid };
+      return { out, runMs: performance.now() - started, cpuNs: cpuNs(), tid };
     } catch (error) {
       // An error object crosses the thread boundary without its class, so the refusal is a reply.
-      if (error instanceof HeapRoomError) return { out: null, cpuNs: cpuNs(), tid, noHeapRoom: true };
+      if (error instanceof HeapRoomError) return { out: null, runMs: performance.now() - started, cpuNs: cpuNs(), tid, noHeapRoom: true };
       throw error;
     }
   };

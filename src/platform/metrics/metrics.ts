@@ -140,6 +140,13 @@ export class Metrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  readonly computeTaskWaits = new Histogram({
+    name: 'lookout_compute_task_wait_seconds',
+    help: 'The part of each compute task before a worker ran it (queued behind other tasks, and the trips to and from the worker), by task name',
+    labelNames: ['task'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const sources = this.sources;

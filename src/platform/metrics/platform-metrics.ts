@@ -32,7 +32,10 @@ export function observePlatform(metrics: Metrics, ch: ClickHouseStore, compute: 
   });
   metrics.sources.gates = () => ({ analytics: ch.gates.analytics.load, interactive: ch.gates.interactive.load });
   metrics.sources.engine = engineReadings(ch);
-  compute.onTask = (task, seconds) => metrics.computeTasks.observe({ task }, seconds);
+  compute.onTask = (task, seconds, waitSeconds) => {
+    metrics.computeTasks.observe({ task }, seconds);
+    metrics.computeTaskWaits.observe({ task }, waitSeconds);
+  };
   metrics.sources.computePool = () => compute.load;
 }
 

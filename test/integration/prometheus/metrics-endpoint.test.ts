@@ -127,6 +127,11 @@ describe('metrics endpoint', () => {
     expect(delta('lookout_clickhouse_statement_duration_seconds', { lane: 'interactive' }, 'lookout_clickhouse_statement_duration_seconds_count')).toBeGreaterThanOrEqual(listCalls);
     expect(delta('lookout_clickhouse_statement_duration_seconds', { lane: 'analytics' }, 'lookout_clickhouse_statement_duration_seconds_count')).toBeGreaterThan(0);
     expect(delta('lookout_compute_task_duration_seconds', { task: 'prepare-ingest' }, 'lookout_compute_task_duration_seconds_count')).toBe(4);
+    // Each task's wait for the worker is part of its time.
+    expect(delta('lookout_compute_task_wait_seconds', { task: 'prepare-ingest' }, 'lookout_compute_task_wait_seconds_count')).toBe(4);
+    expect(delta('lookout_compute_task_wait_seconds', { task: 'settle-summaries' }, 'lookout_compute_task_wait_seconds_sum'))
+      .toBeLessThanOrEqual(delta('lookout_compute_task_duration_seconds', { task: 'settle-summaries' }, 'lookout_compute_task_duration_seconds_sum'));
+    expect(delta('lookout_compute_task_wait_seconds', { task: 'settle-summaries' }, 'lookout_compute_task_wait_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(delta('lookout_clickhouse_statement_errors_total')).toBe(0);
 
     // Levels read on scrape.

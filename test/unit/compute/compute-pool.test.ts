@@ -59,4 +59,40 @@ describe('compute pool', () => {
     expect(stats.threadIds).toHaveLength(1);
     expect(stats.threadIds[0]).not.toBe(process.pid);
   });
+
+  it('tells each task\'s wait for the worker from its whole time: on one thread, tasks sent together wait behind each other', async () => {
+    const pool = createComputePool({ threads: 1 });
+    const heard: { name: string; seconds: number; waitSeconds: number }[] = [];
+    pool.onTask = (name, seconds, waitSeconds) => heard.push({ name, seconds, waitSeconds });
+    const { bodies } = chainRequests({ length: 2000, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
+    const text = JSON.stringify(bodies[0]);
+    try {
+      // One first, so the worker has loaded what the task needs; then four at once.
+      await pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+      await Promise.all(Array.from({ length: 4 }, () => pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin })));
+    } finally {
+      await pool.close();
+    }
+    expect(heard.map((h) => h.name)).toEqual(Array(5).fill('prepare-ingest'));
+    // Each ran for a while (2,000 spans to decode), within its whole time.
+    for (const h of heard) {
+      expect(h.waitSeconds).toBeGreaterThanOrEqual(0);
+      expect(h.seconds - h.waitSeconds).toBeGreaterThan(0.001);
+    }
+    // The four answer in the order sent; the last waited for the three before it to run.
+    const [last, ...earlier] = heard.slice(1).reverse();
+    const ranBefore = earlier.reduce((sum, h) => sum + (h.seconds - h.waitSeconds), 0);
+    expect(last.waitSeconds).toBeGreaterThanOrEqual(ranBefore * 0.9);
+  });
+
+  it('reports no wait for a task run inline', async () => {
+    const heard: number[] = [];
+    inline.onTask = (_name, _seconds, waitSeconds) => heard.push(waitSeconds);
+    try {
+      await inline.run(prepareIngestTask, { body: body('{"resourceSpans":[]}'), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    } finally {
+      inline.onTask = null;
+    }
+    expect(heard).toEqual([0]);
+  });
 });
