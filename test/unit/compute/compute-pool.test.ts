@@ -66,10 +66,11 @@ describe('compute pool', () => {
     pool.onTask = (name, seconds, waitSeconds) => heard.push({ name, seconds, waitSeconds });
     const { bodies } = chainRequests({ length: 2000, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
     const text = JSON.stringify(bodies[0]);
+    const prepare = () => pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
     try {
       // One first, so the worker has loaded what the task needs; then four at once.
-      await pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
-      await Promise.all(Array.from({ length: 4 }, () => pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin })));
+      await prepare();
+      await Promise.all(Array.from({ length: 4 }, prepare));
     } finally {
       await pool.close();
     }
