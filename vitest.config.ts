@@ -124,10 +124,7 @@ export default defineConfig({
     // One temporary root per run, removed at its end (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/unit/**', 'test/integration/clickhouse-server/*.test.ts', 'test/integration/clickhouse-cluster/*.test.ts'] } },
-      // Unit files start no store and share no state through modules: one fork runs many of them,
-      // so each does not pay a process start and the import of the modules it shares with the others.
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/integration/clickhouse-server/*.test.ts', 'test/integration/clickhouse-cluster/*.test.ts'] } },
       { extends: true, test: { name: 'server-params', include: INJECTION_SUITES, env: { CLICKHOUSE_PARAM_BINDING: 'server' } } },
       {
         extends: true,

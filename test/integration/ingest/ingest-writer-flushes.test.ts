@@ -128,10 +128,10 @@ it('under a steady stream waits for flushMinRows, at most flushIntervalMs after 
   expect(results.length).toBeGreaterThan(30);
   for (const result of results) expect(result).toMatchObject({ written: 3 });
   // 3 s of stream: the first flush, one per second after it, and the last of what was left — and on a
-  // loaded runner one or two more, when a stall of the stream left nothing waiting as a flush ended
-  // (the next then starts unpaced, as for a sender that waits for its answers). Unpaced, there would
-  // be one flush per request or two: dozens.
-  expect(spanInserts - before).toBeLessThanOrEqual(8);
+  // loaded runner some more, when a stall of the stream left nothing waiting as a flush ended (the
+  // next then starts unpaced, as for a sender that waits for its answers; CI saw 7 and 10). Unpaced,
+  // there is a flush for nearly every request (73 of ~75 here).
+  expect(spanInserts - before).toBeLessThan(results.length / 3);
   await w.stop();
 });
 
