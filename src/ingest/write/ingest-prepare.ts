@@ -75,7 +75,7 @@ function projectsOf(decoded: DecodedExport, fixed: string | null): string[] | nu
 }
 
 /** prepareIngest on the compute pool. */
-export const prepareIngestTask = computeTask<PrepareIngestInput, PrepareIngestResult>('prepare-ingest');
+export const prepareIngestTask = computeTask<PrepareIngestInput, PrepareIngestResult>('prepare-ingest', 'intake');
 
 export function prepareIngest(input: PrepareIngestInput): PrepareIngestResult {
   let decoded: DecodedExport;

@@ -172,4 +172,4 @@ export function prepareLogs(input: PrepareLogsInput): PrepareLogsResult {
   return { kind: 'prepared', acceptedRecords: accepted, rejectedRecords: rejected, errorMessage, projects: [...projects], lines, traces: [...traces.values()].map((t) => t.key), lineTraces };
 }
 
-export const prepareLogsTask = computeTask<PrepareLogsInput, PrepareLogsResult>('prepare-logs');
+export const prepareLogsTask = computeTask<PrepareLogsInput, PrepareLogsResult>('prepare-logs', 'intake');

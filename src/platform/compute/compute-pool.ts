@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import { Piscina } from 'piscina';
+import { Piscina, queueOptionsSymbol } from 'piscina';
 import { HttpError } from '../http/errors.js';
 import type { ComputeTask, ComputeTaskTable } from './compute-task.js';
 import type { ComputeWorkerReply } from './compute-worker-entry.js';
+import { ComputeQueue, type ComputeQueueOptions } from './compute-queue.js';
 import { HeapRoomError } from './heap-room.js';
 
 /**
@@ -84,6 +85,7 @@ export class ComputeOutOfMemoryError extends HttpError {
 
 export class ComputePool {
   private readonly pool: Piscina | null;
+  private readonly queue = new ComputeQueue();
   private readonly tasks: ComputeTaskTable;
   private readonly statsFile: string | null;
   private readonly cpuNs = new Map<string, number>();
@@ -113,6 +115,11 @@ export class ComputePool {
             maxThreads: threads,
             // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
             idleTimeout: Infinity,
+            // Two lines, settling and reads before intake (compute-queue.ts); a task taken but not
+            // placed goes back to the head of its line, not to the tail (Piscina's default, which
+            // moved one waiting task to the back each time a task ended).
+            taskQueue: this.queue,
+            stricterFIFO: true,
             workerData: { measureCpu: statsFile !== null },
             resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb(heapMb), ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) },
           })
@@ -125,9 +132,9 @@ export class ComputePool {
 
   /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
   async run<Input, Output>(task: ComputeTask<Input, Output>, input: Input, transfer: ArrayBuffer[] = []): Promise<Output> {
-    const { name } = task;
+    const { name, line } = task;
     const onTask = this.onTask;
-    const started = onTask ? performance.now() : 0;
+    const started = performance.now();
     if (!this.pool) {
       try {
         return this.tasks.run(name, input) as Output;
@@ -140,7 +147,8 @@ export class ComputePool {
     }
     let reply: ComputeWorkerReply;
     try {
-      reply = (await this.pool.run({ name, input }, { transferList: transfer })) as ComputeWorkerReply;
+      const queued: ComputeQueueOptions = { line, sentAt: started };
+      reply = (await this.pool.run({ name, input, [queueOptionsSymbol]: queued }, { transferList: transfer })) as ComputeWorkerReply;
     } catch (error) {
       // A failed task's time on the worker is not known: it is counted as run.
       onTask?.(name, (performance.now() - started) / 1000, 0);
@@ -163,6 +171,11 @@ export class ComputePool {
   get load(): { threads: number; utilization: number; queued: number } {
     if (!this.pool) return { threads: 0, utilization: 0, queued: 0 };
     return { threads: this.threads, utilization: this.pool.utilization, queued: this.pool.queueSize };
+  }
+
+  /** Milliseconds the longest-waiting intake task has waited for a worker so far (0 inline or none). */
+  get intakeWaitMs(): number {
+    return this.queue.intakeWaitMs();
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,5 @@
+import type { ComputeLine } from './compute-queue.js';
+
 /**
  * A task the compute pool can run: a name that crosses the thread boundary and the input and output
  * types that both sides agree on. A feature declares its handle beside the function it names and
@@ -7,12 +9,15 @@
  */
 export interface ComputeTask<Input, Output> {
   readonly name: string;
+  /** Which line it waits in for a worker (compute-queue.ts). */
+  readonly line: ComputeLine;
   /** Carries the types only; never set. */
   readonly signature?: (input: Input) => Output;
 }
 
-export function computeTask<Input, Output>(name: string): ComputeTask<Input, Output> {
-  return Object.freeze({ name });
+/** A task handle; `line` 'intake' for decoding requests that bring new data, which wait behind the rest. */
+export function computeTask<Input, Output>(name: string, line: ComputeLine = 'first'): ComputeTask<Input, Output> {
+  return Object.freeze({ name, line });
 }
 
 type Implementation = (input: unknown) => unknown;

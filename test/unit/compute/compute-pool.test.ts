@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createComputePool } from '../../../src/app/compute-tasks.js';
 import { prepareIngestTask } from '../../../src/ingest/write/ingest-prepare.js';
+import { otlpBatchTask } from '../../../src/lifecycle/otlp-export-lines.js';
 import { ownedBytes } from '../../../src/platform/compute/owned-bytes.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 
@@ -95,5 +96,53 @@ describe('compute pool', () => {
       inline.onTask = null;
     }
     expect(heard).toEqual([0]);
+  });
+
+  describe('on one thread, with tasks waiting', () => {
+    const { bodies } = chainRequests({ length: 2000, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
+    const text = JSON.stringify(bodies[0]);
+    const intake = (pool: ReturnType<typeof createComputePool>) => pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    const notIntake = (pool: ReturnType<typeof createComputePool>) => pool.run(otlpBatchTask, { rows: new Uint8Array(), startNs: '0', endNs: '1' });
+
+    /** Runs the labelled tasks, sent in this order, and gives the order they answered in. */
+    async function answerOrder(pool: ReturnType<typeof createComputePool>, tasks: [string, () => Promise<unknown>][]): Promise<string[]> {
+      const answered: string[] = [];
+      await Promise.all(tasks.map(([label, run]) => run().then(() => answered.push(label))));
+      return answered;
+    }
+
+    it('runs tasks of one line in the order sent', async () => {
+      const pool = createComputePool({ threads: 1 });
+      try {
+        await intake(pool); // loaded
+        const labels = ['a', 'b', 'c', 'd', 'e'];
+        expect(await answerOrder(pool, labels.map((label) => [label, () => intake(pool)]))).toEqual(labels);
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it('runs a task of the first line before intake tasks sent ahead of it, and tells how long intake has waited', async () => {
+      const pool = createComputePool({ threads: 1 });
+      try {
+        await intake(pool);
+        await notIntake(pool);
+        expect(pool.intakeWaitMs).toBe(0);
+        let waitSeen = 0;
+        const order = answerOrder(pool, [
+          ['intake 1', () => intake(pool)],
+          ['intake 2', () => intake(pool)],
+          ['intake 3', () => intake(pool)],
+          ['first', () => notIntake(pool).then(() => (waitSeen = pool.intakeWaitMs))],
+        ]);
+        // The first intake runs at once; the rest wait, the first-line task ahead of them.
+        expect(await order).toEqual(['intake 1', 'first', 'intake 2', 'intake 3']);
+        // When the first-line task answered, intake 2 had waited at least for intake 1 to run.
+        expect(waitSeen).toBeGreaterThan(1);
+        expect(pool.intakeWaitMs).toBe(0);
+      } finally {
+        await pool.close();
+      }
+    });
   });
 });
