@@ -88,6 +88,10 @@ const ingest = {
     default: 256 * 1024 * 1024,
     doc: 'Memory budget of OTLP requests in progress: each is charged, as it reads, for its body, what it inflates to and what that decodes into (8× the decompressed size for protobuf, 7× for JSON; a gzip body with a Content-Length is charged up front as if it inflated 8×, and for any excess as it inflates); beyond it ingestion answers 429 `rate_limited` + `Retry-After`, over gRPC `UNAVAILABLE` with a `RetryInfo` (a request alone in flight may exceed it). A gRPC message arrives whole and is charged on arrival',
   }),
+  INGEST_MAX_QUEUE_MS: setting(ms(), {
+    default: 2000,
+    doc: 'When the longest-waiting OTLP request has waited longer for a compute worker to decode it, ingestion answers 429 `rate_limited` + `Retry-After` (gRPC `UNAVAILABLE`) until the queue shortens, rather than queue more decoding than an exporter waits for; `0`: no bound ([operations.md](operations.md#the-compute-pool-and-ingest-decoding))',
+  }),
   INGEST_MAX_FUTURE_SKEW_MS: setting(ms(), { default: 24 * 3_600_000, doc: 'How far past the server clock a span may start; later spans are rejected through `partial_success`' }),
   INGEST_FLUSH_MS: setting(ms(), { default: 20, doc: 'How long the writer waits to coalesce concurrent requests into one insert' }),
   INGEST_FLUSH_MIN_ROWS: setting(integer({ min: 0 }), {

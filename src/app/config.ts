@@ -95,6 +95,7 @@ function shape(s: Settings) {
     deletionLeaseMs: s.DELETION_LEASE_MS,
     settleMaxLagMs: s.SETTLE_MAX_LAG_MS,
     ingestMaxInflightBytes: s.INGEST_MAX_INFLIGHT_BYTES,
+    ingestMaxQueueMs: s.INGEST_MAX_QUEUE_MS,
     settleCacheMaxBytes: s.SETTLE_CACHE_MAX_BYTES ?? defaultSettleCacheBytes(s.INGEST_MAX_INFLIGHT_BYTES),
     ingestFlushMs: s.INGEST_FLUSH_MS,
     ingestFlushMinRows: s.INGEST_FLUSH_MIN_ROWS,

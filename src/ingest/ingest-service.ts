@@ -38,7 +38,7 @@ import { LoggedProjects } from './settle/logged-projects.js';
 export interface IngestServiceDeps {
   config: Pick<
     Config,
-    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestFlushMinRows' | 'ingestFlushIntervalMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'ingestMaxQueueMs' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestFlushMinRows' | 'ingestFlushIntervalMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
   > & { faults?: Pick<Config['faults'], 'ingestTimeoutMs'> };
   ch: ClickHouseStore;
   compute: ComputePool;
@@ -163,11 +163,27 @@ export class IngestService {
 
   /**
    * Admits an OTLP request: 503 while settling lags past SETTLE_MAX_LAG_MS or storage keeps
-   * failing, else a reservation on the memory budget (429 when it is full).
+   * failing, 429 while decoding is queued past INGEST_MAX_QUEUE_MS, else a reservation on the
+   * memory budget (429 when it is full).
    */
   admit(): Reservation {
     this.lag.admit();
+    this.admitDecoding();
     return this.writer.admit();
+  }
+
+  /**
+   * The memory budget bounds the bytes of requests in progress, not how long their decoding waits
+   * for a compute worker: with the worker busy settling (which goes first) the same bytes can wait
+   * many seconds, past an exporter's own timeout (10 s by default), which then sends the request
+   * again. So a request is refused at once while the longest-waiting one has waited past the bound.
+   */
+  private admitDecoding(): void {
+    const max = this.deps.config.ingestMaxQueueMs;
+    const waitedMs = this.deps.compute.intakeWaitMs;
+    if (max > 0 && waitedMs > max) {
+      throw new OverloadedError(429, `Decoding of OTLP requests is queued ${Math.round(waitedMs)} ms (INGEST_MAX_QUEUE_MS=${max}); retry shortly`, 1, 'compute_queue');
+    }
   }
 
   /** Graceful shutdown: flush every pending write, then settle what this process recorded. */

@@ -61,6 +61,8 @@ export async function startTestService(
     // A loaded 2-core runner can take longer than the 5 s default to store a first batch; suites
     // expecting 200 must not see the store-failure answer for slowness. The fault tests set their own.
     INGEST_TIMEOUT_MS: '30000',
+    // Likewise decoding may wait for the compute worker there past the 2 s default bound.
+    INGEST_MAX_QUEUE_MS: '30000',
     // No metrics listener unless a test asks for one: services of parallel tests would share 9464.
     METRICS_PORT: '0',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
@@ -175,6 +177,8 @@ export async function spawnService(
     // Off unless a test asks for a port: spawned services run side by side, 4317 only once.
     OTLP_GRPC_PORT: '0',
     METRICS_PORT: '0',
+    // A loaded runner's compute worker can keep decoding waiting past the 2 s default bound.
+    INGEST_MAX_QUEUE_MS: '30000',
     ...env,
   };
   await copyMigratedStores(dataDir, {

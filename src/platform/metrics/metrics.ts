@@ -56,7 +56,7 @@ export class Metrics {
   readonly ingestBodyBytes = new Histogram({ name: 'lookout_ingest_request_body_bytes', help: 'Decompressed OTLP request bodies, in bytes', buckets: BODY_BUCKETS, registers: [this.registry] });
   readonly overloadResponses = new Counter({
     name: 'lookout_http_overload_responses_total',
-    help: 'Answers 429 and 503 by status and reason (ingest_budget, settle_lag, storage_failing, shutting_down, compute_memory, analytics_queue, interactive_queue, other)',
+    help: 'Answers 429 and 503 by status and reason (ingest_budget, compute_queue, settle_lag, storage_failing, shutting_down, compute_memory, analytics_queue, interactive_queue, other)',
     labelNames: ['status', 'reason'],
     registers: [this.registry],
   });
