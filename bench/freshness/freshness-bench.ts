@@ -80,6 +80,8 @@ interface RateResult {
   dropped: number;
   refused: number;
   refusedForLag: number;
+  /** Refusals by the bound the answer names (SETTLE_MAX_LAG_MS, INGEST_MAX_QUEUE_MS, …; `other`). */
+  refusedBy: Record<string, number>;
   listed: number[];
   processed: number[];
   issueOpened: number[];
@@ -115,7 +117,7 @@ let nextProbe = 0;
 async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaited<ReturnType<typeof startReceiver>>, rate: number, firstTrace: number): Promise<{ result: RateResult; nextTrace: number }> {
   let trace = firstTrace;
   const ticks = new TickBatches();
-  const result: RateResult = { offered: rate, sent: 0, dropped: 0, refused: 0, refusedForLag: 0, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
+  const result: RateResult = { offered: rate, sent: 0, dropped: 0, refused: 0, refusedForLag: 0, refusedBy: {}, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
   const probeAck = new Map<string, number>();
   const failAck = new Map<string, number>();
   const pendingListed = new Set<string>();
@@ -145,6 +147,8 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
         if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}: ${text}`);
         result.refused++;
         if (/SETTLE_MAX_LAG_MS/.test(text)) result.refusedForLag++;
+        const bound = /\b([A-Z_]+_(?:MS|BYTES))=/.exec(text)?.[1] ?? 'other';
+        result.refusedBy[bound] = (result.refusedBy[bound] ?? 0) + 1;
       }
       // An exporter gives a batch up after its retry budget, so an over-rate run sheds load instead
       // of every refused batch retrying for good (a herd that kept the service saturated).
@@ -271,7 +275,8 @@ function ms(values: number[]): string {
 }
 
 function report(r: RateResult): void {
-  console.log(`\n== offered ${Math.round(r.offered)} spans/s for ${duration} s: sent ${r.sent} spans (${r.dropped} given up), ${r.refused} answers 429/503 (${r.refusedForLag} for settle lag)`);
+  const by = Object.entries(r.refusedBy).map(([bound, n]) => `${bound} ${n}`).join(', ');
+  console.log(`\n== offered ${Math.round(r.offered)} spans/s for ${duration} s: sent ${r.sent} spans (${r.dropped} given up), ${r.refused} answers 429/503 (${r.refusedForLag} for settle lag${by ? `; by bound: ${by}` : ''})`);
   console.log(`  acknowledged -> listed:                ${ms(r.listed)}`);
   console.log(`  acknowledged -> trace.processed:       ${ms(r.processed)}`);
   console.log(`  failing run  -> issue opened:          ${ms(r.issueOpened)}`);
