@@ -63,11 +63,13 @@ export async function startServiceProcess(name: string, env: Record<string, stri
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
   // worker threads inherit them, so the compute pool is profiled too).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // BENCH_SERVICE_STDOUT: a file for the service's standard output (what such flags print, e.g. "--trace-gc"); else discarded.
+  const stdoutFile = process.env.BENCH_SERVICE_STDOUT ? fs.openSync(process.env.BENCH_SERVICE_STDOUT, 'a') : 'ignore';
   const entry = harness ? [path.join(root, 'bench', 'service-main.ts'), JSON.stringify(harness)] : [path.join(root, 'src', 'main.ts')];
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...entry], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOOKOUT_BOOTSTRAP_KEY: BENCH_KEY, LOG_LEVEL: 'warn', OTLP_GRPC_PORT: '0', METRICS_PORT: '0', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdoutFile, 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;

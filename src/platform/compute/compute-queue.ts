@@ -24,9 +24,10 @@ function optionsOf(task: QueuedTask): ComputeQueueOptions {
 
 /**
  * The compute pool's task queue: two first-in-first-out lines, `first` always served before
- * `intake`. With a single FIFO (Piscina's default) a settle round's summary tasks queued behind
- * every ingest request decoded before them: under a sustained load near capacity they waited tens
- * of seconds for the one worker while the settle lag grew to its bound.
+ * `intake`. In a single line a settle round's summary tasks wait behind the decoding of every
+ * request admitted before them: under a sustained load near capacity (the freshness benchmark at
+ * 0.8× of the burst rate) that was tens of seconds for the one worker, while the settle lag grew to
+ * its bound.
  *
  * Piscina hands back a task it took but could not place; the pool runs with `stricterFIFO`, so it
  * comes back through unshift to the head of its own line, keeping the order.
@@ -36,11 +37,6 @@ export class ComputeQueue implements TaskQueue {
 
   get size(): number {
     return this.lines.first.length + this.lines.intake.length;
-  }
-
-  /** Tasks waiting in each line. */
-  get waiting(): Record<ComputeLine, number> {
-    return { first: this.lines.first.length, intake: this.lines.intake.length };
   }
 
   /** Milliseconds the longest-waiting intake task has waited so far (0: none waits). */
