@@ -80,7 +80,7 @@ interface RateResult {
   dropped: number;
   refused: number;
   refusedForLag: number;
-  /** Refusals by the bound the answer names (SETTLE_MAX_LAG_MS, INGEST_MAX_QUEUE_MS, …; `other`). */
+  /** Refusals by the setting the answer names (SETTLE_MAX_LAG_MS, INGEST_MAX_QUEUE_MS, INGEST_TIMEOUT_MS, …; `other`). */
   refusedBy: Record<string, number>;
   listed: number[];
   processed: number[];
@@ -147,7 +147,7 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
         if (res.status !== 429 && res.status !== 503) throw new Error(`ingest answered ${res.status}: ${text}`);
         result.refused++;
         if (/SETTLE_MAX_LAG_MS/.test(text)) result.refusedForLag++;
-        const bound = /\b([A-Z_]+_(?:MS|BYTES))=/.exec(text)?.[1] ?? 'other';
+        const bound = /\b([A-Z][A-Z_]*_(?:MS|BYTES))[=)]/.exec(text)?.[1] ?? 'other';
         result.refusedBy[bound] = (result.refusedBy[bound] ?? 0) + 1;
       }
       // An exporter gives a batch up after its retry budget, so an over-rate run sheds load instead
