@@ -50,10 +50,11 @@ export function createOtlpRouter(deps: AppDeps, service: IngestService): Router 
         const principal = await authenticate(deps.sql, req, deps.config.faults.keyCacheSeconds);
         requireScope(principal, 'ingest');
         const requestEncoding = requireEncoding(req.headers['content-type']);
-        // Admission: refused while settling lags past SETTLE_MAX_LAG_MS; then memory: the body, what
-        // it inflates to and what it decodes into are charged to this reservation as they come
-        // (INGEST_MAX_INFLIGHT_BYTES), and released when the request ends (after the answer): the
-        // decoded rows live on the compute pool and in the writer until then.
+        // Admission: refused while settling lags past SETTLE_MAX_LAG_MS or decoding waits past
+        // INGEST_MAX_QUEUE_MS; then memory: the body, what it inflates to and what it decodes into
+        // are charged to this reservation as they come (INGEST_MAX_INFLIGHT_BYTES), and released
+        // when the request ends (after the answer): the decoded rows live on the compute pool and
+        // in the writer until then.
         reservation = service.admit();
         const body = await readOtlpBody(req, { limit, encoding: requestEncoding, reservation });
         countBody(metrics, body.length);
