@@ -33,12 +33,18 @@ export const traceIdColumn = (id: string) => raw(isOtelTraceId(id) ? 'otel_trace
  * JSONEachRow bytes ClickHouse returns (interactive lane, the layer's tenant guard): the compute pool
  * parses them and picks the trace (trace-detail-build.ts), so a 100,000-span trace is never decoded
  * on the event loop.
+ *
+ * Read without FINAL: a copy of a span that a concurrent writer left in another part (the only way
+ * `spans` holds one twice: the writer skips spans already stored, and a span's copies are the same
+ * exported span) is dropped by span id where the rows are parsed, as the settle read-back does.
+ * FINAL merged the trace's rows of every active part on the fly, which cost more the more parts the
+ * table had (bench/results/2026-11-30.md).
  */
 export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
   const idColumn = traceIdColumn(id);
   return selectJsonEachRowBytes(
     ch,
-    sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${scopedTable(ch.table('spans'))} FINAL
+    sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${scopedTable(ch.table('spans'))}
             WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}`,
     { lane: 'interactive', scope },
   );

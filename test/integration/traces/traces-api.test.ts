@@ -270,3 +270,30 @@ describe('trace lists and agent names', () => {
     expect((await svc.call('GET', '/traces/agent-names?bogus=1')).status).toBe(400);
   });
 });
+
+describe('a span stored twice', () => {
+  // The trace read takes every stored row of the trace (no FINAL) and drops a span's second copy by
+  // its id. Two copies are what two writers racing on one re-sent batch leave, each in its own part;
+  // merges are stopped so the copy is still there when the trace is read.
+  it('is answered once, by Lookout id and by OpenTelemetry id', async () => {
+    const ch = svc.service.deps.ch;
+    const copied = record('copied-svc');
+    await send(copied.spans);
+    await settled(project.id, copied.traceId);
+    const spans = ch.table('spans');
+    await ch.client.command({ query: `SYSTEM STOP MERGES ${spans}` });
+    try {
+      await ch.client.command({ query: `INSERT INTO ${spans} SELECT * FROM ${spans} WHERE trace_id = {t:String}`, query_params: { t: copied.traceId } });
+      const stored = await ch.client.query({ query: `SELECT toUInt32(count()) AS n FROM ${spans} WHERE trace_id = {t:String}`, query_params: { t: copied.traceId }, format: 'JSONEachRow' });
+      expect(await stored.json()).toEqual([{ n: 2 * copied.spans.length }]);
+      for (const id of [copied.traceId, copied.otelTraceId]) {
+        const res = await svc.call('GET', `/traces/${id}`);
+        expect(res.status).toBe(200);
+        const ids = (res.body.spans as { otel_span_id: string }[]).map((s) => s.otel_span_id).sort();
+        expect(ids).toEqual(copied.spans.map((s) => s.spanContext().spanId).sort());
+      }
+    } finally {
+      await ch.client.command({ query: `SYSTEM START MERGES ${spans}` });
+    }
+  });
+});
