@@ -37,8 +37,8 @@ export const traceIdColumn = (id: string) => raw(isOtelTraceId(id) ? 'otel_trace
  * Read without FINAL: a copy of a span that a concurrent writer left in another part (the only way
  * `spans` holds one twice: the writer skips spans already stored, and a span's copies are the same
  * exported span) is dropped by span id where the rows are parsed, as the settle read-back does.
- * FINAL merged the trace's rows of every active part on the fly, which cost more the more parts the
- * table had (bench/results/2026-11-30.md).
+ * FINAL would merge the trace's rows of every active part on the fly, at a cost that grows with the
+ * table's parts (bench/results/2026-11-30.md).
  */
 export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
   const idColumn = traceIdColumn(id);
