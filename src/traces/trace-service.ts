@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../platform/http/errors.js';
 import { traceHooks } from '../ingest/trace-hook-registry.js';
 import { findProject } from '../tenancy/project-store.js';
 import type { TraceDetailInput, TraceDetailPage, TraceDetailResult } from './trace-detail-build.js';
-import { storedTraceDetailPage } from './trace-page.js';
+import { SMALL_TRACE_SPANS, storedTraceDetailPage } from './trace-page.js';
 import { listPage, listQueryOf, storeFilters, type TraceListPage, type TraceListQuery } from './trace-list-page.js';
 import type { TraceListQuery as TraceListParams } from './trace-schemas.js';
 import { agentNames, countTraces, listTraces, readTraceBytes, searchMatchRows, storedTraceCost, threadTraceCount, type TraceListFilters, type TraceScope } from './trace-store.js';
@@ -13,6 +13,19 @@ import { readLogsOfTraceId } from '../spans/stored-log-records.js';
 import { contextBundleJson, defaultPayloadJson, PENDING_EXTRACTION, type TraceContext } from './trace-view.js';
 import { traceDetailTask } from './trace-detail-build.js';
 import { contentCutoff } from '../lifecycle/retention-access.js';
+
+/** A trace's stored span rows and log records as ClickHouse returned them (JSONEachRow bytes). */
+interface WholeTrace {
+  rows: Uint8Array;
+  logs: Uint8Array;
+}
+
+/** Rows in JSONEachRow bytes: one per line. */
+function lineCount(bytes: Uint8Array): number {
+  let lines = 0;
+  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) lines++;
+  return lines;
+}
 
 declare module '../app/app-deps.js' {
   interface ServiceRegistry {
@@ -48,13 +61,22 @@ export class TraceService {
   async detailJson(tenantId: string, projectId: string | null, traceId: string, request: TraceDetailRequest): Promise<string> {
     const { page } = request;
     const scope = { tenantId, projectId };
-    // Content past its project's retention is left out of the spans and the trace (trace-view.ts).
-    const cutoff = await contentCutoff(this.deps.sql, tenantId);
+    // Content past its project's retention is left out of the spans and the trace (trace-view.ts);
+    // the cut-off is read beside the spans. The default form reads at most one span row more than a
+    // small trace has: that answers every small trace in one round of statements, where a count
+    // first and then the spans took two.
+    const [cutoff, first] = await Promise.all([
+      contentCutoff(this.deps.sql, tenantId),
+      this.readWholeTrace(scope, traceId, page.form === 'default' ? SMALL_TRACE_SPANS + 1 : undefined),
+    ]);
     const view = { ...request.view, contentCutoff: cutoff };
-    // A big settled trace: its stored summary and one page of spans (trace-page.ts). Otherwise the
-    // whole trace is parsed, summarized and serialized on the compute pool (it may be megabytes).
-    const stored = page.form === 'default' ? await storedTraceDetailPage(this.deps.ch, this.deps.compute, scope, traceId, { view, limit: page.limit, cursor: page.cursor }) : null;
-    const built = stored ?? (await this.wholeTraceDetail(scope, traceId, { view, page }));
+    const complete = page.form !== 'default' || lineCount(first.rows) <= SMALL_TRACE_SPANS;
+    // A big trace: when settled, its stored summary and one page of spans (trace-page.ts). Otherwise
+    // the whole trace is parsed, summarized and serialized on the compute pool (it may be megabytes).
+    const built = complete
+      ? await this.buildWholeTrace(first, { view, page })
+      : ((await storedTraceDetailPage(this.deps.ch, this.deps.compute, scope, traceId, { view, limit: page.limit, cursor: page.cursor })) ??
+        (await this.buildWholeTrace(await this.readWholeTrace(scope, traceId), { view, page })));
     if (!built.found) throw new NotFoundError('Trace not found');
     if (built.invalidCursor) throw new ValidationError('span_cursor: invalid cursor');
     const trace = built.trace;
@@ -83,11 +105,18 @@ export class TraceService {
     return defaultPayloadJson(trace, built.spansJson, traceContext, paged ? { spans_total: built.spansTotal, next_span_cursor: built.nextCursor } : null);
   }
 
-  /** Every stored span of the trace, parsed, summarized and paged on the compute pool (trace-detail-build.ts). */
-  private async wholeTraceDetail(scope: TraceScope, traceId: string, input: Omit<TraceDetailInput, 'rows' | 'logs'>): Promise<TraceDetailResult> {
-    // The log records joined to the spans (span-log-records.ts): read here too, so a record is seen
-    // as soon as it is stored, before its trace settles again.
-    const [rows, logs] = await Promise.all([readTraceBytes(this.deps.ch, scope, traceId), readLogsOfTraceId(this.deps.ch, scope, traceId)]);
+  /**
+   * The trace's stored span rows (at most `limit`, any of them) and its log records
+   * (span-log-records.ts: read here too, so a record is seen as soon as it is stored, before its
+   * trace settles again).
+   */
+  private async readWholeTrace(scope: TraceScope, traceId: string, limit?: number): Promise<WholeTrace> {
+    const [rows, logs] = await Promise.all([readTraceBytes(this.deps.ch, scope, traceId, limit), readLogsOfTraceId(this.deps.ch, scope, traceId)]);
+    return { rows, logs };
+  }
+
+  /** The detail of every stored span, parsed, summarized and paged on the compute pool (trace-detail-build.ts). */
+  private buildWholeTrace({ rows, logs }: WholeTrace, input: Omit<TraceDetailInput, 'rows' | 'logs'>): Promise<TraceDetailResult> {
     return this.deps.compute.run(traceDetailTask, { ...input, rows, logs }, [rows.buffer as ArrayBuffer, logs.buffer as ArrayBuffer]);
   }
 

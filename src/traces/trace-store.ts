@@ -38,14 +38,14 @@ export const traceIdColumn = (id: string) => raw(isOtelTraceId(id) ? 'otel_trace
  * `spans` holds one twice: the writer skips spans already stored, and a span's copies are the same
  * exported span) is dropped by span id where the rows are parsed, as the settle read-back does.
  * FINAL would merge the trace's rows of every active part on the fly, at a cost that grows with the
- * table's parts (bench/results/2026-11-30.md).
+ * table's parts (bench/results/2026-11-30.md). `limit`: at most that many rows (any of them).
  */
-export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string): Promise<Uint8Array> {
+export async function readTraceBytes(ch: ClickHouseStore, scope: TraceScope, id: string, limit?: number): Promise<Uint8Array> {
   const idColumn = traceIdColumn(id);
   return selectJsonEachRowBytes(
     ch,
     sql`SELECT ${raw(STORED_SPAN_COLUMNS)} FROM ${scopedTable(ch.table('spans'))}
-            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}`,
+            WHERE ${tenantGuard(scope)} AND ${idColumn} = ${param('String', id)}${limit === undefined ? sql`` : sql` LIMIT ${param('UInt32', limit)}`}`,
     { lane: 'interactive', scope },
   );
 }

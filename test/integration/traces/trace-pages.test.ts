@@ -189,3 +189,44 @@ describe('trace-detail pages of a big settled trace', () => {
     expect(res.body.stats.span_count).toBe(SPANS + 1);
   }, 60_000);
 });
+
+describe('the default form at the small-trace bound', () => {
+  /** A settled trace of `count` spans under one root, each starting a microsecond after the last. */
+  async function storedTrace(count: number): Promise<string> {
+    const id = crypto.randomBytes(16).toString('hex');
+    const spanId = (i: number) => (i + 1).toString(16).padStart(16, '0');
+    await send(
+      Array.from({ length: count }, (_, i) => ({
+        traceId: id,
+        spanId: spanId(i),
+        ...(i > 0 ? { parentSpanId: spanId(0) } : {}),
+        name: i === 0 ? 'invoke_agent bound' : `step ${i}`,
+        kind: 1,
+        startTimeUnixNano: (startNs + BigInt(i) * 1000n).toString(),
+        endTimeUnixNano: (startNs + BigInt(i) * 1000n + 1_000_000n).toString(),
+      })),
+    );
+    await waitFor(async () => {
+      const res = await svc.call('GET', `/projects/${projectId}/traces?limit=10`, { key: adminKey });
+      return (res.body.traces as { otel_trace_id: string; span_count: number }[]).some((t) => t.otel_trace_id === id && t.span_count === count) ? true : undefined;
+    }, 120_000, `the ${count}-span trace to settle`);
+    return id;
+  }
+
+  it('answers a trace of exactly that many spans whole, and one of one span more in pages', async () => {
+    const whole = await svc.call('GET', `/traces/${await storedTrace(SMALL_TRACE_SPANS)}`, { key: adminKey });
+    expect(whole.status).toBe(200);
+    expect(whole.body.spans).toHaveLength(SMALL_TRACE_SPANS);
+    expect(whole.body).not.toHaveProperty('spans_total');
+    expect(whole.body.stats.span_count).toBe(SMALL_TRACE_SPANS);
+
+    const bigId = await storedTrace(SMALL_TRACE_SPANS + 1);
+    const first = await svc.call('GET', `/traces/${bigId}`, { key: adminKey });
+    expect(first.status).toBe(200);
+    expect(first.body.spans).toHaveLength(SMALL_TRACE_SPANS);
+    expect(first.body.spans_total).toBe(SMALL_TRACE_SPANS + 1);
+    const rest = await svc.call('GET', `/traces/${bigId}?span_cursor=${first.body.next_span_cursor}`, { key: adminKey });
+    expect(rest.body.spans.map((s: { name: string }) => s.name)).toEqual([`step ${SMALL_TRACE_SPANS}`]);
+    expect(rest.body.next_span_cursor).toBeNull();
+  }, 120_000);
+});
