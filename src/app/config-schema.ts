@@ -157,6 +157,10 @@ const queries = {
     default: 64,
     doc: 'Analytics statements waiting for a slot; beyond it 429 `rate_limited` with `Retry-After`. Ingestion and trace processing never wait here ([architecture.md](architecture.md))',
   }),
+  ANALYTICS_NICE: setting(integer({ max: 19 }), {
+    default: 10,
+    doc: 'In-process engine only: the OS priority (nice, 0–19) its threads take while they run an analytics statement, so trace reads, ingestion and settling go ahead of heavy queries for the cores while the queries still get what the rest leaves; `0`: the same priority as everything else. Takes effect where the process may change its threads\' priority (root, or the `CAP_SYS_NICE` capability); elsewhere it changes nothing. A ClickHouse server uses `priority` and workloads instead',
+  }),
   INTERACTIVE_MAX_CONCURRENCY: setting(integer({ min: 1 }), {
     default: 2,
     doc: 'The interactive lane: cheap bounded reads a person waits on (trace detail and its page of spans, trace lists, lookups by id) running at once, apart from analytics, so opening a trace never waits behind heavy queries of the same tenant; on the in-process engine also its number of connections',

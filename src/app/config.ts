@@ -75,7 +75,7 @@ function shape(s: Settings) {
       paramBinding: s.CLICKHOUSE_PARAM_BINDING,
       analytics: { maxConcurrency: s.ANALYTICS_MAX_CONCURRENCY, maxPerTenant: s.ANALYTICS_MAX_PER_TENANT, maxQueue: s.ANALYTICS_MAX_QUEUE },
       interactive: { maxConcurrency: s.INTERACTIVE_MAX_CONCURRENCY, maxPerTenant: s.INTERACTIVE_MAX_PER_TENANT, maxQueue: s.INTERACTIVE_MAX_QUEUE },
-      controls: { workloads: workloads(s) },
+      controls: { workloads: workloads(s), analyticsNice: s.ANALYTICS_NICE },
     },
     migrateOnStart: s.LOOKOUT_MIGRATE,
     bootstrapKey: s.LOOKOUT_BOOTSTRAP_KEY,

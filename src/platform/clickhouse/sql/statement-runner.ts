@@ -13,7 +13,8 @@
  *  - `system` — migrations, backfills, start-up recovery, the outbox relay.
  *
  * Reads of every lane run read-only. On a ClickHouse server each lane also carries the server's
- * own controls: `priority` (ingest before analytics) and, when configured, a `workload`.
+ * own controls: `priority` (ingest before analytics) and, when configured, a `workload`; on the
+ * embedded engine analytics reads run their threads at a lower OS priority (readSettings).
  *
  * On the embedded engine each lane has its own chdb connection, and each gated lane one per
  * slot: one chdb connection runs one statement at a time, while connections to the same data
@@ -62,6 +63,8 @@ export interface StreamOptions {
 export interface LaneControls {
   /** ClickHouse server `workload` names per lane (server-side CREATE WORKLOAD); absent: none. */
   workloads?: Partial<Record<Lane, string>>;
+  /** The embedded engine's nice value (0–19) for analytics statements' threads (ANALYTICS_NICE); 0 or absent: none. */
+  analyticsNice?: number;
 }
 
 /**
@@ -232,7 +235,7 @@ export class StatementRunner {
     if (!isGated(lane)) {
       const timeout = options.timeoutSeconds;
       const limit: StatementSettings = timeout !== undefined ? { max_execution_time: Math.max(1, Math.ceil(timeout)) } : {};
-      const settings = { ...options.settings, ...limit, readonly: 2, ...this.laneSettings(lane) };
+      const settings = { ...options.settings, ...limit, readonly: 2, ...this.readSettings(lane) };
       return this.onLane(lane, (client) => select(client, settings));
     }
     if (!options.scope) throw new Error(`a read on the ${lane} lane needs the scope of its tenant`);
@@ -249,7 +252,7 @@ export class StatementRunner {
     try {
       // What the wait left of the limit, to the millisecond (ClickHouse takes fractional seconds).
       const left = Math.max(0.001, Math.round(deadline - Date.now()) / 1000);
-      return await select(client, { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings(lane) });
+      return await select(client, { ...options.settings, max_execution_time: left, readonly: 2, ...this.readSettings(lane) });
     } catch (error) {
       if (isEngineError(error, 'TIMEOUT_EXCEEDED')) throw new QueryTimeoutError(timeoutSeconds);
       throw clickhouseUnavailable(error);
@@ -304,7 +307,7 @@ export class StatementRunner {
       // What the earlier parts left of the limit, to the millisecond (ClickHouse takes fractional seconds).
       const left = Math.round(deadline - Date.now()) / 1000;
       if (left <= 0) throw new QueryTimeoutError(timeoutSeconds);
-      const settings = { ...options.settings, max_execution_time: left, readonly: 2, ...this.laneSettings(lane) };
+      const settings = { ...options.settings, max_execution_time: left, readonly: 2, ...this.readSettings(lane) };
       // The embedded engine's streaming query takes no separate values: they go in as typed literals (compile.ts).
       if (raw) return raw(compile(part.statement, 'literal', settings).sql, part.format);
       const compiled = compile(part.statement, this.options.binding, settings);
@@ -464,6 +467,20 @@ export class StatementRunner {
   /** No `query_params` at all when there are none: chdb sends any statement with them through its one chain. */
   private queryParams(params: Record<string, unknown>): { query_params?: Record<string, unknown> } {
     return Object.keys(params).length > 0 ? { query_params: params } : {};
+  }
+
+  /**
+   * What a read carries for its lane: on a server the lane's controls; on the embedded engine,
+   * whose statements share the service's cores, analytics reads run their threads at a lower OS
+   * priority (`os_thread_priority`, the nice value LaneControls.analyticsNice), so the threads of a
+   * trace read, an insert or a settle round are scheduled ahead of a heavy query's without a slot
+   * held back from it; alone, a query still has every core. The engine changes a thread's nice
+   * only where the process may (root, or CAP_SYS_NICE), and sets it back when the query ends.
+   */
+  private readSettings(lane: Lane): Record<string, number | string> {
+    if (this.options.server) return this.laneSettings(lane);
+    const nice = this.options.controls?.analyticsNice ?? 0;
+    return lane === 'analytics' && nice > 0 ? { os_thread_priority: nice } : {};
   }
 
   private laneSettings(lane: Lane): Record<string, number | string> {
