@@ -1,5 +1,3 @@
-// First: sets the engine's allocator options before the engine library below loads (it reads them once).
-import './engine-allocator.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
