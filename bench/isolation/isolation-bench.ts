@@ -136,9 +136,11 @@ async function latencyPart(): Promise<string[]> {
       }
     });
     await new Promise((r) => setTimeout(r, 1000)); // let the queries get going
+    const analyticsFrom = performance.now();
     const loaded = await sample();
     analyticsRunning = false;
     await Promise.all(analytics);
+    const analyticsSeconds = (performance.now() - analyticsFrom + 1000) / 1000;
 
     process.stdout.write(`${SENDERS} senders x ${LOAD_BATCHES} batches of 1000 spans, probing /healthz and GET /api/projects...\n`);
     const loadBatches = Array.from({ length: LOAD_BATCHES }, () => syntheticBatch(1000));
@@ -152,7 +154,7 @@ async function latencyPart(): Promise<string[]> {
     return [
       `small ingest (10 spans) median: idle ${ms(idle.ingest)}, with ${ANALYTICS} analytics queries in flight ${ms(loaded.ingest)} (x${(loaded.ingest / idle.ingest).toFixed(1)})`,
       `trace read median: idle ${ms(idle.read)}, with ${ANALYTICS} analytics queries in flight ${ms(loaded.read)} (x${(loaded.read / idle.read).toFixed(1)})`,
-      `analytics queries answered meanwhile: ${analyticsDone} (${[...analyticsStatuses].map(([s, n]) => `${n}x ${s}`).join(', ')})`,
+      `analytics queries answered meanwhile: ${analyticsDone} in ${analyticsSeconds.toFixed(1)} s, ${(analyticsDone / analyticsSeconds).toFixed(1)}/s (${[...analyticsStatuses].map(([s, n]) => `${n}x ${s}`).join(', ')})`,
       `under ${SENDERS} ingest senders (${Math.round((LOAD_BATCHES * 1000) / seconds).toLocaleString('en-US')} spans/s, ${retries} retries): ` +
         `/healthz p50 ${ms(quantile(health, 0.5))} p95 ${ms(quantile(health, 0.95))} max ${ms(Math.max(...health))} (${health.length} probes); ` +
         `GET /api/projects p95 ${ms(quantile(projects, 0.95))}`,
