@@ -8,8 +8,7 @@
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { param, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
-import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
+import { cpuBoundRead } from '../../helpers/cpu-bound-read.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 
 const NICE = 7;
@@ -53,13 +52,7 @@ function mayChangePriority(): boolean {
 /** A CPU-bound statement on `lane`, stopped by its time limit after about `seconds`. */
 function cpuBound(lane: 'analytics' | 'interactive', seconds: number): Promise<unknown> {
   const scope = { tenantId, projectId };
-  return svc.service.deps.ch
-    .read(
-      sql`SELECT count() AS n FROM (SELECT number, ${param('String', tenantId)} AS tenant_id, ${param('String', projectId)} AS project_id FROM numbers(1000000000000))
-            WHERE ${tenantGuard(scope)} AND sipHash64(number) % 7 = 3`,
-      { lane, scope, timeoutSeconds: seconds },
-    )
-    .catch((error: unknown) => error);
+  return svc.service.deps.ch.read(cpuBoundRead(scope), { lane, scope, timeoutSeconds: seconds }).catch((error: unknown) => error);
 }
 
 /** The most threads seen at `nice` at once while `statement` runs (sampled every 50 ms). */

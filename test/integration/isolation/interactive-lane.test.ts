@@ -12,6 +12,7 @@ import { param, sql } from '../../../src/platform/clickhouse/sql/fragment.js';
 import { tenantGuard } from '../../../src/platform/clickhouse/sql/tenant-guard.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { sendRuns } from '../../helpers/otlp-json.js';
+import { cpuBoundRead } from '../../helpers/cpu-bound-read.js';
 
 let svc: TestService;
 let tenantId: string;
@@ -41,11 +42,7 @@ function longAnalytics(seconds: number): { done: Promise<unknown>; finished: () 
   const scope = { tenantId, projectId };
   let over = false;
   const done = svc.service.deps.ch
-    .read(
-      sql`SELECT count() AS n FROM (SELECT number, ${param('String', tenantId)} AS tenant_id, ${param('String', projectId)} AS project_id FROM numbers(1000000000000))
-            WHERE ${tenantGuard(scope)} AND sipHash64(number) % 7 = 3`,
-      { lane: 'analytics', scope, timeoutSeconds: seconds },
-    )
+    .read(cpuBoundRead(scope), { lane: 'analytics', scope, timeoutSeconds: seconds })
     .catch((error: unknown) => error)
     .finally(() => (over = true));
   return { done, finished: () => over };
@@ -87,9 +84,7 @@ describe('interactive lane', () => {
     const scope = { tenantId, projectId };
     // Two long reads take the lane's two slots, a third waits (queue bound 1), a fourth is refused.
     const slow = () =>
-      ch.read(sql`SELECT count() FROM (SELECT number, ${param('String', tenantId)} AS tenant_id, ${param('String', projectId)} AS project_id FROM numbers(1000000000000)) WHERE ${tenantGuard(scope)} AND sipHash64(number) % 7 = 3`, {
-        lane: 'interactive', scope, timeoutSeconds: 4,
-      }).catch((error: unknown) => error);
+      ch.read(cpuBoundRead(scope), { lane: 'interactive', scope, timeoutSeconds: 4 }).catch((error: unknown) => error);
     const held = [slow(), slow(), slow()];
     await waitUntil(() => ch.gates.interactive.load.running === 2 && ch.gates.interactive.load.queued === 1, 'the interactive lane to fill');
     expect(ch.gates.analytics.load.running).toBe(0);
