@@ -9,8 +9,9 @@ import { runGenAiSupportAgent } from '../../unit/ingest/fixtures/gen-ai-agent-ru
 import { postOtlp, protobufBody, waitFor } from '../ingest/otlp-client.js';
 
 /**
- * A trace is listed from the request that stores its first spans (with include_unsettled=true),
- * marked `settled: false`, and its settled summary replaces that preview whichever lands first.
+ * A trace is listed from the request that stores its first spans (with include_unsettled=true; the
+ * preview is written just after that request is answered), marked `settled: false`, and its settled
+ * summary replaces that preview whichever lands first.
  */
 
 function recordRun(projectId: string): { spans: ReadableSpan[]; traceId: string } {
@@ -50,8 +51,12 @@ describe('a trace not settled yet', () => {
     await svc?.stop();
   });
 
-  it('is listed with include_unsettled as soon as its spans are acknowledged, settled: false', async () => {
-    const rows = (await listed(svc, project.id, '&include_unsettled=true')).filter((t) => t.id === run.traceId);
+  it('is listed with include_unsettled moments after its spans are acknowledged, settled: false', async () => {
+    // The writer writes the preview right after answering (long before the 120 s settle).
+    const rows = await waitFor(async () => {
+      const found = (await listed(svc, project.id, '&include_unsettled=true')).filter((t) => t.id === run.traceId);
+      return found.length > 0 ? found : undefined;
+    }, 5_000, 'the trace listed unsettled');
     expect(rows).toHaveLength(1);
     const [row] = rows;
     expect(row.settled).toBe(false);
