@@ -103,6 +103,8 @@ export interface TraceSummary {
    * ancestry may have been open in its request, which then wrote no row).
    */
   generations: GenerationCompletedRow[];
+  /** Model-call spans below their call's outermost span: the call's row is not theirs (model-calls.ts). */
+  innerCalls: NormalizedSpan[];
   usage: TraceUsage;
   tree: SpanTree;
 }
@@ -306,10 +308,13 @@ export function summarizeTrace(spans: NormalizedSpan[], options: SummarizeOption
   };
   const tools = toolSpans.map((s) => toolCalledRow(s, tree, options.origin, agentName));
   const generationRows: GenerationCompletedRow[] = [];
+  const innerCalls: NormalizedSpan[] = [];
   for (const [holder, call] of calls.holders) {
     if (call.spans.length > 1 || holder.parentSpanId !== '') generationRows.push(generationRow(holder, call, options.origin));
+    // Outermost first: the rest are the call's inner spans.
+    for (let i = 1; i < call.spans.length; i++) innerCalls.push(call.spans[i]);
   }
-  return { processed, trace, tools, generations: generationRows, usage, tree };
+  return { processed, trace, tools, generations: generationRows, innerCalls, usage, tree };
 }
 
 /**

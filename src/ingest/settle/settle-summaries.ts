@@ -69,6 +69,18 @@ export interface SettledTrace {
 export interface SettledRound {
   bodies: Record<SettleTable, Uint8Array>;
   traces: SettledTrace[];
+  /** Model-call spans below the span holding their call's row (stale-call-rows.ts): none of them may keep a row. */
+  innerCalls: InnerCallSpan[];
+}
+
+/** A model-call span that holds no generation.completed row: its call's row is at an outer span. */
+export interface InnerCallSpan {
+  tenantId: string;
+  projectId: string;
+  traceId: string;
+  spanId: string;
+  /** The span's `timestamp`: what a row it held would be keyed by. */
+  timestamp: string;
 }
 
 /** A task's rows by table, collected trace by trace. */
@@ -79,6 +91,7 @@ class SettleRows {
   readonly summaries: TraceRow[] = [];
   readonly content: TraceContentRow[] = [];
   readonly traces: SettledTrace[] = [];
+  readonly innerCalls: InnerCallSpan[] = [];
 
   add(summary: Omit<TraceSummary, 'tree'>, toolRewrites: ToolCalledRow[], generationRewrites: GenerationCompletedRow[], hook: ProcessedTrace, spans: NormalizedSpan[]): void {
     for (const r of toolRewrites) this.tools.push(r);
@@ -87,6 +100,10 @@ class SettleRows {
     this.summaries.push(summary.trace);
     for (const r of traceContentRows(spans, { timestamp: summary.trace.timestamp, processedAt: summary.trace.processed_at })) this.content.push(r);
     this.traces.push({ hook: packHook(hook), hookBytes: approximateBytes(hook) });
+    // An inner span of a call may hold a row an earlier settle wrote before the call's outer span arrived.
+    for (const span of summary.innerCalls) {
+      this.innerCalls.push({ tenantId: span.tenantId, projectId: span.projectId, traceId: span.traceId, spanId: span.spanId, timestamp: span.timestamp });
+    }
   }
 
   round(): SettledRound {
@@ -99,6 +116,7 @@ class SettleRows {
         trace_content: encodeBody(this.content, contentValues),
       },
       traces: this.traces,
+      innerCalls: this.innerCalls,
     };
   }
 }

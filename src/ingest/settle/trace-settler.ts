@@ -18,6 +18,7 @@ import { readTraceLogsBytes } from '../../spans/stored-log-records.js';
 import type { TracePricing } from '../../spans/trace-pricing.js';
 import type { Origin } from '../../spans/origin.js';
 import { settleSummariesTask } from './settle-summaries.js';
+import { removeStaleCallRows } from './stale-call-rows.js';
 import type { Metrics, SettlePhase } from '../../platform/metrics/metrics.js';
 import type { LoggedProjects } from './logged-projects.js';
 import { UnendedClaims } from './unended-claims.js';
@@ -418,6 +419,8 @@ export class TraceSettler {
     await this.timed('write', async () => {
       await insert('event_tool_called');
       await insert('event_generation_completed');
+      // After the holders' rows: a call is never without its row.
+      await removeStaleCallRows(ch, settled.flatMap((s) => s.innerCalls), this.options.logger);
       await insert('event_trace_processed');
       await insert('traces');
       // After the summary: a trace is listed (and so searched) from its traces row, and its content

@@ -48,7 +48,7 @@ export interface FlushedSpan extends TraceKeyLike {
 }
 
 /** `tenant/project/trace/span` as text, the same on every table whatever its id types. */
-function keyText(table: InsertTable): Fragment {
+export function spanKeyText(table: InsertTable): Fragment {
   const { trace, span } = TABLES[table];
   const traceText = trace === 'text' ? 'trace_id' : storedIdText('uuid', 'trace_id');
   const spanText = span === 'text' ? 'span_id' : storedIdText('hex64', 'span_id');
@@ -69,6 +69,6 @@ export async function removeUnstoredRows(
 ): Promise<boolean> {
   if (spans.length === 0) return true;
   const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
-  const deletes = (Object.keys(TABLES) as InsertTable[]).map((table) => ({ table, where: sql`${keyText(table)} IN ${param('Array(String)', keys)}` }));
+  const deletes = (Object.keys(TABLES) as InsertTable[]).map((table) => ({ table, where: sql`${spanKeyText(table)} IN ${param('Array(String)', keys)}` }));
   return (await lightweightDelete(ch, deletes, { lane: 'ingest', waitMs, afterSubmit })).applied;
 }

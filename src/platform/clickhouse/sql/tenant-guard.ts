@@ -77,6 +77,11 @@ export interface TraceKeyLike {
  * tenants; callers keep only rows whose full key they asked for.
  */
 export function traceKeysGuard(keys: readonly TraceKeyLike[]): Fragment {
-  const set = (pick: (k: TraceKeyLike) => string) => param('Array(String)', [...new Set(keys.map(pick))]);
-  return sql`tenant_id IN ${set((k) => k.tenantId)} AND project_id IN ${set((k) => k.projectId)} AND trace_id IN ${set((k) => k.traceId)}`;
+  return sql`${projectKeysGuard(keys)} AND trace_id IN ${param('Array(String)', [...new Set(keys.map((k) => k.traceId))])}`;
+}
+
+/** The rows of a set of projects across tenants: tenant and project each in its set (over-selects like traceKeysGuard). */
+export function projectKeysGuard(keys: readonly Omit<TraceKeyLike, 'traceId'>[]): Fragment {
+  const set = (pick: (k: Omit<TraceKeyLike, 'traceId'>) => string) => param('Array(String)', [...new Set(keys.map(pick))]);
+  return sql`tenant_id IN ${set((k) => k.tenantId)} AND project_id IN ${set((k) => k.projectId)}`;
 }
