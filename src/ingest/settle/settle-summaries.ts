@@ -73,15 +73,12 @@ export interface SettledRound {
   innerCalls: InnerCallSpan[];
 }
 
-/** A model-call span that holds no generation.completed row: its call's row is at an outer span. */
-export interface InnerCallSpan {
-  tenantId: string;
-  projectId: string;
-  traceId: string;
-  spanId: string;
-  /** The span's `timestamp`: what a row it held would be keyed by. */
-  timestamp: string;
-}
+/**
+ * A model-call span that holds no generation.completed row (its call's row is at an outer span): its
+ * key and `timestamp`, what a row it held would be keyed by — not the whole span, which would cross
+ * back from the pool with its attributes.
+ */
+export type InnerCallSpan = Pick<NormalizedSpan, 'tenantId' | 'projectId' | 'traceId' | 'spanId' | 'timestamp'>;
 
 /** A task's rows by table, collected trace by trace. */
 class SettleRows {

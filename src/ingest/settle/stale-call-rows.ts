@@ -3,7 +3,7 @@ import type { ClickHouseStore } from '../../platform/clickhouse/clickhouse.js';
 import { lightweightDelete } from '../../platform/clickhouse/lightweight-delete.js';
 import { param, raw, sql } from '../../platform/clickhouse/sql/fragment.js';
 import { projectKeysGuard } from '../../platform/clickhouse/sql/tenant-guard.js';
-import { DELETE_WAIT_MS, spanKeyText } from '../write/unstored-rows.js';
+import { DELETE_WAIT_MS, spanKey, spanKeyText } from '../write/unstored-rows.js';
 import type { InnerCallSpan } from './settle-summaries.js';
 
 /**
@@ -24,7 +24,7 @@ import type { InnerCallSpan } from './settle-summaries.js';
 export async function removeStaleCallRows(ch: ClickHouseStore, spans: readonly InnerCallSpan[], logger: Logger): Promise<number> {
   if (spans.length === 0) return 0;
   const key = spanKeyText('event_generation_completed');
-  const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
+  const keys = [...new Set(spans.map(spanKey))];
   const found = await ch.read<{ key: string }>(
     sql`SELECT DISTINCT ${key} AS key FROM ${raw(ch.table('event_generation_completed'))}
         WHERE ${projectKeysGuard(spans)}

@@ -47,6 +47,9 @@ export interface FlushedSpan extends TraceKeyLike {
   spanId: string;
 }
 
+/** A span's `tenant/project/trace/span` key: what spanKeyText reads from a row. */
+export const spanKey = (s: FlushedSpan): string => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`;
+
 /** `tenant/project/trace/span` as text, the same on every table whatever its id types. */
 export function spanKeyText(table: InsertTable): Fragment {
   const { trace, span } = TABLES[table];
@@ -68,7 +71,7 @@ export async function removeUnstoredRows(
   afterSubmit?: () => Promise<void>,
 ): Promise<boolean> {
   if (spans.length === 0) return true;
-  const keys = [...new Set(spans.map((s) => `${s.tenantId}/${s.projectId}/${s.traceId}/${s.spanId}`))];
+  const keys = [...new Set(spans.map(spanKey))];
   const deletes = (Object.keys(TABLES) as InsertTable[]).map((table) => ({ table, where: sql`${spanKeyText(table)} IN ${param('Array(String)', keys)}` }));
   return (await lightweightDelete(ch, deletes, { lane: 'ingest', waitMs, afterSubmit })).applied;
 }
