@@ -468,6 +468,28 @@ describe('a shard down', () => {
   });
 });
 
+/**
+ * `wait`, and when it fails, its error with what both servers say of themselves: their latest errors
+ * (system.errors) and the statements they are running (system.processes). A server logs nowhere a
+ * test can read, so this is what tells a slow recovery from a stuck one.
+ */
+async function withServerState<T>(wait: () => Promise<T>): Promise<T> {
+  try {
+    return await wait();
+  } catch (error) {
+    const states = await Promise.all(direct.map(async (client, i) => {
+      try {
+        const errors = await rows<Record<string, unknown>>(client, `SELECT name, value, last_error_time, substring(last_error_message, 1, 200) AS message FROM system.errors WHERE last_error_time > now() - 300 ORDER BY last_error_time DESC LIMIT 5`);
+        const running = await rows<Record<string, unknown>>(client, `SELECT elapsed, substring(query, 1, 120) AS query FROM system.processes ORDER BY elapsed DESC LIMIT 5`);
+        return `server ${i + 1}: errors ${JSON.stringify(errors)}; running ${JSON.stringify(running)}`;
+      } catch (stateError) {
+        return `server ${i + 1}: no answer (${String(stateError)})`;
+      }
+    }));
+    throw new Error(`${(error as Error).message}\n${states.join('\n')}`, { cause: error });
+  }
+}
+
 describe('a shard frozen', () => {
   it('reads answer 503/504 with a clear code within their limit, ingest 503 with Retry-After, nothing acknowledged lost or doubled once it resumes', { timeout: 300_000 }, async () => {
     const project = await front[0].newProject('shard-frozen');
@@ -510,17 +532,17 @@ describe('a shard frozen', () => {
     expect(refused).not.toBeNull();
     let last = '';
     const seen = (what: string) => () => `${what}: last answer ${last}; shard 2 said ${servers[1].output().slice(-2000)}`;
-    await waitFor(async () => {
+    await withServerState(() => waitFor(async () => {
       const read = await traces();
       last = `${read.status} ${JSON.stringify(read.body)}`;
       return read.status === 200 ? true : undefined;
-    }, 90_000, seen('reads to answer again'));
+    }, 90_000, seen('reads to answer again')));
     // The refused run re-sent, as an exporter does, until it is taken.
-    await waitFor(async () => {
+    await withServerState(() => waitFor(async () => {
       const answer = await post(refused!.body);
       last = `${answer.status} ${answer.body.toString('latin1').slice(0, 300)}`;
       return answer.status === 200 ? true : undefined;
-    }, 90_000, seen('the refused run to be taken'));
+    }, 90_000, seen('the refused run to be taken')));
     acknowledged.push(refused!.traceId);
     // Every acknowledged trace once: its three spans, each stored once (every row version counted, no FINAL).
     for (const traceId of acknowledged) {
