@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/app/project-root.js';
 import { migrateClickHouse, migratePostgres } from '../../../src/platform/migrations.js';
+import { copyMigratedStores } from '../../helpers/migrated-stores.js';
 import { BOOTSTRAP_KEY, removeDir, spawnService, startTestService } from '../../helpers/service.js';
 import { tempDataDir } from '../../helpers/temp-dir.js';
 
@@ -70,6 +71,8 @@ describe('service lifecycle', () => {
   it('creates tenants, users and keys from the admin CLI', { timeout: 180_000 }, async () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
+    // An installed deployment's stores, migrated (a first start on empty stores is the test above).
+    await copyMigratedStores(dataDir, { postgres: true, clickhouse: true });
     const cli = (...args: string[]) =>
       run(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/admin.ts'), ...args], {
         cwd: projectRoot,
