@@ -71,7 +71,7 @@ describe('service lifecycle', () => {
   it('creates tenants, users and keys from the admin CLI', { timeout: 180_000 }, async () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
-    // An installed deployment's stores, migrated (a first start on empty stores is the test above).
+    // An installed deployment's stores, migrated (services starting on empty stores: migrations-once.test.ts).
     await copyMigratedStores(dataDir, { postgres: true, clickhouse: true });
     const cli = (...args: string[]) =>
       run(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/admin.ts'), ...args], {
