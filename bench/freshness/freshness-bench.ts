@@ -22,8 +22,11 @@
  *    in trace.processed (analytics query), to time acknowledged → listed and acknowledged →
  *    processed. Every second the metrics endpoint gives the settle queue's depth and
  *    oldest due age, and /proc the service's RSS; and, for the seconds around any oldest due age past
- *    --detail-over-ms (default: --lag-ok-ms), what settling, the flushes and the engine were doing
- *    (freshness-seconds.ts): those seconds are printed in full after the rate's table.
+ *    --detail-over-ms (default: --lag-ok-ms), or any longest decoding wait for the compute worker
+ *    past --detail-prepare-over-ms (default: none), what settling, decoding, the flushes and the
+ *    engine were doing (freshness-seconds.ts): those seconds are printed in full after the rate's table.
+ *    Over the offered seconds it also reads the machine's busy share (/proc/stat) and the CPU of the
+ *    service process and its PostgreSQL per 1000 spans sent.
  * 3. A rate's lag is bounded when the oldest due trace never waited longer than --lag-ok-ms and
  *    no request was refused for settle lag. Prints per rate, then last:
  *      accepted burst rate: N spans/s
@@ -31,9 +34,11 @@
  *
  * Between rates the service drains its settle queue; one service serves every rate.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import { syntheticBatch, type TraceShape } from '../../test/helpers/synthetic-batch.js';
 import { sendBatches } from '../otlp-senders.js';
+import { descendantsCpu, threadCpu } from '../ingest/cpu-split.js';
 import { BENCH_KEY, numberArg, startServiceProcess, type ServiceProcess } from '../service-process.js';
 import { freePortNumber, percentile, scrapeGauges } from './freshness-probes.js';
 import { printAroundSpikes, SecondSampler, type SecondSample } from './freshness-seconds.js';
@@ -55,6 +60,7 @@ const settleMs = numberArg('settle-ms', 3000);
 const maxLagMs = numberArg('max-lag-ms', 30_000);
 const lagOkMs = numberArg('lag-ok-ms', settleMs + 5000);
 const detailOverMs = numberArg('detail-over-ms', lagOkMs);
+const detailPrepareOverMs = numberArg('detail-prepare-over-ms', Infinity);
 const requestsPerTick = Math.max(1, numberArg('requests-per-tick', 1));
 
 /** A deterministic 10–50 span count and failure for trace `n`. */
@@ -86,6 +92,22 @@ interface RateResult {
   webhook: number[];
   series: SecondSample[];
   bounded: boolean;
+  /** Over the offered seconds: the machine's busy share (both cores = 1), and CPU ms of the service process and of its PostgreSQL. */
+  machineBusy: number;
+  serviceCpuMs: number;
+  postgresCpuMs: number;
+}
+
+/** Busy and total jiffies of the whole machine (/proc/stat's first line; idle and iowait count as not busy). */
+function machineJiffies(): { busy: number; total: number } {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, n) => sum + n, 0);
+  return { busy: total - fields[3] - fields[4], total };
+}
+
+/** CPU nanoseconds of the service process (every thread) and of its PostgreSQL processes. */
+function serviceCpuNs(pid: number): { service: number; postgres: number } {
+  return { service: [...threadCpu(pid).cpu.values()].reduce((sum, ns) => sum + ns, 0), postgres: descendantsCpu(pid) };
 }
 
 /** Webhook arrivals by the failing tool named in the issue title. */
@@ -115,7 +137,9 @@ let nextProbe = 0;
 async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaited<ReturnType<typeof startReceiver>>, rate: number, firstTrace: number): Promise<{ result: RateResult; nextTrace: number }> {
   let trace = firstTrace;
   const ticks = new TickBatches();
-  const result: RateResult = { offered: rate, sent: 0, dropped: 0, refusedBy: {}, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true };
+  const result: RateResult = { offered: rate, sent: 0, dropped: 0, refusedBy: {}, listed: [], processed: [], issueOpened: [], webhook: [], series: [], bounded: true, machineBusy: 0, serviceCpuMs: 0, postgresCpuMs: 0 };
+  const machineBefore = machineJiffies();
+  const cpuBefore = serviceCpuNs(svc.pid);
   const probeAck = new Map<string, number>();
   const failAck = new Map<string, number>();
   const pendingListed = new Set<string>();
@@ -214,45 +238,59 @@ async function runRate(svc: ServiceProcess, metricsUrl: string, receiver: Awaite
   };
   const watcher = setInterval(() => void watch(), 1000);
 
-  const poll = async () => {
-    try {
-      await Promise.all(
-        [...pendingListed].map(async (probe) => {
-          const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${probe}&limit=1&include_unsettled=true`);
-          if (list.traces.length > 0 && pendingListed.delete(probe)) result.listed.push(Date.now() - probeAck.get(probe)!);
-        }),
-      );
-      // The oldest pending probes first, at most the 20 values an `in` filter accepts.
-      const names = [...pendingProcessed].slice(0, 20);
-      if (names.length > 0) {
-        const end = new Date(Date.now() + 3_600_000).toISOString().slice(0, 14) + '00:00Z';
-        const start = new Date(Date.now() - 3_600_000).toISOString().slice(0, 14) + '00:00Z';
-        const answer = await api(svc, 'POST', `/projects/${svc.project}/analytics/query`, {
-          from: 'trace.processed', start, end_exclusive: end,
-          measures: [{ as: 'n', agg: 'count' }],
-          group_by: [{ field: 'agent_name' }],
-          filters: [{ field: 'agent_name', op: 'in', value: names }],
-        });
-        const now = Date.now();
-        for (const row of answer.rows as { agent_name: string }[]) {
-          if (pendingProcessed.delete(row.agent_name)) result.processed.push(now - probeAck.get(row.agent_name)!);
-        }
-      }
-    } catch (error) {
-      console.error(`probe poll failed: ${String(error)}`);
+  // Each probe read polls on its own and never overlaps itself, as someone refreshing a page waits
+  // for the answer: a slow answer delays that probe's next look (and its figure), it does not pile
+  // further reads onto a busy service.
+  const pollListed = async () => {
+    await Promise.all(
+      [...pendingListed].map(async (probe) => {
+        const list = await api(svc, 'GET', `/projects/${svc.project}/traces?thread_id=${probe}&limit=1&include_unsettled=true`);
+        if (list.traces.length > 0 && pendingListed.delete(probe)) result.listed.push(Date.now() - probeAck.get(probe)!);
+      }),
+    );
+  };
+  const pollProcessed = async () => {
+    // The oldest pending probes first, at most the 20 values an `in` filter accepts.
+    const names = [...pendingProcessed].slice(0, 20);
+    if (names.length === 0) return;
+    const end = new Date(Date.now() + 3_600_000).toISOString().slice(0, 14) + '00:00Z';
+    const start = new Date(Date.now() - 3_600_000).toISOString().slice(0, 14) + '00:00Z';
+    const answer = await api(svc, 'POST', `/projects/${svc.project}/analytics/query`, {
+      from: 'trace.processed', start, end_exclusive: end,
+      measures: [{ as: 'n', agg: 'count' }],
+      group_by: [{ field: 'agent_name' }],
+      filters: [{ field: 'agent_name', op: 'in', value: names }],
+    });
+    const now = Date.now();
+    for (const row of answer.rows as { agent_name: string }[]) {
+      if (pendingProcessed.delete(row.agent_name)) result.processed.push(now - probeAck.get(row.agent_name)!);
     }
   };
-  const poller = setInterval(() => void poll(), 250);
+  const pollers = [pollListed, pollProcessed].map((read) => {
+    let running = false;
+    return setInterval(() => {
+      if (running) return;
+      running = true;
+      read()
+        .catch((error) => console.error(`probe poll failed: ${String(error)}`))
+        .finally(() => (running = false));
+    }, 250);
+  });
 
   await new Promise((r) => setTimeout(r, duration * 1000));
   clearInterval(ticker);
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  const machineAfter = machineJiffies();
+  const cpuAfter = serviceCpuNs(svc.pid);
+  result.machineBusy = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total);
+  result.serviceCpuMs = (cpuAfter.service - cpuBefore.service) / 1e6;
+  result.postgresCpuMs = (cpuAfter.postgres - cpuBefore.postgres) / 1e6;
   // What was acknowledged still settles: wait (bounded) for the probes and the webhooks.
   const drainDeadline = Date.now() + Math.max(30_000, maxLagMs + settleMs + 10_000);
   while (Date.now() < drainDeadline && (pendingListed.size > 0 || pendingProcessed.size > 0 || [...failAck.keys()].some((f) => !receiver.arrivals.has(f)))) {
     await new Promise((r) => setTimeout(r, 500));
   }
-  clearInterval(poller);
+  for (const poller of pollers) clearInterval(poller);
   clearInterval(watcher);
   for (const [tool, ack] of failAck) {
     const arrival = receiver.arrivals.get(tool);
@@ -278,6 +316,8 @@ function report(r: RateResult): void {
   console.log(`  acknowledged -> trace.processed:       ${ms(r.processed)}`);
   console.log(`  failing run  -> issue opened:          ${ms(r.issueOpened)}`);
   console.log(`  failing run  -> webhook delivered:     ${ms(r.webhook)}`);
+  const perK = (cpuMs: number) => (r.sent > 0 ? ((1000 * cpuMs) / r.sent).toFixed(1) : '-');
+  console.log(`  machine busy ${Math.round(r.machineBusy * 1000)} ‰ (both cores = 1000); CPU per 1000 spans sent: service ${perK(r.serviceCpuMs)} ms, its PostgreSQL ${perK(r.postgresCpuMs)} ms`);
   const step = Math.max(1, Math.ceil(r.series.length / 12));
   const rows = r.series.filter((_s, i) => i % step === 0 || i === r.series.length - 1);
   // Traces settled between two printed rows, the share of them read back from ClickHouse (not held
@@ -295,7 +335,7 @@ function report(r: RateResult): void {
       .join(', ');
     console.log(`  ${String(Math.round(s.t)).padStart(4)}  ${String(s.depth).padStart(11)}  ${s.oldestS.toFixed(1).padStart(13)}  ${String(s.rssMiB).padStart(8)}  ${String(settled).padStart(7)}  ${share.padStart(9)}  ${reasons}`);
   });
-  printAroundSpikes(r.series, detailOverMs);
+  printAroundSpikes(r.series, detailOverMs, detailPrepareOverMs);
   console.log(`  lag ${r.bounded ? 'bounded' : 'NOT bounded'} (oldest due age limit ${lagOkMs} ms)`);
 }
 

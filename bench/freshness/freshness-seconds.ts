@@ -35,6 +35,8 @@ export interface SecondSample {
   summaryRunSeconds: number;
   /** The longest wait for a worker of the ingest prepare tasks that ended in this second (bucket bound). */
   prepareWaitLongest: number | null;
+  /** Seconds the ingest prepare tasks that ended in this second ran on a worker. */
+  prepareRunSeconds: number;
   /** The longest of each flush step in this second (bucket bound). */
   flushLongest: Record<(typeof FLUSH_PHASES)[number], number | null>;
   hooksPending: number;
@@ -88,6 +90,7 @@ export class SecondSampler {
     }
     const summaries = delta('lookout_compute_task_duration_seconds', { task: 'settle-summaries' });
     const summaryWaits = delta('lookout_compute_task_wait_seconds', { task: 'settle-summaries' });
+    const prepares = delta('lookout_compute_task_duration_seconds', { task: 'prepare-ingest' });
     const prepareWaits = delta('lookout_compute_task_wait_seconds', { task: 'prepare-ingest' });
     const flushLongest = {} as SecondSample['flushLongest'];
     for (const phase of FLUSH_PHASES) flushLongest[phase] = delta('lookout_ingest_flush_phase_duration_seconds', { phase }).longest;
@@ -102,6 +105,7 @@ export class SecondSampler {
       claimLongest,
       summaryRunSeconds: Math.max(0, summaries.sum - summaryWaits.sum),
       prepareWaitLongest: prepareWaits.longest,
+      prepareRunSeconds: Math.max(0, prepares.sum - prepareWaits.sum),
       flushLongest,
       hooksPending: gauge('lookout_trace_hooks_pending'),
       merges: gauge('lookout_clickhouse_merges_running'),
@@ -125,7 +129,7 @@ function bound(le: number | null): string {
 }
 
 const HEADER =
-  '     t  depth oldest | rounds longest  claim  read  summ   run write hooks finish | prepare wait | flush: register  check insert record | hooks | merges  largest: MB  rows read    %     s | spans parts | loop max ms';
+  '     t  depth oldest | rounds longest  claim  read  summ   run write hooks finish | prepare wait   run | flush: register  check insert record | hooks | merges  largest: MB  rows read    %     s | spans parts | loop max ms';
 
 function line(s: SecondSample, past: boolean): string {
   const p = s.settleSeconds;
@@ -134,7 +138,7 @@ function line(s: SecondSample, past: boolean): string {
   return [
     `${past ? '*' : ' '}${String(Math.round(s.t)).padStart(5)} ${String(s.depth).padStart(6)} ${s.oldestS.toFixed(1).padStart(6)}`,
     `${String(s.rounds).padStart(6)} ${bound(s.roundLongest).padStart(7)} ${bound(s.claimLongest).padStart(6)} ${sec(p.read)} ${sec(p.summarize)} ${sec(s.summaryRunSeconds)} ${sec(p.write)} ${sec(p.hooks)} ${sec(p.finish).padStart(6)}`,
-    `${bound(s.prepareWaitLongest).padStart(12)}`,
+    `${bound(s.prepareWaitLongest).padStart(12)} ${sec(s.prepareRunSeconds)}`,
     `      ${bound(f.register).padStart(9)} ${bound(f.check).padStart(6)} ${bound(f.insert).padStart(6)} ${bound(f.record).padStart(6)}`,
     `${String(s.hooksPending).padStart(5)}`,
     `${String(s.merges).padStart(6)} ${(s.mergeBytes / 1048576).toFixed(0).padStart(12)} ${String(s.mergeRowsRead).padStart(10)} ${(s.mergeProgress * 100).toFixed(0).padStart(4)} ${s.mergeElapsedS.toFixed(0).padStart(5)}`,
@@ -144,15 +148,17 @@ function line(s: SecondSample, past: boolean): string {
 }
 
 /**
- * Prints, for every second whose oldest due age passes `overMs`, the seconds from AROUND before to
- * AROUND after it (overlapping stretches merged; the seconds past the limit marked `*`). Settle step
- * columns are the seconds spent in each step by the rounds that ended in that second.
+ * Prints, for every second whose oldest due age passes `overMs` or whose longest decoding wait
+ * passes `prepareOverMs` (by its bucket's upper bound: a wait in (1, 2.5] s passes 1000), the seconds from AROUND
+ * before to AROUND after it (overlapping stretches merged; the seconds past a limit marked `*`).
+ * Settle step columns are the seconds spent in each step by the rounds that ended in that second.
  */
-export function printAroundSpikes(series: SecondSample[], overMs: number): void {
-  const past = series.map((s) => s.oldestS * 1000 > overMs);
+export function printAroundSpikes(series: SecondSample[], overMs: number, prepareOverMs = Infinity): void {
+  const past = series.map((s) => s.oldestS * 1000 > overMs || (s.prepareWaitLongest ?? 0) * 1000 > prepareOverMs);
   const shown = series.map((_s, i) => past.slice(Math.max(0, i - AROUND), i + AROUND + 1).some(Boolean));
   if (!shown.some(Boolean)) return;
-  console.log(`  seconds around the oldest due age passing ${overMs} ms (settle steps: seconds spent; longest: bucket bound, s):`);
+  const prepare = Number.isFinite(prepareOverMs) ? ` or the longest decoding wait passing ${prepareOverMs} ms` : '';
+  console.log(`  seconds around the oldest due age passing ${overMs} ms${prepare} (settle steps: seconds spent; longest: bucket bound, s):`);
   console.log(`  ${HEADER}`);
   let gap = false;
   for (const [i, s] of series.entries()) {
