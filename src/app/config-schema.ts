@@ -133,8 +133,8 @@ const settle = {
 
 const compute = {
   COMPUTE_THREADS: setting(integer(), {
-    defaultText: 'cores − 1, at least 1',
-    doc: 'Worker threads for CPU-heavy work (OTLP decoding, row building, trace summaries, trace detail); `0` runs it on the event loop',
+    defaultText: 'cores − 1, at least 2',
+    doc: 'Worker threads for CPU-heavy work (OTLP decoding, row building, trace summaries, trace detail). From 2 up, decoding of ingest requests gets half of them (rounded up) and settling and reads the rest, so neither waits behind the other; `1` shares one worker, settling and reads first; `0` runs it all on the event loop',
   }),
   COMPUTE_HEAP_MB: setting(integer({ unit: 'MB' }), {
     default: 0,

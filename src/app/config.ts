@@ -14,9 +14,9 @@ export { ConfigError } from '../platform/settings/setting.js';
 
 export type Settings = SettingValues<typeof CONFIG_SCHEMA>;
 
-/** One compute thread per core but one (the event loop's), at least one. */
+/** One compute thread per core but one (the event loop's), at least two: one for decoding, one for settling and reads. */
 export function defaultComputeThreads(): number {
-  return Math.max(1, os.availableParallelism() - 1);
+  return Math.max(2, os.availableParallelism() - 1);
 }
 
 /**

@@ -3,7 +3,7 @@ import { Piscina, queueOptionsSymbol } from 'piscina';
 import { HttpError } from '../http/errors.js';
 import type { ComputeTask, ComputeTaskTable } from './compute-task.js';
 import type { ComputeWorkerReply } from './compute-worker-entry.js';
-import { ComputeQueue, type ComputeQueueOptions } from './compute-queue.js';
+import { ComputeQueue, type ComputeLine, type ComputeQueueOptions } from './compute-queue.js';
 import { HeapRoomError } from './heap-room.js';
 
 /**
@@ -22,6 +22,15 @@ import { HeapRoomError } from './heap-room.js';
  * The pool knows no task of its own: features declare task handles (compute-task.ts) and the
  * composition root binds them to implementations and names the worker module. `threads` 0 runs
  * every task inline on the calling thread (for tools and tests that want no threads).
+ *
+ * With two threads or more the two lines (compute-queue.ts) get workers of their own: decoding half
+ * of them (rounded up), settling and reads the rest. Neither then waits behind the other's backlog —
+ * with one shared worker decoding waited behind every settle round's summaries, seconds at a time
+ * under sustained load near capacity, and intake refused requests while settling kept up. Shared
+ * workers that take either kind of task cost more CPU per span than workers that keep to one (each
+ * compiles and collects for both: +10–20 % in the ingest benchmark, its V8 helper threads' time
+ * nearly doubled); own workers cost none of it (bench/README.md). With one thread both lines share
+ * it, settling and reads first.
  *
  * Each worker reports the thread CPU a task took (thread-cpu.ts); the pool sums it per task name
  * (`cpu`), and with a statistics file (the service's `statsFiles.compute` harness option) writes
@@ -83,9 +92,14 @@ export class ComputeOutOfMemoryError extends HttpError {
   }
 }
 
+/** Workers for each line out of `threads` (≥ 2): decoding gets half, rounded up; settling and reads the rest. */
+export function workersByLine(threads: number): Record<ComputeLine, number> {
+  return { intake: Math.ceil(threads / 2), first: Math.floor(threads / 2) };
+}
+
 export class ComputePool {
-  private readonly pool: Piscina | null;
-  private readonly queue = new ComputeQueue();
+  /** The Piscina pool each line's tasks go to (one pool for both lines with one thread); null inline. */
+  private readonly pools: Record<ComputeLine, { piscina: Piscina; queue: ComputeQueue }> | null;
   private readonly tasks: ComputeTaskTable;
   private readonly statsFile: string | null;
   private readonly cpuNs = new Map<string, number>();
@@ -107,27 +121,36 @@ export class ComputePool {
     this.threads = threads;
     this.statsFile = statsFile;
     this.heapMb = heapMb;
-    this.pool =
-      threads > 0
-        ? new Piscina({
-            filename: workerFile,
-            minThreads: threads,
-            maxThreads: threads,
-            // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
-            idleTimeout: Infinity,
-            // Two lines, settling and reads before intake (compute-queue.ts); a task taken but not
-            // placed goes back to the head of its line, not to the tail (Piscina's default, which
-            // moved one waiting task to the back each time a task ended).
-            taskQueue: this.queue,
-            stricterFIFO: true,
-            workerData: { measureCpu: statsFile !== null },
-            resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb(heapMb), ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) },
-          })
-        : null;
-    // A worker lost with no task of ours running is replaced by the pool; nothing to answer, only to note.
-    this.pool?.on('error', (error: unknown) => {
-      process.emitWarning(`compute worker failed outside a task: ${error instanceof Error ? error.message : String(error)}`);
-    });
+    const workerPool = (workers: number) => {
+      const queue = new ComputeQueue();
+      const piscina = new Piscina({
+        filename: workerFile,
+        minThreads: workers,
+        maxThreads: workers,
+        // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
+        idleTimeout: Infinity,
+        // Two lines, settling and reads before intake (compute-queue.ts); a task taken but not
+        // placed goes back to the head of its line, not to the tail (Piscina's default, which
+        // moved one waiting task to the back each time a task ended).
+        taskQueue: queue,
+        stricterFIFO: true,
+        workerData: { measureCpu: statsFile !== null },
+        resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb(heapMb), ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) },
+      });
+      // A worker lost with no task of ours running is replaced by the pool; nothing to answer, only to note.
+      piscina.on('error', (error: unknown) => {
+        process.emitWarning(`compute worker failed outside a task: ${error instanceof Error ? error.message : String(error)}`);
+      });
+      return { piscina, queue };
+    };
+    if (threads === 0) this.pools = null;
+    else if (threads === 1) {
+      const shared = workerPool(1);
+      this.pools = { first: shared, intake: shared };
+    } else {
+      const workers = workersByLine(threads);
+      this.pools = { first: workerPool(workers.first), intake: workerPool(workers.intake) };
+    }
   }
 
   /** Runs a task; `transfer` lists buffers handed to the worker without a copy (the caller must not use them after). */
@@ -135,7 +158,7 @@ export class ComputePool {
     const { name, line } = task;
     const onTask = this.onTask;
     const started = performance.now();
-    if (!this.pool) {
+    if (!this.pools) {
       try {
         return this.tasks.run(name, input) as Output;
       } catch (error) {
@@ -148,7 +171,7 @@ export class ComputePool {
     let reply: ComputeWorkerReply;
     try {
       const queued: ComputeQueueOptions = { line, sentAt: started };
-      reply = (await this.pool.run({ name, input, [queueOptionsSymbol]: queued }, { transferList: transfer })) as ComputeWorkerReply;
+      reply = (await this.pools[line].piscina.run({ name, input, [queueOptionsSymbol]: queued }, { transferList: transfer })) as ComputeWorkerReply;
     } catch (error) {
       // A failed task's time on the worker is not known: it is counted as run.
       onTask?.(name, (performance.now() - started) / 1000, 0);
@@ -169,17 +192,25 @@ export class ComputePool {
 
   /** Threads, the share of their time spent on tasks since start (0 to 1), and tasks waiting for a thread. */
   get load(): { threads: number; utilization: number; queued: number } {
-    if (!this.pool) return { threads: 0, utilization: 0, queued: 0 };
-    return { threads: this.threads, utilization: this.pool.utilization, queued: this.pool.queueSize };
+    if (!this.pools) return { threads: 0, utilization: 0, queued: 0 };
+    const pools = this.distinctPools();
+    // Each pool's utilization weighted by its threads: the share of all workers' time.
+    const busy = pools.reduce((sum, { piscina }) => sum + piscina.utilization * piscina.threads.length, 0);
+    const threads = pools.reduce((sum, { piscina }) => sum + piscina.threads.length, 0);
+    return { threads: this.threads, utilization: threads > 0 ? busy / threads : 0, queued: pools.reduce((sum, { piscina }) => sum + piscina.queueSize, 0) };
   }
 
   /** Milliseconds the longest-waiting intake task has waited for a worker so far (0 inline or none). */
   get intakeWaitMs(): number {
-    return this.queue.intakeWaitMs();
+    return this.pools?.intake.queue.intakeWaitMs() ?? 0;
+  }
+
+  private distinctPools(): { piscina: Piscina; queue: ComputeQueue }[] {
+    return this.pools ? [...new Set([this.pools.first, this.pools.intake])] : [];
   }
 
   async close(): Promise<void> {
-    await this.pool?.destroy();
+    await Promise.all(this.distinctPools().map(({ piscina }) => piscina.destroy()));
     if (!this.statsFile) return;
     const cpu: ComputeCpu = { msByTask: Object.fromEntries([...this.cpuNs].map(([name, ns]) => [name, ns / 1e6])), threadIds: [...this.tids] };
     fs.writeFileSync(this.statsFile, JSON.stringify(cpu));

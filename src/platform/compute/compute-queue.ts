@@ -23,11 +23,12 @@ function optionsOf(task: QueuedTask): ComputeQueueOptions {
 }
 
 /**
- * The compute pool's task queue: two first-in-first-out lines, `first` always served before
- * `intake`. In a single line a settle round's summary tasks wait behind the decoding of every
- * request admitted before them: under a sustained load near capacity (the freshness benchmark at
- * 0.8× of the burst rate) that was tens of seconds for the one worker, while the settle lag grew to
- * its bound.
+ * A compute pool's task queue: two first-in-first-out lines, `first` always served before
+ * `intake`. It orders the lines where they share workers (a pool of one thread); from two threads
+ * up each line has workers of its own (compute-pool.ts) and each queue holds one line. In a single
+ * line a settle round's summary tasks waited behind the decoding of every request admitted before
+ * them: under a sustained load near capacity (the freshness benchmark at 0.8× of the burst rate)
+ * that was tens of seconds for the one worker, while the settle lag grew to its bound.
  *
  * Piscina hands back a task it took but could not place; the pool runs with `stricterFIFO`, so it
  * comes back through unshift to the head of its own line, keeping the order.

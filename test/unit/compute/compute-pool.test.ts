@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createComputePool } from '../../../src/app/compute-tasks.js';
 import { prepareIngestTask } from '../../../src/ingest/write/ingest-prepare.js';
 import { otlpBatchTask } from '../../../src/lifecycle/otlp-export-lines.js';
+import { workersByLine } from '../../../src/platform/compute/compute-pool.js';
 import { ownedBytes } from '../../../src/platform/compute/owned-bytes.js';
 import { chainRequests } from '../../helpers/span-chain.js';
 
@@ -143,6 +144,46 @@ describe('compute pool', () => {
       } finally {
         await pool.close();
       }
+    });
+  });
+
+  describe('on two threads', () => {
+    const { bodies } = chainRequests({ length: 2000, usageEvery: 10, startMs: Date.UTC(2026, 10, 20) });
+    const text = JSON.stringify(bodies[0]);
+    const intake = (pool: ReturnType<typeof createComputePool>) => pool.run(prepareIngestTask, { body: body(text), encoding: 'json', tenantId: 't1', fixedProject: 'p1', origin });
+    const notIntake = (pool: ReturnType<typeof createComputePool>) => pool.run(otlpBatchTask, { rows: new Uint8Array(), startNs: '0', endNs: '1' });
+
+    it('gives each line a worker of its own: a first-line task never waits behind queued decoding, and each line keeps to its thread', async () => {
+      const statsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-compute-stats-')), 'stats.json');
+      const pool = createComputePool({ threads: 2, statsFile });
+      const heard: { name: string; waitSeconds: number }[] = [];
+      try {
+        await Promise.all([intake(pool), notIntake(pool)]); // both workers loaded
+        pool.onTask = (name, _seconds, waitSeconds) => heard.push({ name, waitSeconds });
+        const answered: string[] = [];
+        const decoding = Array.from({ length: 6 }, (_v, i) => intake(pool).then(() => answered.push(`intake ${i + 1}`)));
+        // Sent after six decodings: with workers shared by both lines it would wait for one running.
+        await notIntake(pool).then(() => answered.push('first'));
+        expect(pool.intakeWaitMs).toBeGreaterThan(0);
+        await Promise.all(decoding);
+        expect(answered[0]).toBe('first');
+        expect(answered.slice(1)).toEqual(['intake 1', 'intake 2', 'intake 3', 'intake 4', 'intake 5', 'intake 6']);
+        expect(pool.load.threads).toBe(2);
+      } finally {
+        await pool.close();
+      }
+      // The first-line task did not wait for a decoding to run; the last decoding waited for five.
+      const first = heard.find((h) => h.name === 'otlp-export-batch')!;
+      const decodings = heard.filter((h) => h.name === 'prepare-ingest');
+      expect(first.waitSeconds).toBeLessThan(Math.max(...decodings.map((h) => h.waitSeconds)));
+      const stats = JSON.parse(fs.readFileSync(statsFile, 'utf8')) as { threadIds: number[] };
+      expect(new Set(stats.threadIds).size).toBe(2);
+    });
+
+    it('splits the threads between the lines, decoding the larger half', () => {
+      expect(workersByLine(2)).toEqual({ intake: 1, first: 1 });
+      expect(workersByLine(3)).toEqual({ intake: 2, first: 1 });
+      expect(workersByLine(7)).toEqual({ intake: 4, first: 3 });
     });
   });
 });
