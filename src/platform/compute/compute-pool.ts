@@ -55,22 +55,26 @@ export interface ComputePoolOptions {
 }
 
 /**
- * Young generation of each worker (V8 splits it into two semi-spaces and a large-object space, so
- * 96 MB is 32 MB semi-spaces; V8's default is 16 MB semi-spaces, 48 MB in all). A task allocates a
- * request's or a settling group's temporaries — megabytes per 1000 spans — and with small
- * semi-spaces much of it survives two scavenges mid-task and is promoted, to be marked and
- * compacted later. A larger young generation saves a little CPU per task but lifts the peak RSS of
- * the overload benchmark past its 1 GiB bound; 96 MB keeps it under.
+ * Young generation of a worker that takes both kinds of task (one thread; V8 splits it into two
+ * semi-spaces and a large-object space, so 96 MB is 32 MB semi-spaces; V8's default is 16 MB
+ * semi-spaces, 48 MB in all). A task allocates a request's or a settling group's temporaries —
+ * megabytes per 1000 spans — and with small semi-spaces much of it survives two scavenges mid-task
+ * and is promoted, to be marked and compacted later. A larger young generation saves a little CPU
+ * per task but lifts the peak RSS of the overload benchmark past its 1 GiB bound; 96 MB keeps it
+ * under. Workers that keep to one line (two threads or more) get V8's default: measured against
+ * 96 MB each, the same CPU per span and ~100 MiB less at the overload peak (bench/README.md).
  */
-const WORKER_YOUNG_GENERATION_MB = 96;
+const SHARED_WORKER_YOUNG_GENERATION_MB = 96;
+const V8_DEFAULT_YOUNG_GENERATION_MB = 48;
 
 /**
  * A worker capped by COMPUTE_HEAP_MB keeps its young generation within a quarter of the cap (at
  * least V8's default): the cap is what an operator sets to bound memory, and 96 MB beside a
  * 48 MB old generation would defeat it.
  */
-export function youngGenerationMb(heapMb: number): number {
-  return heapMb > 0 ? Math.min(WORKER_YOUNG_GENERATION_MB, Math.max(48, Math.floor(heapMb / 4))) : WORKER_YOUNG_GENERATION_MB;
+export function youngGenerationMb(heapMb: number, threads = 1): number {
+  const uncapped = threads > 1 ? V8_DEFAULT_YOUNG_GENERATION_MB : SHARED_WORKER_YOUNG_GENERATION_MB;
+  return heapMb > 0 ? Math.min(uncapped, Math.max(V8_DEFAULT_YOUNG_GENERATION_MB, Math.floor(heapMb / 4))) : uncapped;
 }
 
 export interface ComputeCpu {
@@ -135,7 +139,7 @@ export class ComputePool {
         taskQueue: queue,
         stricterFIFO: true,
         workerData: { measureCpu: statsFile !== null },
-        resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb(heapMb), ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) },
+        resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb(heapMb, threads), ...(heapMb > 0 ? { maxOldGenerationSizeMb: heapMb } : {}) },
       });
       // A worker lost with no task of ours running is replaced by the pool; nothing to answer, only to note.
       piscina.on('error', (error: unknown) => {

@@ -34,10 +34,13 @@ describe('shared values for the compute pool', () => {
 });
 
 describe('worker young generation', () => {
-  it('is 96 MB uncapped and stays within a quarter of a heap cap (at least 48 MB)', () => {
+  it('is 96 MB uncapped for a worker taking both lines, V8\'s 48 MB for workers keeping to one, and stays within a quarter of a heap cap (at least 48 MB)', () => {
     expect(youngGenerationMb(0)).toBe(96);
     expect(youngGenerationMb(48)).toBe(48);
     expect(youngGenerationMb(320)).toBe(80);
     expect(youngGenerationMb(4096)).toBe(96);
+    // Workers that keep to one line take V8's default, capped or not.
+    expect(youngGenerationMb(0, 2)).toBe(48);
+    expect(youngGenerationMb(4096, 3)).toBe(48);
   });
 });
