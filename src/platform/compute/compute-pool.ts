@@ -29,7 +29,7 @@ import { HeapRoomError } from './heap-room.js';
  * under sustained load near capacity, and intake refused requests while settling kept up. Shared
  * workers that take either kind of task cost more CPU per span than workers that keep to one (each
  * compiles and collects for both: +10–20 % in the ingest benchmark, its V8 helper threads' time
- * nearly doubled); own workers cost none of it (bench/README.md). With one thread both lines share
+ * nearly doubled); own workers cost none of it (bench/results/2026-11-30.md). With one thread both lines share
  * it, settling and reads first.
  *
  * Each worker reports the thread CPU a task took (thread-cpu.ts); the pool sums it per task name
@@ -62,7 +62,8 @@ export interface ComputePoolOptions {
  * and is promoted, to be marked and compacted later. A larger young generation saves a little CPU
  * per task but lifts the peak RSS of the overload benchmark past its 1 GiB bound; 96 MB keeps it
  * under. Workers that keep to one line (two threads or more) get V8's default: measured against
- * 96 MB each, the same CPU per span and ~100 MiB less at the overload peak (bench/README.md).
+ * 96 MB each, the same CPU per span and 70–130 MiB less at the ingest and overload benchmarks'
+ * peaks (bench/results/2026-11-30.md).
  */
 const SHARED_WORKER_YOUNG_GENERATION_MB = 96;
 const V8_DEFAULT_YOUNG_GENERATION_MB = 48;
@@ -133,9 +134,9 @@ export class ComputePool {
         maxThreads: workers,
         // Threads stay up: start-up (loading protobufjs and the mapping tables) is the slow part.
         idleTimeout: Infinity,
-        // Two lines, settling and reads before intake (compute-queue.ts); a task taken but not
-        // placed goes back to the head of its line, not to the tail (Piscina's default, which
-        // moved one waiting task to the back each time a task ended).
+        // Settling and reads before intake where both lines share the pool (compute-queue.ts); a task
+        // taken but not placed goes back to the head of its line, not to the tail (Piscina's
+        // default, which moved one waiting task to the back each time a task ended).
         taskQueue: queue,
         stricterFIFO: true,
         workerData: { measureCpu: statsFile !== null },
