@@ -65,6 +65,10 @@ export async function startTestService(
     INGEST_MAX_QUEUE_MS: '30000',
     // No metrics listener unless a test asks for one: services of parallel tests would share 9464.
     METRICS_PORT: '0',
+    // One compute worker for both lines: a worker's start costs ~0.8 s of CPU under the tsx shim,
+    // and a run starts ~180 services. Services spawned as processes (spawnService) run the default,
+    // a worker per line, and compute-pool.test.ts holds the lines to their own workers.
+    COMPUTE_THREADS: '1',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     // The `server` project: the run's ClickHouse server, with databases of this data directory's own.
     ...serverEnv(dataDir),
