@@ -44,7 +44,7 @@ function computeWorkerFile(): string {
   return here.endsWith('.ts') ? path.join(dir, 'compute-worker-tsx.mjs') : path.join(dir, 'compute-worker.js');
 }
 
-/** The service's compute pool over this table. */
-export function createComputePool(options: Omit<ComputePoolOptions, 'tasks' | 'workerFile'>): ComputePool {
-  return new ComputePool({ ...options, tasks: computeTasks, workerFile: computeWorkerFile() });
+/** The service's compute pool over this table; its workers load `workerFile` if given, else the module beside this file. */
+export function createComputePool(options: Omit<ComputePoolOptions, 'tasks' | 'workerFile'> & { workerFile?: string }): ComputePool {
+  return new ComputePool({ ...options, tasks: computeTasks, workerFile: options.workerFile ?? computeWorkerFile() });
 }

@@ -122,7 +122,7 @@ export async function openStores(
     await pg.close();
     throw error;
   }
-  const compute = createComputePool({ threads: config.computeThreads, statsFile: harness.statsFiles?.compute ?? null, heapMb: config.computeHeapMb });
+  const compute = createComputePool({ threads: config.computeThreads, statsFile: harness.statsFiles?.compute ?? null, heapMb: config.computeHeapMb, workerFile: harness.computeWorkerFile });
   const metrics = shared.metrics ?? new Metrics({ defaultMetrics: false });
   observePlatform(metrics, ch, compute);
   const deps: AppDeps = { config, harness, sql: pg.sql, ch, openapi: new OpenApiDocument(), logger, compute, metrics, services: {} };

@@ -9,6 +9,7 @@ import { projectRoot } from '../../src/app/project-root.js';
 import type { ClickHouseStore } from '../../src/platform/clickhouse/clickhouse.js';
 import { connectPostgres, embeddedPostgresUrl, type Sql } from '../../src/platform/postgres/postgres.js';
 import type { PostgresStatementStats } from '../../src/platform/postgres/postgres-statement-stats.js';
+import { testComputeWorkerFile } from './compute-worker-bundle.js';
 import { copyMigratedStores } from './migrated-stores.js';
 import { serverEnv } from './test-clickhouse.js';
 import { tempDataDir } from './temp-dir.js';
@@ -65,9 +66,9 @@ export async function startTestService(
     INGEST_MAX_QUEUE_MS: '30000',
     // No metrics listener unless a test asks for one: services of parallel tests would share 9464.
     METRICS_PORT: '0',
-    // One compute worker for both lines: a worker's start costs ~0.8 s of CPU under the tsx shim,
-    // and a run starts ~180 services. Services spawned as processes (spawnService) run the default,
-    // a worker per line, and compute-pool.test.ts holds the lines to their own workers.
+    // One compute worker for both lines (~0.4 s of CPU to start from the run's bundle, and a run
+    // starts ~180 services). Services spawned as processes (spawnService) run the default, a worker
+    // per line on the tsx shim, and compute-pool.test.ts holds the lines to their own workers.
     COMPUTE_THREADS: '1',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     // The `server` project: the run's ClickHouse server, with databases of this data directory's own.
@@ -83,7 +84,8 @@ export async function startTestService(
     postgres: !config.databaseUrl,
     clickhouse: !config.clickhouse.url && !options.clickhouse && !config.clickhouse.cluster && config.clickhouse.database === 'lookout',
   });
-  const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse, harness: options.harness });
+  const harness = { computeWorkerFile: testComputeWorkerFile(), ...options.harness };
+  const service = await startService(config, { logger: pino({ level: config.logLevel }), clickhouse: options.clickhouse, harness });
   const api = `${service.url}/api`;
   const call: TestService['call'] = async (method, apiPath, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
