@@ -99,6 +99,10 @@ const ingest = {
     doc: 'Under a steady stream of requests (some already waiting as a flush ends), the spans the next flush waits for, at most until `INGEST_FLUSH_INTERVAL_MS` after the previous one started, so flushes are fewer and larger. A sender that waits for each answer before sending again is never held back. `0`: each flush starts as the previous one ends ([operations.md](operations.md#cpu))',
   }),
   INGEST_FLUSH_INTERVAL_MS: setting(ms(), { default: 500, doc: 'The longest a flush waits for `INGEST_FLUSH_MIN_ROWS`, counted from the start of the previous one' }),
+  INGEST_FLUSH_CATCH_UP_LAG_MS: setting(ms(), {
+    default: 2000,
+    doc: 'While the oldest trace due for processing has waited longer (the settle lag), every flush waits as under a steady stream, for three times `INGEST_FLUSH_MIN_ROWS` spans at most twice `INGEST_FLUSH_INTERVAL_MS`: fewer, larger inserts leave the CPU to processing, and answers come up to about a second later while it lasts; `0`: off ([operations.md](operations.md#cpu))',
+  }),
   INGEST_BATCH_ROWS: setting(integer({ min: 1 }), { default: 50_000, doc: 'Largest coalesced insert, in rows' }),
   TRACE_MAX_SPANS: setting(integer({ min: 1 }), {
     default: 100_000,

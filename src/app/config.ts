@@ -100,6 +100,7 @@ function shape(s: Settings) {
     ingestFlushMs: s.INGEST_FLUSH_MS,
     ingestFlushMinRows: s.INGEST_FLUSH_MIN_ROWS,
     ingestFlushIntervalMs: s.INGEST_FLUSH_INTERVAL_MS,
+    ingestFlushCatchUpLagMs: s.INGEST_FLUSH_CATCH_UP_LAG_MS,
     ingestBatchRows: s.INGEST_BATCH_ROWS,
     computeThreads: s.COMPUTE_THREADS ?? defaultComputeThreads(),
     computeHeapMb: s.COMPUTE_HEAP_MB,

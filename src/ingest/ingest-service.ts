@@ -38,7 +38,7 @@ import { LoggedProjects } from './settle/logged-projects.js';
 export interface IngestServiceDeps {
   config: Pick<
     Config,
-    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'ingestMaxQueueMs' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestFlushMinRows' | 'ingestFlushIntervalMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
+    'traceSettleMs' | 'traceMaxWaitMs' | 'settleLeaseMs' | 'settleMaxLagMs' | 'ingestMaxInflightBytes' | 'ingestMaxQueueMs' | 'settleCacheMaxBytes' | 'ingestFlushMs' | 'ingestFlushMinRows' | 'ingestFlushIntervalMs' | 'ingestFlushCatchUpLagMs' | 'ingestBatchRows' | 'ingestMaxFutureSkewMs' | 'roles' | 'traceMaxSpans' | 'traceRegistryWindowMs'
   > & { faults?: Pick<Config['faults'], 'ingestTimeoutMs'> };
   ch: ClickHouseStore;
   compute: ComputePool;
@@ -131,6 +131,7 @@ export class IngestService {
       flushMs: config.ingestFlushMs,
       flushMinRows: config.ingestFlushMinRows,
       flushIntervalMs: config.ingestFlushIntervalMs,
+      catchingUp: () => this.catchingUp(),
       batchRows: config.ingestBatchRows,
       maxSpansPerTrace: config.traceMaxSpans,
       record: (traces) => this.settler.record(traces),
@@ -139,6 +140,12 @@ export class IngestService {
       diskLow: deps.diskLow,
       onPhase: deps.metrics ? (phase, seconds) => deps.metrics!.flushPhaseDuration.observe({ phase }, seconds) : undefined,
     });
+  }
+
+  /** Whether settling lags past INGEST_FLUSH_CATCH_UP_LAG_MS (as last read): flushes are then paced to free CPU for it. */
+  catchingUp(): boolean {
+    const bound = this.deps.config.ingestFlushCatchUpLagMs;
+    return bound > 0 && (this.lag.reading?.lagMs ?? 0) > bound;
   }
 
   /**
@@ -152,6 +159,7 @@ export class IngestService {
     if (metrics) {
       const budget = this.writer.budget;
       metrics.sources.ingestBudget = () => ({ inUseBytes: budget.inflightBytes, limitBytes: budget.limit });
+      metrics.sources.ingestCatchingUp = () => this.catchingUp();
       metrics.sources.settleQueue = async () => {
         // The lag as the shared poll last read it; the depth counted now (a scrape is rare, the count exact).
         const depth = await queueDepth(this.deps.sql);

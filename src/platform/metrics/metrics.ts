@@ -15,6 +15,8 @@ import type { EngineActivity } from '../clickhouse/sql/engine-activity.js';
 /** Levels read when scraped; each owner sets its own, a missing one reports nothing. */
 export interface MetricSources {
   ingestBudget?: () => { inUseBytes: number; limitBytes: number };
+  /** Whether flushes are paced for settling to catch up (INGEST_FLUSH_CATCH_UP_LAG_MS). */
+  ingestCatchingUp?: () => boolean;
   /** The settle queue as last read (settle-lag.ts) plus its depth, counted on scrape. */
   settleQueue?: () => Promise<{ depth: number; oldestDueAgeSeconds: number; maxLagSeconds: number }>;
   traceHooks?: () => { pending: number; queuedBytes: number };
@@ -167,6 +169,10 @@ export class Metrics {
     gauge('lookout_ingest_budget_limit_bytes', 'The ingest memory budget (INGEST_MAX_INFLIGHT_BYTES)', (g) => {
       const budget = sources.ingestBudget?.();
       if (budget) g.set(budget.limitBytes);
+    });
+    gauge('lookout_ingest_catching_up', '1 while settling lags past INGEST_FLUSH_CATCH_UP_LAG_MS and flushes are paced to free CPU for it, else 0', (g) => {
+      const catchingUp = sources.ingestCatchingUp?.();
+      if (catchingUp !== undefined) g.set(catchingUp ? 1 : 0);
     });
     // One read serves the three settle gauges of a scrape.
     let settleRead: Promise<{ depth: number; oldestDueAgeSeconds: number; maxLagSeconds: number } | null> | null = null;

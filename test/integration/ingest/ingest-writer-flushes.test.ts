@@ -41,8 +41,11 @@ function request(): PreparedWrite {
   return { rows: prepared.rows, traces: prepared.traces, bytes: body.length };
 }
 
-const writer = (flushMs: number, pacing: { flushMinRows: number; flushIntervalMs: number } = { flushMinRows: 0, flushIntervalMs: 0 }, batchRows = 50_000) =>
-  new IngestWriter({ ch, logger: pino({ level: 'silent' }), maxInflightBytes: 2 ** 30, flushMs, ...pacing, batchRows });
+const writer = (
+  flushMs: number,
+  pacing: { flushMinRows: number; flushIntervalMs: number; catchingUp?: () => boolean } = { flushMinRows: 0, flushIntervalMs: 0 },
+  batchRows = 50_000,
+) => new IngestWriter({ ch, logger: pino({ level: 'silent' }), maxInflightBytes: 2 ** 30, flushMs, ...pacing, batchRows });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -163,4 +166,27 @@ it('ends the wait when flushMinRows or a full batch are waiting, or the writer s
   const { answer: fifth } = await waitingSecond(w);
   await w.stop();
   expect(await within(fifth, 20_000)).toMatchObject({ written: 3 });
+});
+
+it('while settling lags, paces every flush, a lone request too, for three times the rows at most twice the interval', async () => {
+  let lagging = true;
+  const w = writer(5, { flushMinRows: 10, flushIntervalMs: 5000, catchingUp: () => lagging });
+  const before = spanInserts;
+  // The first flush has no previous one to be paced from: it starts after flushMs.
+  expect(await within(w.write(request()), 10_000)).toMatchObject({ written: 3 });
+  // A lone request after it waits for 30 spans (3 × 10), at most 10 s (2 × 5 s) after that flush started
+  // — a sender that waits for each answer is held back while settling lags.
+  const lone = w.write(request());
+  expect(await within(lone, 1500)).toBe('timed out');
+  // Nine more bring 30 spans: the flush starts at once, the ten in one insert.
+  const more = Array.from({ length: 9 }, () => w.write(request()));
+  const answers = await within(Promise.all([lone, ...more]), 6000);
+  expect(answers).not.toBe('timed out');
+  for (const answer of answers as WriteResult[]) expect(answer).toMatchObject({ written: 3 });
+  expect(spanInserts - before).toBe(2);
+  // Settling caught up: a lone request is flushed after flushMs again, not paced.
+  lagging = false;
+  expect(await within(w.write(request()), 6000)).toMatchObject({ written: 3 });
+  expect(spanInserts - before).toBe(3);
+  await w.stop();
 });

@@ -12,7 +12,8 @@ afterAll(() => dirs.forEach(removeDir));
  * Bounded lag by back-pressure: a process whose traces are not being settled (no worker role, so
  * no settler runs) keeps accepting until the oldest due trace is older than SETTLE_MAX_LAG_MS, then
  * answers 503 `overloaded` with Retry-After; once a settler catches up it accepts again by itself.
- * The trace list says how far behind it is meanwhile.
+ * Before that, past INGEST_FLUSH_CATCH_UP_LAG_MS, its flushes are paced for settling to catch up
+ * (the writer's side: ingest-writer-flushes.test.ts). The trace list says how far behind it is meanwhile.
  */
 describe('settle lag back-pressure', () => {
   it('answers 503 + Retry-After past SETTLE_MAX_LAG_MS and recovers when settling catches up', async () => {
@@ -20,7 +21,7 @@ describe('settle lag back-pressure', () => {
     dirs.push(dataDir);
     const metricsPort = await freePort();
     const svc = await startTestService(
-      { LOOKOUT_ROLES: 'api,ingest', TRACE_SETTLE_MS: '100', SETTLE_MAX_LAG_MS: '1500', METRICS_PORT: String(metricsPort) },
+      { LOOKOUT_ROLES: 'api,ingest', TRACE_SETTLE_MS: '100', SETTLE_MAX_LAG_MS: '1500', INGEST_FLUSH_CATCH_UP_LAG_MS: '500', METRICS_PORT: String(metricsPort) },
       dataDir,
     );
     const ingest = svc.service.deps.services.ingest!;
@@ -56,6 +57,8 @@ describe('settle lag back-pressure', () => {
       expect(sampleSum(metrics, 'lookout_ingest_requests_total', { code: 'overloaded' })).toBeGreaterThanOrEqual(2);
       expect(sampleSum(metrics, 'lookout_settle_oldest_due_age_seconds')).toBeGreaterThan(1.5);
       expect(sampleSum(metrics, 'lookout_settle_queue_depth')).toBeGreaterThanOrEqual(1);
+      expect(sampleSum(metrics, 'lookout_ingest_catching_up')).toBe(1);
+      expect(ingest.catchingUp()).toBe(true);
 
       // A settler starts (as a worker process would): the queue drains and ingestion accepts again.
       ingest.settler.start();
@@ -65,6 +68,9 @@ describe('settle lag back-pressure', () => {
         return res.body.traces.length >= 2 ? res.body : undefined;
       }, 30_000, 'the traces listed');
       expect(caughtUp.settle_lag_ms).toBeLessThanOrEqual(1500);
+      // Caught up: flushes are no longer paced for it.
+      await waitFor(async () => (sampleSum(await scrape(svc.service.metricsUrl!), 'lookout_ingest_catching_up') === 0 ? true : undefined), 30_000, 'catching up over');
+      expect(ingest.catchingUp()).toBe(false);
 
       // The OpenAPI document describes the fields, optional beside the required ones.
       const doc = (await svc.call('GET', '/openapi.json')).body;

@@ -137,6 +137,7 @@ describe('metrics endpoint', () => {
     // Levels read on scrape.
     expect(sampleSum(after, 'lookout_ingest_budget_limit_bytes')).toBe(svc.service.deps.config.ingestMaxInflightBytes);
     expect(sampleSum(after, 'lookout_ingest_budget_in_use_bytes')).toBe(0);
+    expect(sampleSum(after, 'lookout_ingest_catching_up')).toBe(0);
     expect(sampleSum(after, 'lookout_settle_max_lag_seconds')).toBe(30);
     expect(after.get('lookout_settle_oldest_due_age_seconds')?.samples).toHaveLength(1);
     expect(after.get('lookout_webhook_attempts_pending')?.samples).toHaveLength(1);
