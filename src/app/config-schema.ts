@@ -101,7 +101,7 @@ const ingest = {
   INGEST_FLUSH_INTERVAL_MS: setting(ms(), { default: 500, doc: 'The longest a flush waits for `INGEST_FLUSH_MIN_ROWS`, counted from the start of the previous one' }),
   INGEST_FLUSH_CATCH_UP_LAG_MS: setting(ms(), {
     default: 2000,
-    doc: 'While the oldest trace due for processing has waited longer (the settle lag), every flush waits as under a steady stream, for three times `INGEST_FLUSH_MIN_ROWS` spans at most twice `INGEST_FLUSH_INTERVAL_MS`: fewer, larger inserts leave the CPU to processing, and answers come up to about a second later while it lasts; `0`: off ([operations.md](operations.md#cpu))',
+    doc: 'While the oldest trace due for processing has waited longer (the settle lag), a lone request waits 200 ms (not `INGEST_FLUSH_MS`) for others to share its flush, and a steady stream for three times `INGEST_FLUSH_MIN_ROWS` spans at most twice `INGEST_FLUSH_INTERVAL_MS`: fewer, larger inserts leave the CPU to processing, and answers come up to about a second later while it lasts; `0`: off ([operations.md](operations.md#cpu))',
   }),
   INGEST_BATCH_ROWS: setting(integer({ min: 1 }), { default: 50_000, doc: 'Largest coalesced insert, in rows' }),
   TRACE_MAX_SPANS: setting(integer({ min: 1 }), {

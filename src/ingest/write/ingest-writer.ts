@@ -26,10 +26,11 @@ import { removeUnstoredRows, type FlushedSpan } from './unstored-rows.js';
  *   then merging it away), so fewer, larger flushes cost less CPU per span. A sender that waits
  *   for its answer before sending again finds nothing waiting behind its own and is never held
  *   back; senders that keep several requests in flight fill the next flush at once.
- * - Catching up: while settling lags (`catchingUp`), every flush is paced, a lone request too, and
- *   for three times the spans at most twice the interval. Answers come later (up to about a second),
- *   and the engine writes and merges far fewer parts, CPU that settling needs to catch up. A sender
- *   that waits for each answer is slowed while it lasts: mild back-pressure, before SETTLE_MAX_LAG_MS.
+ * - Catching up: while settling lags (`catchingUp`), a lone request waits up to CATCH_UP_FLUSH_MS
+ *   for company, and a steady stream for three times the spans at most twice the interval. Answers
+ *   come later (up to about a second), and the engine writes and merges far fewer parts: CPU that
+ *   settling needs to catch up. A sender that waits for each answer waits CATCH_UP_FLUSH_MS more
+ *   for each while it lasts, not the interval.
  * - Durability: a request's promise resolves only after ClickHouse acknowledged every insert that
  *   holds its rows; the endpoint answers 200 only then. On failure every waiting request fails
  *   (503, the exporter retries) — nothing is acknowledged that was not written.
@@ -150,11 +151,13 @@ export interface IngestWriterOptions {
   flushMinRows?: number;
   flushIntervalMs?: number;
   /**
-   * True while settling lags (INGEST_FLUSH_CATCH_UP_LAG_MS): every flush is paced, not only under a
-   * steady stream, for CATCH_UP_ROWS_FACTOR × `flushMinRows` spans at most CATCH_UP_INTERVAL_FACTOR ×
-   * `flushIntervalMs` after the previous flush started. Absent: never.
+   * True while settling lags (INGEST_FLUSH_CATCH_UP_LAG_MS): a lone request waits CATCH_UP_FLUSH_MS
+   * (not `flushMs`) for company, and a steady stream for CATCH_UP_ROWS_FACTOR × `flushMinRows` spans
+   * at most CATCH_UP_INTERVAL_FACTOR × `flushIntervalMs` after the previous flush started. Absent: never.
    */
   catchingUp?: () => boolean;
+  /** A lone request's wait for company while catching up; default CATCH_UP_FLUSH_MS (tests lengthen it). */
+  catchUpFlushMs?: number;
   batchRows: number;
   batchBytes?: number;
   /** Spans stored per trace at most (TRACE_MAX_SPANS); Infinity: no limit. */
@@ -187,11 +190,13 @@ export type FlushPhase = 'register' | 'check' | 'insert' | 'record';
 export { OverloadedError };
 
 /**
- * While settling lags, flushes wait for this many times INGEST_FLUSH_MIN_ROWS, at most this many
- * times INGEST_FLUSH_INTERVAL_MS: at a fixed 7,500 spans/s, 6,000 rows / 1 s flushes cost the
- * service 13 % less CPU per span than the defaults (the engine's merges 30 % less), CPU that
- * settling then has.
+ * While settling lags, a lone request waits CATCH_UP_FLUSH_MS for company (or INGEST_FLUSH_MS if
+ * longer) and a steady stream for this many times INGEST_FLUSH_MIN_ROWS, at most this many times
+ * INGEST_FLUSH_INTERVAL_MS: at a fixed 7,500 spans/s in requests of 1,500 spans every 200 ms, those
+ * flushes (200 ms, 6,000 spans, 1 s) cost the service 13 % less CPU per span than the defaults, the
+ * engine's merges 30 % less — CPU that settling then has (bench/README.md).
  */
+export const CATCH_UP_FLUSH_MS = 200;
 export const CATCH_UP_ROWS_FACTOR = 3;
 export const CATCH_UP_INTERVAL_FACTOR = 2;
 
@@ -209,13 +214,12 @@ export class IngestWriter {
   private pendingRows = 0;
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  /** The timer waits for the paced start of the next flush (catching up), not just flushMs: enough spans, or settling caught up, end it. */
-  private pacedTimer = false;
+  /** The timer waits CATCH_UP_FLUSH_MS (catching up), not flushMs: enough spans, or settling caught up, end it. */
+  private catchUpTimer = false;
   /** Ends the flush loop's wait for more spans (enough of them or a bound reached, a stop). */
   private endPace: (() => void) | null = null;
-  /** The wait in progress (pace): after the flush that started then, and whether a steady stream asked for it. */
+  /** When the flush that the wait in progress (pace) follows started. */
   private paceFrom = 0;
-  private paceStreaming = false;
   private flushing: Promise<void> | null = null;
   private stopped = false;
   /** Consecutive failed flushes: while ClickHouse keeps failing, new requests get 503 at once for a while. */
@@ -225,8 +229,6 @@ export class IngestWriter {
   private lastFailure: StoreUnavailableError | null = null;
   /** When the flush in progress started (0: none): a flush older than the deadline means the stores are not answering. */
   private flushStartedAt = 0;
-  /** When the last flush started (performance.now(); -Infinity: none yet), for pacing while catching up. */
-  private lastFlushStartedAt = -Infinity;
   /** Rows of a failed flush not yet removed (the store was away): removed before the next flush writes. */
   private unstored: FlushedSpan[] = [];
   private readonly batchBytes: number;
@@ -294,12 +296,12 @@ export class IngestWriter {
       this.pending.push(entry);
       this.pendingRows += write.rows.spans.keys.length;
       this.pendingBytes += write.bytes;
-      if (this.full() || (this.timer && this.pacedTimer && (this.enough() || !this.catchingUp()))) this.kick();
+      if (this.full() || (this.timer && this.catchUpTimer && (this.enough() || !this.catchingUp()))) this.kick();
       else if (this.endPace && this.paceOver()) this.endPace();
       else if (!this.timer && !this.flushing) {
-        const wait = this.firstWaitMs();
-        this.pacedTimer = wait > this.options.flushMs;
-        this.timer = setTimeout(() => this.kick(), wait);
+        const catchUpMs = this.options.catchUpFlushMs ?? CATCH_UP_FLUSH_MS;
+        this.catchUpTimer = this.catchingUp() && catchUpMs > this.options.flushMs;
+        this.timer = setTimeout(() => this.kick(), this.catchUpTimer ? catchUpMs : this.options.flushMs);
       }
     });
   }
@@ -317,12 +319,11 @@ export class IngestWriter {
 
   /**
    * Whether the wait after the flush that started at `paceFrom` is over: a stop, enough spans
-   * pending, the interval past, or — a wait only catching up asked for — settling caught up.
+   * pending, or the interval past — by the pacing in force now, so a wait lengthened for catching
+   * up ends at the first write after settling caught up, if the usual pacing is met by then.
    */
   private paceOver(): boolean {
-    if (this.stopped || this.enough()) return true;
-    if (!this.paceStreaming && !this.catchingUp()) return true;
-    return performance.now() >= this.paceFrom + this.pacing().intervalMs;
+    return this.stopped || this.enough() || performance.now() >= this.paceFrom + this.pacing().intervalMs;
   }
 
   private catchingUp(): boolean {
@@ -339,15 +340,6 @@ export class IngestWriter {
   /** Whether what is pending makes a flush worth its parts without waiting for more. */
   private enough(): boolean {
     return this.pendingRows >= this.pacing().minRows || this.full();
-  }
-
-  /**
-   * How long a request that finds the writer idle waits for company: `flushMs`; while settling lags,
-   * until the paced start of the next flush if that is later (enough spans pending start it sooner).
-   */
-  private firstWaitMs(): number {
-    if (!this.catchingUp()) return this.options.flushMs;
-    return Math.max(this.options.flushMs, this.lastFlushStartedAt + this.pacing().intervalMs - performance.now());
   }
 
   private kick(): void {
@@ -379,20 +371,13 @@ export class IngestWriter {
       this.pendingRows -= rows;
       this.pendingBytes -= bytes;
       const startedAt = performance.now();
-      this.lastFlushStartedAt = startedAt;
-      // Paced under a steady stream, and after every written flush while settling lags.
-      const outcome = await this.flushBatch(batch);
-      if (outcome === 'streaming' || (outcome === 'written' && this.catchingUp())) await this.pace(startedAt, outcome === 'streaming');
+      if (await this.flushBatch(batch)) await this.pace(startedAt);
     }
   }
 
-  /**
-   * Waits until the pacing is met (paceOver); every write looks again, so a wait that only catching
-   * up asked for ends with the first write after settling caught up.
-   */
-  private pace(lastStartedAt: number, streaming: boolean): Promise<void> {
+  /** Waits until the pacing is met (paceOver, looked at again by every write); a stop ends the wait. */
+  private pace(lastStartedAt: number): Promise<void> {
     this.paceFrom = lastStartedAt;
-    this.paceStreaming = streaming;
     if (this.paceOver()) return Promise.resolve();
     const wait = lastStartedAt + this.pacing().intervalMs - performance.now();
     return new Promise<void>((resolve) => {
@@ -528,11 +513,11 @@ export class IngestWriter {
   }
 
   /**
-   * Writes a batch and answers its requests. 'streaming' when other requests were already waiting as
-   * it answered (a steady stream): looked at before answering, since a request made by the
-   * continuation of an answer (a caller in this process) is not a stream.
+   * Writes a batch and answers its requests. True when other requests were already waiting as it
+   * answered (a steady stream): looked at before answering, since a request made by the continuation
+   * of an answer (a caller in this process) is not a stream.
    */
-  private async flushBatch(batch: Pending[]): Promise<'streaming' | 'written' | 'failed'> {
+  private async flushBatch(batch: Pending[]): Promise<boolean> {
     this.flushStartedAt = Date.now();
     let flushed: FlushSpans | null = null;
     try {
@@ -601,7 +586,7 @@ export class IngestWriter {
       phases?.('record', (performance.now() - recordFrom) / 1000);
       this.failures = 0;
       this.lastFailure = null;
-      const outcome = this.pending.length > 0 ? 'streaming' : 'written';
+      const streaming = this.pending.length > 0;
       batch.forEach((p, i) => {
         clearTimeout(p.timer);
         p.resolve(results[i]);
@@ -609,7 +594,7 @@ export class IngestWriter {
       // Inside the flush (the next one starts after it), but after the answers: the request waits
       // for nothing it does not need.
       if (previews.size > 0) await this.insertPreviews([...previews.values()]);
-      return outcome;
+      return streaming;
     } catch (error) {
       this.failures++;
       this.lastFailureAt = Date.now();
@@ -633,7 +618,7 @@ export class IngestWriter {
         clearTimeout(p.timer);
         p.reject(failure);
       }
-      return 'failed';
+      return false;
     } finally {
       this.flushStartedAt = 0;
     }

@@ -57,9 +57,9 @@ const within = <T>(promise: Promise<T>, ms: number) =>
  * Brings `w` to wait for its interval: a first request's flush is held after its duplicate check
  * while a second request arrives, so the second is waiting as the first is answered. Resolves to the
  * second request's answer (wrapped: an async function's answer would wait for it), checked to be
- * still pending half a second later.
+ * still pending half a second later. `whileHeld` runs while the first flush is held.
  */
-async function waitingSecond(w: IngestWriter): Promise<{ answer: Promise<WriteResult> }> {
+async function waitingSecond(w: IngestWriter, whileHeld?: () => void): Promise<{ answer: Promise<WriteResult> }> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let reached!: () => void;
@@ -70,6 +70,7 @@ async function waitingSecond(w: IngestWriter): Promise<{ answer: Promise<WriteRe
   };
   const first = w.write(request());
   await held;
+  whileHeld?.();
   const second = w.write(request());
   release();
   expect(await first).toMatchObject({ written: 3 });
@@ -168,25 +169,41 @@ it('ends the wait when flushMinRows or a full batch are waiting, or the writer s
   expect(await within(fifth, 20_000)).toMatchObject({ written: 3 });
 });
 
-it('while settling lags, paces every flush, a lone request too, for three times the rows at most twice the interval', async () => {
+it('while settling lags, holds a lone request for company, and a stream for three times the rows', async () => {
   let lagging = true;
-  const w = writer(5, { flushMinRows: 10, flushIntervalMs: 5000, catchingUp: () => lagging });
+  // A lone request's wait while catching up lengthened to a minute, so the test reads no clock.
+  const w = new IngestWriter({
+    ch,
+    logger: pino({ level: 'silent' }),
+    maxInflightBytes: 2 ** 30,
+    flushMs: 5,
+    flushMinRows: 2,
+    flushIntervalMs: 60_000,
+    catchingUp: () => lagging,
+    catchUpFlushMs: 60_000,
+    batchRows: 50_000,
+  });
   const before = spanInserts;
-  // The first flush has no previous one to be paced from: it starts after flushMs.
-  expect(await within(w.write(request()), 10_000)).toMatchObject({ written: 3 });
-  // A lone request after it waits for 30 spans (3 × 10), at most 10 s (2 × 5 s) after that flush started
-  // — a sender that waits for each answer is held back while settling lags.
+  // A lone request waits for company (not flushMs) ...
   const lone = w.write(request());
   expect(await within(lone, 1500)).toBe('timed out');
-  // Nine more bring 30 spans: the flush starts at once, the ten in one insert.
-  const more = Array.from({ length: 9 }, () => w.write(request()));
-  const answers = await within(Promise.all([lone, ...more]), 6000);
-  expect(answers).not.toBe('timed out');
-  for (const answer of answers as WriteResult[]) expect(answer).toMatchObject({ written: 3 });
-  expect(spanInserts - before).toBe(2);
-  // Settling caught up: a lone request is flushed after flushMs again, not paced.
+  // ... until the pending spans reach three times flushMinRows (3 spans a request: the second brings 6).
+  const second = w.write(request());
+  expect(await within(Promise.all([lone, second]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
+  expect(spanInserts - before).toBe(1);
+  // Under a steady stream (its first request flushed at once: no lag yet) the next flush waits for 6
+  // spans once settling lags, where 2 would do without the lag.
   lagging = false;
-  expect(await within(w.write(request()), 6000)).toMatchObject({ written: 3 });
-  expect(spanInserts - before).toBe(3);
+  const { answer: waiting } = await waitingSecond(w, () => (lagging = true));
+  const third = w.write(request());
+  expect(await within(Promise.all([waiting, third]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
+  // Settling caught up: a wait lengthened for it ends at the next write, whose spans meet the usual pacing.
+  lagging = false;
+  const { answer: held } = await waitingSecond(w, () => (lagging = true));
+  lagging = false;
+  const fourth = w.write(request());
+  expect(await within(Promise.all([held, fourth]), 20_000)).toMatchObject([{ written: 3 }, { written: 3 }]);
+  // And a lone request is flushed after flushMs again.
+  expect(await within(w.write(request()), 20_000)).toMatchObject({ written: 3 });
   await w.stop();
 });
