@@ -25,8 +25,9 @@
  *    --detail-over-ms (default: --lag-ok-ms), or any longest decoding wait for the compute worker
  *    past --detail-prepare-over-ms (default: none), what settling, decoding, the flushes and the
  *    engine were doing (freshness-seconds.ts): those seconds are printed in full after the rate's table.
- *    Over the offered seconds it also reads the machine's busy share (/proc/stat) and the CPU of the
- *    service process and its PostgreSQL per 1000 spans sent.
+ *    Over the offered seconds it also reads the machine's busy share (/proc/stat), the CPU of the
+ *    service process and its PostgreSQL per 1000 spans sent, and in how many seconds the writer
+ *    paced its flushes for settling to catch up.
  * 3. A rate's lag is bounded when the oldest due trace never waited longer than --lag-ok-ms and
  *    no request was refused for settle lag. Prints per rate, then last:
  *      accepted burst rate: N spans/s
@@ -322,6 +323,7 @@ function report(r: RateResult): void {
   console.log(`  failing run  -> webhook delivered:     ${ms(r.webhook)}`);
   const perK = (cpuMs: number) => (r.sent > 0 ? ((1000 * cpuMs) / r.sent).toFixed(1) : '-');
   console.log(`  machine busy ${Math.round(r.machineBusy * 1000)} ‰ (both cores = 1000); CPU per 1000 spans sent: service ${perK(r.serviceCpuMs)} ms, its PostgreSQL ${perK(r.postgresCpuMs)} ms`);
+  console.log(`  flushes paced for settling to catch up (INGEST_FLUSH_CATCH_UP_LAG_MS) in ${r.series.filter((s) => s.catchingUp).length} of ${r.series.length} seconds sampled`);
   const step = Math.max(1, Math.ceil(r.series.length / 12));
   const rows = r.series.filter((_s, i) => i % step === 0 || i === r.series.length - 1);
   // Traces settled between two printed rows, the share of them read back from ClickHouse (not held

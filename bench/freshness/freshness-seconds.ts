@@ -52,6 +52,8 @@ export interface SecondSample {
   settledReadBack: number;
   /** Traces read back since the service started, by reason (lookout_settle_read_backs_total). */
   readBackReasons: Record<string, number>;
+  /** Whether the ingest writer paced its flushes for settling to catch up (lookout_ingest_catching_up). */
+  catchingUp: boolean;
 }
 
 /** Samples the service once a second (call `sample` every second); keeps the histograms of the last scrape. */
@@ -118,6 +120,7 @@ export class SecondSampler {
       settledFromMemory: gauge('lookout_settle_traces_total', { source: 'memory' }),
       settledReadBack: gauge('lookout_settle_traces_total', { source: 'read_back' }),
       readBackReasons: Object.fromEntries(samples.filter((x) => x.name === 'lookout_settle_read_backs_total').map((x) => [x.labels.reason, x.value])),
+      catchingUp: gauge('lookout_ingest_catching_up') === 1,
     };
   }
 }
